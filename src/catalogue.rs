@@ -1,0 +1,597 @@
+//! The catalogue: which calls are ephemeral sources, key sinks, attempt boundaries and
+//! locks, as data. The built-in entries are the TOML files in `rules/` compiled in with
+//! `include_str!`; every file has the same shape (see [`CatalogueFile`]) so a user's own
+//! entries can be merged with [`Catalogue::merge_toml`].
+
+use serde::Deserialize;
+
+use crate::model::{Call, Language, SourceKind};
+
+/// The built-in catalogue files, `(file name, TOML text)`.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("core.toml", include_str!("../rules/core.toml")),
+    ("jdk.toml", include_str!("../rules/jdk.toml")),
+    (
+        "rust-sources.toml",
+        include_str!("../rules/rust-sources.toml"),
+    ),
+    ("http.toml", include_str!("../rules/http.toml")),
+    ("stripe.toml", include_str!("../rules/stripe.toml")),
+    ("okhttp.toml", include_str!("../rules/okhttp.toml")),
+    ("retrofit.toml", include_str!("../rules/retrofit.toml")),
+    ("feign.toml", include_str!("../rules/feign.toml")),
+    ("spring.toml", include_str!("../rules/spring.toml")),
+    (
+        "resilience4j.toml",
+        include_str!("../rules/resilience4j.toml"),
+    ),
+    ("reactor.toml", include_str!("../rules/reactor.toml")),
+    ("kotlin.toml", include_str!("../rules/kotlin.toml")),
+    ("jvm-retry.toml", include_str!("../rules/jvm-retry.toml")),
+    ("schedulers.toml", include_str!("../rules/schedulers.toml")),
+    ("rust-retry.toml", include_str!("../rules/rust-retry.toml")),
+    (
+        "reqwest-middleware.toml",
+        include_str!("../rules/reqwest-middleware.toml"),
+    ),
+    ("locks.toml", include_str!("../rules/locks.toml")),
+    ("idemkey.toml", include_str!("../rules/idemkey.toml")),
+];
+
+/// Conditions on a call shared by several entry kinds. Every condition that is set must
+/// hold; an entry with none matches every call.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallMatch {
+    /// Languages the entry applies to (`rust`, `java`, `kotlin`); empty means all.
+    #[serde(default)]
+    pub langs: Vec<String>,
+    /// Exact callee names.
+    #[serde(default)]
+    pub callee: Vec<String>,
+    /// Callee globs with `*` wildcards, case-sensitive (`retry*`, `*Retry*`).
+    #[serde(default)]
+    pub callee_glob: Vec<String>,
+    /// The receiver's last segment (split on `.` and `::`, call parentheses removed) equals
+    /// one of these. With `free = true`, a call without receiver also matches.
+    #[serde(default)]
+    pub receiver: Vec<String>,
+    /// The lower-cased receiver text contains one of these.
+    #[serde(default)]
+    pub receiver_contains: Vec<String>,
+    #[serde(default)]
+    pub free: bool,
+    /// Only constructor invocations (`new Date()`, Kotlin `Date()`).
+    #[serde(default)]
+    pub new: bool,
+}
+
+impl CallMatch {
+    fn is_unconstrained_callee(&self) -> bool {
+        self.callee.is_empty() && self.callee_glob.is_empty()
+    }
+
+    /// True when `call` (in a file of `lang`) satisfies every condition.
+    pub fn matches(&self, lang: Language, call: &Call) -> bool {
+        if !self.langs.is_empty() && !self.langs.iter().any(|l| l == lang.name()) {
+            return false;
+        }
+        if !self.is_unconstrained_callee()
+            && !self.callee.iter().any(|c| *c == call.callee)
+            && !self.callee_glob.iter().any(|g| glob_match(g, &call.callee))
+        {
+            return false;
+        }
+        if self.new && !call.is_new {
+            return false;
+        }
+        let receiver = receiver_text(call);
+        if !self.receiver.is_empty() {
+            match receiver.as_deref() {
+                None => {
+                    if !self.free {
+                        return false;
+                    }
+                }
+                Some(r) => {
+                    let last = last_segment(r);
+                    if !self.receiver.iter().any(|x| x == last) {
+                        return false;
+                    }
+                }
+            }
+        }
+        if !self.receiver_contains.is_empty() {
+            let Some(r) = receiver else { return false };
+            let lower = r.to_ascii_lowercase();
+            if !self.receiver_contains.iter().any(|x| lower.contains(x)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The receiver as the catalogue sees it: the receiver text, or the Rust path joined by `::`.
+pub fn receiver_text(call: &Call) -> Option<String> {
+    match &call.receiver {
+        Some(r) => Some(r.clone()),
+        None if !call.path.is_empty() => Some(call.path.join("::")),
+        None => None,
+    }
+}
+
+/// Last `.`/`::` segment of a receiver, with a trailing call's `(..)` removed
+/// (`Clock.systemUTC()` → `systemUTC`, `uuid::Uuid` → `Uuid`).
+pub fn last_segment(receiver: &str) -> &str {
+    let mut r = receiver.trim();
+    if r.ends_with(')') {
+        if let Some(open) = r.find('(') {
+            r = &r[..open];
+        }
+    }
+    let r = r.rsplit("::").next().unwrap_or(r);
+    let r = r.rsplit('.').next().unwrap_or(r);
+    // Generic arguments: `Vec::<u8>` style turbofish segments are dropped by the frontends.
+    r.trim()
+}
+
+/// `*` matches any run of characters; everything else matches itself.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(pos) => rest = &rest[pos + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// An ephemeral source entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceEntry {
+    pub kind: SourceKindName,
+    /// How messages name it; default: `Receiver.callee()` built from the call.
+    #[serde(default)]
+    pub display: Option<String>,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKindName {
+    Random,
+    Clock,
+}
+
+impl From<SourceKindName> for SourceKind {
+    fn from(k: SourceKindName) -> SourceKind {
+        match k {
+            SourceKindName::Random => SourceKind::Random,
+            SourceKindName::Clock => SourceKind::Clock,
+        }
+    }
+}
+
+/// `[keys]`: names that say "idempotency key".
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    #[serde(default)]
+    pub normalized_names: Vec<String>,
+    #[serde(default)]
+    pub header_names: Vec<String>,
+}
+
+/// A header setter: argument `name_arg` names the header, `value_arg` is the value.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderSetter {
+    pub name_arg: usize,
+    pub value_arg: usize,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// A header reader: a call on one argument that names a key header.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderReader {
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// A call whose argument `value_arg` is an idempotency key.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallSink {
+    pub value_arg: usize,
+    pub label: String,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// Kind of attempt boundary, which decides the rule.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum BoundaryKind {
+    Interceptor,
+    Retry,
+    Callback,
+    Scheduler,
+}
+
+impl BoundaryKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundaryKind::Interceptor => "interceptor",
+            BoundaryKind::Retry => "retry",
+            BoundaryKind::Callback => "callback",
+            BoundaryKind::Scheduler => "scheduler",
+        }
+    }
+}
+
+/// How a boundary is recognised in the model.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoundaryForm {
+    /// A lambda / closure / anonymous object passed as an argument of a matching call.
+    LambdaArg,
+    /// A closure that is the receiver of a matching call (backon's `(|| ..).retry(b)`).
+    ReceiverLambda,
+    /// A method named in `methods` of a type implementing one of `supertypes`.
+    MethodOfType,
+    /// A function carrying one of `annotations`.
+    AnnotatedFunction,
+    /// Any lambda argument of a call upstream (in the receiver chain) of a matching call.
+    ReactiveUpstream,
+    /// A loop that catches a failure and goes round again.
+    RetryLoop,
+    /// A Rust loop that awaits `interval.tick()`.
+    TickLoop,
+}
+
+/// A boundary entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundaryEntry {
+    pub id: String,
+    pub kind: BoundaryKind,
+    pub form: BoundaryForm,
+    /// Finer classification the rules use for messages (`okhttp-network`, `feign`, ...).
+    pub flavor: String,
+    pub label: String,
+    #[serde(default)]
+    pub supertypes: Vec<String>,
+    #[serde(default)]
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub annotations: Vec<String>,
+    #[serde(default)]
+    pub exclude_return_types: Vec<String>,
+    #[serde(default)]
+    pub requires_nonlocal_return: bool,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// Where interceptors / middlewares are registered, to learn their stage and order.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistrationEntry {
+    /// `application`, `network`, `middleware`, `initialiser`.
+    pub stage: String,
+    /// Registered types that retry everything registered after them.
+    #[serde(default)]
+    pub retrying_types: Vec<String>,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LockForm {
+    Sql,
+    Call,
+    Annotation,
+}
+
+/// A distributed lock or claim.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockEntry {
+    pub form: LockForm,
+    pub label: String,
+    /// `sql`: the lower-cased string literal contains one of these.
+    #[serde(default)]
+    pub contains: Vec<String>,
+    /// `sql`: the lower-cased string literal contains all of these.
+    #[serde(default)]
+    pub contains_all: Vec<String>,
+    #[serde(default)]
+    pub annotations: Vec<String>,
+    /// `annotation`: counts only where the project enables ShedLock.
+    #[serde(default)]
+    pub requires_shedlock: bool,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShedLock {
+    #[serde(default)]
+    pub enable_annotations: Vec<String>,
+    #[serde(default)]
+    pub provider_suffix: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderParam {
+    #[serde(default)]
+    pub annotations: Vec<String>,
+}
+
+/// A call matcher with no other fields (memoizers, stable derivations).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlainCall {
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// One TOML file of the catalogue. Every table is optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogueFile {
+    #[serde(default)]
+    pub keys: Option<Keys>,
+    #[serde(default)]
+    pub source: Vec<SourceEntry>,
+    #[serde(default)]
+    pub header_setter: Vec<HeaderSetter>,
+    #[serde(default)]
+    pub header_reader: Vec<HeaderReader>,
+    #[serde(default)]
+    pub call_sink: Vec<CallSink>,
+    #[serde(default)]
+    pub boundary: Vec<BoundaryEntry>,
+    #[serde(default)]
+    pub registration: Vec<RegistrationEntry>,
+    #[serde(default)]
+    pub lock: Vec<LockEntry>,
+    #[serde(default)]
+    pub shedlock: Option<ShedLock>,
+    #[serde(default)]
+    pub header_param: Option<HeaderParam>,
+    #[serde(default)]
+    pub memoizer: Vec<PlainCall>,
+    #[serde(default)]
+    pub stable: Vec<PlainCall>,
+}
+
+/// The merged catalogue.
+#[derive(Clone, Debug, Default)]
+pub struct Catalogue {
+    pub keys: Keys,
+    pub sources: Vec<SourceEntry>,
+    pub header_setters: Vec<HeaderSetter>,
+    pub header_readers: Vec<HeaderReader>,
+    pub call_sinks: Vec<CallSink>,
+    pub boundaries: Vec<BoundaryEntry>,
+    pub registrations: Vec<RegistrationEntry>,
+    pub locks: Vec<LockEntry>,
+    pub shedlock: ShedLock,
+    pub header_param: HeaderParam,
+    pub memoizers: Vec<PlainCall>,
+    pub stable: Vec<PlainCall>,
+}
+
+/// A catalogue file that does not parse: the file name, the message and the byte span
+/// inside the TOML text when the parser gave one.
+#[derive(Clone, Debug)]
+pub struct CatalogueError {
+    pub file: String,
+    pub message: String,
+    pub span: Option<std::ops::Range<usize>>,
+}
+
+impl std::fmt::Display for CatalogueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.message)
+    }
+}
+
+impl Catalogue {
+    /// The built-in catalogue. The built-in files are tested to parse, so this cannot fail
+    /// at run time; should it ever, the broken file is skipped and reported on stderr.
+    pub fn builtin() -> Catalogue {
+        let mut c = Catalogue::default();
+        for (name, text) in BUILTIN {
+            if let Err(e) = c.merge_toml(name, text) {
+                eprintln!("idemlint: built-in catalogue {e}");
+            }
+        }
+        c
+    }
+
+    /// Parses one catalogue file and appends its entries. `[keys]` lists are extended.
+    pub fn merge_toml(&mut self, file: &str, text: &str) -> Result<(), CatalogueError> {
+        let parsed: CatalogueFile = toml::from_str(text).map_err(|e| CatalogueError {
+            file: file.to_string(),
+            message: e.message().to_string(),
+            span: e.span(),
+        })?;
+        self.merge(parsed);
+        Ok(())
+    }
+
+    /// Appends a parsed file's entries.
+    pub fn merge(&mut self, f: CatalogueFile) {
+        if let Some(k) = f.keys {
+            self.keys.normalized_names.extend(k.normalized_names);
+            self.keys
+                .header_names
+                .extend(k.header_names.into_iter().map(|h| h.to_ascii_lowercase()));
+        }
+        self.sources.extend(f.source);
+        self.header_setters.extend(f.header_setter);
+        self.header_readers.extend(f.header_reader);
+        self.call_sinks.extend(f.call_sink);
+        self.boundaries.extend(f.boundary);
+        self.registrations.extend(f.registration);
+        self.locks.extend(f.lock);
+        if let Some(s) = f.shedlock {
+            self.shedlock
+                .enable_annotations
+                .extend(s.enable_annotations);
+            if !s.provider_suffix.is_empty() {
+                self.shedlock.provider_suffix = s.provider_suffix;
+            }
+        }
+        if let Some(h) = f.header_param {
+            self.header_param.annotations.extend(h.annotations);
+        }
+        self.memoizers.extend(f.memoizer);
+        self.stable.extend(f.stable);
+    }
+
+    /// The source a call is, if any: its kind and how messages name it.
+    pub fn match_source(&self, lang: Language, call: &Call) -> Option<(SourceKind, String)> {
+        let entry = self.sources.iter().find(|s| s.call.matches(lang, call))?;
+        let display = entry.display.clone().unwrap_or_else(|| {
+            let sep = if lang == Language::Rust { "::" } else { "." };
+            match receiver_text(call) {
+                Some(r) if call.receiver.is_none() || r.len() <= 40 => {
+                    let r = if lang == Language::Rust {
+                        r.rsplit("::").next().unwrap_or(&r).to_string()
+                    } else {
+                        r
+                    };
+                    let sep = if call.receiver.is_some() && lang == Language::Rust {
+                        "."
+                    } else {
+                        sep
+                    };
+                    format!("{r}{sep}{}()", call.callee)
+                }
+                _ => format!("{}()", call.callee),
+            }
+        });
+        Some((entry.kind.into(), display))
+    }
+
+    /// True when `name` says "idempotency key" (`idempotencyKey`, `IDEMPOTENCY_KEY`, ...).
+    pub fn is_key_name(&self, name: &str) -> bool {
+        let n = normalize_name(name);
+        self.keys.normalized_names.iter().any(|k| n.contains(k))
+    }
+
+    /// True when a header name (a literal) is an idempotency-key header.
+    pub fn is_key_header(&self, header: &str) -> bool {
+        let h = header.trim().to_ascii_lowercase();
+        self.keys.header_names.iter().any(|k| *k == h)
+    }
+
+    pub fn is_memoizer(&self, lang: Language, call: &Call) -> bool {
+        self.memoizers.iter().any(|m| m.call.matches(lang, call))
+    }
+
+    pub fn is_stable(&self, lang: Language, call: &Call) -> bool {
+        self.stable.iter().any(|m| m.call.matches(lang, call))
+    }
+
+    /// The names of every rule-relevant word, for a literal prefilter: callees and
+    /// receivers of sources, sinks and boundaries, key names and header names.
+    pub fn words(&self) -> Vec<String> {
+        let mut w: Vec<String> = Vec::new();
+        for s in &self.sources {
+            w.extend(s.call.callee.iter().cloned());
+        }
+        w.extend(self.keys.header_names.iter().cloned());
+        w.push("idempotency".into());
+        w.push("Idempotency".into());
+        w.push("IDEMPOTENCY".into());
+        w.sort();
+        w.dedup();
+        w
+    }
+}
+
+/// Lower-cases and drops `_` and `-`: `IDEMPOTENCY_KEY` → `idempotencykey`.
+pub fn normalize_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(|c| c.to_lowercase())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_files_parse() {
+        for (name, text) in BUILTIN {
+            let mut c = Catalogue::default();
+            c.merge_toml(name, text)
+                .unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
+        }
+        let c = Catalogue::builtin();
+        assert!(c.sources.len() > 10);
+        assert!(c.boundaries.len() > 15);
+        assert!(c.is_key_header("Idempotency-Key"));
+        assert!(c.is_key_header("x-idempotency-key"));
+        assert!(!c.is_key_header("X-Request-Id"));
+        assert!(c.is_key_name("IDEMPOTENCY_KEY"));
+        assert!(c.is_key_name("idempotencyKey"));
+        assert!(!c.is_key_name("requestId"));
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("retry*", "retryOnTransient"));
+        assert!(glob_match("*Retry*", "withRetryPolicy"));
+        assert!(!glob_match("*Retry*", "retry"));
+        assert!(glob_match("*_retry", "send_with_retry"));
+        assert!(!glob_match("retry*", "noretry"));
+    }
+
+    #[test]
+    fn last_segments() {
+        assert_eq!(last_segment("java.util.UUID"), "UUID");
+        assert_eq!(last_segment("uuid::Uuid"), "Uuid");
+        assert_eq!(last_segment("Clock.systemUTC()"), "systemUTC");
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_with_span() {
+        let mut c = Catalogue::default();
+        let err = c
+            .merge_toml(
+                "team.toml",
+                "[[source]]\nkind = \"random\"\ncalee = [\"x\"]\n",
+            )
+            .unwrap_err();
+        assert!(err.message.contains("calee"), "{}", err.message);
+        assert!(err.span.is_some());
+    }
+}

@@ -1,0 +1,289 @@
+//! The one pipeline both the CLI and (later) the LSP server call:
+//! discover → read → lower → classify → summarise (pass 1, parallel) → project index →
+//! rules (pass 2, parallel) → sorted findings.
+//!
+//! Every file is analysed on its own inside `catch_unwind`, on worker threads with a large
+//! stack (deeply nested code recurses in the parsers), so one bad file is reported in
+//! `errors` and never stops the run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::catalogue::Catalogue;
+use crate::classify::{FileFacts, classify};
+use crate::discover::{Candidate, MissingPath, discover};
+use crate::finding::{FileError, Finding};
+use crate::index::{FileSummary, ProjectIndex, summarize};
+use crate::model::{FileModel, Language};
+use crate::rules::{Ctx, check_file};
+use crate::text::LineIndex;
+
+/// Stack size of analysis threads, bytes. syn and the tree walkers recurse per nesting
+/// level; the walkers stop at 1,000 levels, syn does not.
+pub const STACK_SIZE: usize = 256 << 20;
+
+/// What to run.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub paths: Vec<PathBuf>,
+    /// Worker threads; `None` = one per core.
+    pub jobs: Option<usize>,
+    /// Only read and parse (the floor the analysis is measured against).
+    pub parse_only: bool,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Sorted by path, line, column, rule.
+    pub findings: Vec<Finding>,
+    /// Sorted by path, line.
+    pub errors: Vec<FileError>,
+    pub files: usize,
+    pub bytes: u64,
+    /// Text of every file that has a finding, by display path (for rendering snippets).
+    pub texts: std::collections::HashMap<String, Arc<str>>,
+}
+
+/// A tool error: the run could not happen (exit code 2).
+#[derive(Debug)]
+pub enum ToolError {
+    MissingPath(PathBuf),
+    ThreadPool(String),
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ToolError::MissingPath(p) => write!(f, "path not found: {}", p.display()),
+            ToolError::ThreadPool(e) => write!(f, "could not start worker threads: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// One file after pass 1.
+struct Analysed {
+    candidate: Candidate,
+    text: Arc<str>,
+    lines: LineIndex,
+    model: FileModel,
+    facts: FileFacts,
+}
+
+/// Reads a file as UTF-8 source. Errors name the problem in words a user can act on.
+pub fn read_source(path: &std::path::Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("could not read: {e}"))?;
+    let probe = &bytes[..bytes.len().min(8192)];
+    if probe.contains(&0) {
+        return Err("binary file (contains NUL bytes); skipped".into());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 (first invalid byte at offset {}); skipped",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+/// Lowers and classifies one text. Used by the pipeline and by tests.
+pub fn analyse_text(language: Language, text: &str, cat: &Catalogue) -> (FileModel, FileFacts) {
+    let mut model = crate::lang::lower(language, text);
+    let facts = classify(&mut model, cat);
+    (model, facts)
+}
+
+fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel) -> Vec<FileError> {
+    model
+        .errors
+        .iter()
+        .map(|e| {
+            let p = lines.position(text, e.span.start);
+            FileError {
+                path: c.display.clone(),
+                line: Some(p.line),
+                column: Some(p.column),
+                message: format!(
+                    "{}; the rest of the file was analysed where possible",
+                    e.message
+                ),
+            }
+        })
+        .collect()
+}
+
+/// Runs the whole pipeline.
+pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        opts.paths.clone()
+    };
+    let (candidates, mut errors) =
+        discover(&paths).map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
+    if let Some(j) = opts.jobs {
+        builder = builder.num_threads(j.max(1));
+    }
+    let pool = builder
+        .build()
+        .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
+    pool.install(|| run_in_pool(candidates, &mut errors, opts, cat))
+        .map(|mut r| {
+            r.errors.extend(errors);
+            r.errors
+                .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+            r
+        })
+}
+
+enum Pass1 {
+    Done(Box<Analysed>, FileSummary, Vec<FileError>),
+    ParsedOnly(u64, Vec<FileError>),
+    Failed(FileError),
+}
+
+fn run_in_pool(
+    candidates: Vec<Candidate>,
+    _errors: &mut [FileError],
+    opts: &Options,
+    cat: &Catalogue,
+) -> Result<Report, ToolError> {
+    let files = candidates.len();
+    let pass1: Vec<Pass1> = candidates
+        .into_par_iter()
+        .map(|c| {
+            let text = match read_source(&c.path) {
+                Ok(t) => t,
+                Err(message) => {
+                    return Pass1::Failed(FileError {
+                        path: c.display.clone(),
+                        line: None,
+                        column: None,
+                        message,
+                    });
+                }
+            };
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let lines = LineIndex::new(&text);
+                if opts.parse_only {
+                    let model = crate::lang::lower(c.language, &text);
+                    let errs = parse_errors(&c, &text, &lines, &model);
+                    return Pass1::ParsedOnly(text.len() as u64, errs);
+                }
+                let (model, facts) = analyse_text(c.language, &text, cat);
+                let errs = parse_errors(&c, &text, &lines, &model);
+                let summary = summarize(&c.display, &text, &lines, &model, &facts, cat);
+                Pass1::Done(
+                    Box::new(Analysed {
+                        candidate: c.clone(),
+                        text: Arc::from(text.as_str()),
+                        lines,
+                        model,
+                        facts,
+                    }),
+                    summary,
+                    errs,
+                )
+            }));
+            result.unwrap_or_else(|p| {
+                Pass1::Failed(FileError {
+                    path: c.display.clone(),
+                    line: None,
+                    column: None,
+                    message: format!(
+                        "internal error while analysing this file (please report it): {}",
+                        panic_message(p)
+                    ),
+                })
+            })
+        })
+        .collect();
+
+    let mut report = Report {
+        files,
+        ..Report::default()
+    };
+    let mut analysed = Vec::new();
+    let mut summaries = Vec::new();
+    for p in pass1 {
+        match p {
+            Pass1::Done(a, s, errs) => {
+                report.bytes += a.text.len() as u64;
+                report.errors.extend(errs);
+                analysed.push(*a);
+                summaries.push(s);
+            }
+            Pass1::ParsedOnly(bytes, errs) => {
+                report.bytes += bytes;
+                report.errors.extend(errs);
+            }
+            Pass1::Failed(e) => report.errors.push(e),
+        }
+    }
+    if opts.parse_only {
+        return Ok(report);
+    }
+    let index = ProjectIndex::build(summaries);
+    let per_file: Vec<(Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>)> = analysed
+        .par_iter()
+        .map(|a| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let ctx = Ctx {
+                    path: &a.candidate.display,
+                    text: &a.text,
+                    lines: &a.lines,
+                    model: &a.model,
+                    facts: &a.facts,
+                    index: &index,
+                    catalogue: cat,
+                };
+                check_file(&ctx)
+            }));
+            match r {
+                Ok(f) => {
+                    let text =
+                        (!f.is_empty()).then(|| (a.candidate.display.clone(), a.text.clone()));
+                    (f, None, text)
+                }
+                Err(p) => (
+                    Vec::new(),
+                    Some(FileError {
+                        path: a.candidate.display.clone(),
+                        line: None,
+                        column: None,
+                        message: format!(
+                            "internal error while checking this file (please report it): {}",
+                            panic_message(p)
+                        ),
+                    }),
+                    None,
+                ),
+            }
+        })
+        .collect();
+    for (f, e, t) in per_file {
+        report.findings.extend(f);
+        report.errors.extend(e);
+        if let Some((k, v)) = t {
+            report.texts.insert(k, v);
+        }
+    }
+    report
+        .findings
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    Ok(report)
+}

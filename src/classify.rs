@@ -1,0 +1,575 @@
+//! The language-neutral classification pass: turns calls the catalogue knows into
+//! [`Source`]s, and finds attempt boundaries, key sinks, header reads and locks in one
+//! file's model. It knows the catalogue and the model, nothing of rules or reports.
+
+use std::collections::HashMap;
+
+use crate::catalogue::{BoundaryEntry, BoundaryForm, BoundaryKind, Catalogue, LockForm};
+use crate::model::*;
+
+/// A scope that is evaluated again per attempt (or per scheduler tick on each replica).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Boundary {
+    pub kind: BoundaryKind,
+    /// Catalogue entry id (`okhttp.network-interceptor-lambda`).
+    pub entry: String,
+    /// Finer classification from the catalogue (`okhttp-network`, `feign`, `retry`, ...).
+    pub flavor: String,
+    /// How messages name the construct: "`retryOnTransient { … }`".
+    pub label: String,
+    /// Where the construct starts (the call, the function name, the loop keyword).
+    pub anchor: Span,
+    /// For boundaries that are methods of a type: the type's simple name (empty when
+    /// anonymous). For lambda boundaries: the owning call.
+    pub type_name: Option<String>,
+    pub owner_call: Option<CallId>,
+}
+
+/// Where an idempotency key is put.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sink {
+    pub value: ValueId,
+    pub scope: ScopeId,
+    /// "the `Idempotency-Key` header", "`idempotencyKey`", "Stripe `setIdempotencyKey`".
+    pub label: String,
+    /// The call the sink is an argument of, if any.
+    pub call: Option<CallId>,
+}
+
+/// A distributed lock or claim acquisition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lock {
+    pub label: String,
+    pub span: Span,
+    pub scope: ScopeId,
+    /// ShedLock's annotation, which works only where the project enables ShedLock.
+    pub requires_shedlock: bool,
+}
+
+/// Everything the classification pass learned about one file.
+#[derive(Clone, Debug, Default)]
+pub struct FileFacts {
+    /// Parallel to `model.scopes`.
+    pub boundaries: Vec<Option<Boundary>>,
+    pub sinks: Vec<Sink>,
+    pub locks: Vec<Lock>,
+    /// Calls that read a key header (`request.header("Idempotency-Key")`): span and scope.
+    pub header_reads: Vec<(Span, ScopeId)>,
+}
+
+/// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
+pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
+    lower_sources(model, cat);
+    let mut facts = FileFacts {
+        boundaries: vec![None; model.scopes.len()],
+        ..FileFacts::default()
+    };
+    boundaries(model, cat, &mut facts);
+    sinks(model, cat, &mut facts);
+    locks(model, cat, &mut facts);
+    header_reads(model, cat, &mut facts);
+    facts
+}
+
+fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
+    let lang = model.language;
+    let mut map: HashMap<CallId, SourceId> = HashMap::new();
+    for (id, call) in model.calls.iter().enumerate() {
+        if let Some((kind, display)) = cat.match_source(lang, call) {
+            model.sources.push(Source {
+                kind,
+                display,
+                span: call.span,
+                scope: call.scope,
+            });
+            map.insert(id, model.sources.len() - 1);
+        }
+    }
+    if map.is_empty() {
+        return;
+    }
+    for v in &mut model.values {
+        for a in &mut v.atoms {
+            if let Atom::Call(c) = a {
+                if let Some(s) = map.get(c) {
+                    *a = Atom::Source(*s);
+                }
+            }
+        }
+    }
+}
+
+fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
+    let recv = crate::catalogue::receiver_text(call)
+        .map(|r| crate::catalogue::last_segment(&r).to_string())
+        .filter(|r| !r.is_empty() && r.len() <= 32 && !r.contains(['(', ' ', '{']));
+    let sep = if model.language == Language::Rust && call.receiver.is_none() {
+        "::"
+    } else {
+        "."
+    };
+    let head = match recv {
+        Some(r) => format!("{r}{sep}{}", call.callee),
+        None => call.callee.clone(),
+    };
+    if trailing {
+        format!("`{head} {{ … }}`")
+    } else {
+        format!("`{head}(…)`")
+    }
+}
+
+fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bool {
+    model.language == Language::Kotlin
+        && call.args.last().and_then(|a| a.lambda) == Some(lambda)
+        && matches!(model.scopes[lambda].kind, ScopeKind::Lambda(_))
+}
+
+fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    let entries: Vec<&BoundaryEntry> = cat
+        .boundaries
+        .iter()
+        .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
+        .collect();
+    let set = |facts: &mut FileFacts, scope: ScopeId, b: Boundary| {
+        if facts.boundaries[scope].is_none() {
+            facts.boundaries[scope] = Some(b);
+        }
+    };
+    // Functions by name, for method references given to boundary calls.
+    let mut functions: HashMap<&str, Vec<ScopeId>> = HashMap::new();
+    for (i, s) in model.scopes.iter().enumerate() {
+        if let ScopeKind::Function(f) = &s.kind {
+            functions.entry(f.name.as_str()).or_default().push(i);
+        }
+    }
+    for entry in &entries {
+        match entry.form {
+            BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
+                for (cid, call) in model.calls.iter().enumerate() {
+                    if !entry.call.matches(lang, call) {
+                        continue;
+                    }
+                    let mut targets: Vec<(ScopeId, bool)> = Vec::new();
+                    if entry.form == BoundaryForm::ReceiverLambda {
+                        if let Some(l) = call.receiver_lambda.or_else(|| {
+                            call.receiver
+                                .as_deref()
+                                .and_then(|r| lambda_bound_to(model, r, call.span.start))
+                        }) {
+                            targets.push((l, false));
+                        }
+                    } else {
+                        for arg in &call.args {
+                            if let Some(l) = arg.lambda {
+                                targets.push((l, is_trailing_lambda(model, call, l)));
+                            } else if let Some(l) = model.values[arg.value]
+                                .ident
+                                .as_deref()
+                                .and_then(|n| lambda_bound_to(model, n, arg.span.start))
+                            {
+                                targets.push((l, false));
+                            } else if let Some(f) = &arg.fn_ref {
+                                for s in functions.get(f.as_str()).into_iter().flatten() {
+                                    targets.push((*s, false));
+                                }
+                            }
+                        }
+                    }
+                    for (scope, trailing) in targets {
+                        if entry.requires_nonlocal_return && !has_nonlocal_return(model, scope) {
+                            continue;
+                        }
+                        set(
+                            facts,
+                            scope,
+                            Boundary {
+                                kind: entry.kind,
+                                entry: entry.id.clone(),
+                                flavor: entry.flavor.clone(),
+                                label: call_label(model, call, trailing),
+                                anchor: call.span,
+                                type_name: None,
+                                owner_call: Some(cid),
+                            },
+                        );
+                    }
+                }
+            }
+            BoundaryForm::MethodOfType => {
+                for (i, s) in model.scopes.iter().enumerate() {
+                    let ScopeKind::Function(f) = &s.kind else {
+                        continue;
+                    };
+                    if !entry.methods.iter().any(|m| *m == f.name) {
+                        continue;
+                    }
+                    let Some(parent) = s.parent else { continue };
+                    let Some(t) = model.type_info(parent) else {
+                        continue;
+                    };
+                    if !t.supertypes.iter().any(|st| entry.supertypes.contains(st)) {
+                        continue;
+                    }
+                    let who = if t.name.is_empty() {
+                        format!(
+                            "anonymous `{}`",
+                            t.supertypes.first().cloned().unwrap_or_default()
+                        )
+                    } else {
+                        format!("`{}`", t.name)
+                    };
+                    set(
+                        facts,
+                        i,
+                        Boundary {
+                            kind: entry.kind,
+                            entry: entry.id.clone(),
+                            flavor: entry.flavor.clone(),
+                            label: format!("`{}()` of {who}", f.name),
+                            anchor: f.name_span,
+                            type_name: Some(t.name.clone()),
+                            owner_call: None,
+                        },
+                    );
+                }
+            }
+            BoundaryForm::AnnotatedFunction => {
+                for (i, s) in model.scopes.iter().enumerate() {
+                    let ScopeKind::Function(f) = &s.kind else {
+                        continue;
+                    };
+                    let Some(a) = f
+                        .annotations
+                        .iter()
+                        .find(|a| entry.annotations.contains(&a.name))
+                    else {
+                        continue;
+                    };
+                    let rt = f.return_type.trim();
+                    if entry
+                        .exclude_return_types
+                        .iter()
+                        .any(|x| rt == x || rt.starts_with(&format!("{x}<")))
+                    {
+                        continue;
+                    }
+                    set(
+                        facts,
+                        i,
+                        Boundary {
+                            kind: entry.kind,
+                            entry: entry.id.clone(),
+                            flavor: entry.flavor.clone(),
+                            label: format!("`@{}` method `{}()`", a.name, f.name),
+                            anchor: f.name_span,
+                            type_name: None,
+                            owner_call: None,
+                        },
+                    );
+                }
+            }
+            BoundaryForm::ReactiveUpstream => {
+                for call in model.calls.iter() {
+                    if !entry.call.matches(lang, call) {
+                        continue;
+                    }
+                    let mut up = call.receiver_call;
+                    let mut guard = 0;
+                    while let Some(u) = up {
+                        guard += 1;
+                        if guard > 256 {
+                            break;
+                        }
+                        let upstream = &model.calls[u];
+                        for arg in &upstream.args {
+                            if let Some(l) = arg.lambda {
+                                let trailing = is_trailing_lambda(model, upstream, l);
+                                set(
+                                    facts,
+                                    l,
+                                    Boundary {
+                                        kind: entry.kind,
+                                        entry: entry.id.clone(),
+                                        flavor: entry.flavor.clone(),
+                                        label: format!(
+                                            "{} re-run by `{}`",
+                                            call_label(model, upstream, trailing),
+                                            call.callee
+                                        ),
+                                        anchor: upstream.span,
+                                        type_name: None,
+                                        owner_call: Some(u),
+                                    },
+                                );
+                            }
+                        }
+                        up = upstream.receiver_call;
+                    }
+                }
+            }
+            BoundaryForm::RetryLoop | BoundaryForm::TickLoop => {
+                for (i, s) in model.scopes.iter().enumerate() {
+                    let ScopeKind::Loop(l) = &s.kind else {
+                        continue;
+                    };
+                    let hit = if entry.form == BoundaryForm::TickLoop {
+                        l.awaits_tick
+                    } else {
+                        let h = l.header.to_ascii_lowercase();
+                        let hint = ["attempt", "retr", "tries", "tried"]
+                            .iter()
+                            .any(|w| h.contains(w));
+                        l.handles_error && (l.has_exit || hint)
+                    };
+                    if !hit {
+                        continue;
+                    }
+                    let label = if entry.form == BoundaryForm::TickLoop {
+                        "`loop { interval.tick().await; … }`".to_string()
+                    } else if l.header.is_empty() {
+                        format!("`{}` retry loop", l.keyword)
+                    } else {
+                        let mut h = l.header.clone();
+                        if h.len() > 40 {
+                            let mut cut = 40;
+                            while !h.is_char_boundary(cut) {
+                                cut -= 1;
+                            }
+                            h.truncate(cut);
+                            h.push('…');
+                        }
+                        format!("`{} {}` retry loop", l.keyword, h)
+                    };
+                    set(
+                        facts,
+                        i,
+                        Boundary {
+                            kind: entry.kind,
+                            entry: entry.id.clone(),
+                            flavor: entry.flavor.clone(),
+                            label,
+                            anchor: Span::new(s.span.start, s.span.start),
+                            type_name: None,
+                            owner_call: None,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The lambda a local named `name` holds at `offset` (`let op = || async { .. };
+/// op.retry(b)`; `Runnable task = () -> ..; executor.schedule(task, ..)`).
+fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<ScopeId> {
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let b = model
+        .bindings
+        .iter()
+        .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
+        .max_by_key(|b| b.name_span.start)?;
+    let v = &model.values[b.value?];
+    model.scopes.iter().position(|s| {
+        matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
+    })
+}
+
+/// A `return` inside `lambda` that leaves the enclosing function (Kotlin non-local return).
+fn has_nonlocal_return(model: &FileModel, lambda: ScopeId) -> bool {
+    let span = model.scopes[lambda].span;
+    model
+        .returns
+        .iter()
+        .any(|r| span.contains(r.span) && !model.is_within(r.scope, lambda))
+}
+
+/// True when a value names a key header: a key-header literal, a constant whose name says
+/// idempotency, or a string literal inside it that is a key header
+/// (`HeaderName::from_static("idempotency-key")`).
+pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option<String> {
+    if let Some(l) = &v.literal {
+        return cat.is_key_header(l).then(|| l.clone());
+    }
+    if let Some(id) = &v.ident {
+        if crate::catalogue::normalize_name(id).contains("idempotency") {
+            return Some(id.clone());
+        }
+    }
+    model
+        .strings
+        .iter()
+        .find(|s| v.span.contains(s.span) && cat.is_key_header(&s.text))
+        .map(|s| s.text.clone())
+}
+
+fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    for (cid, call) in model.calls.iter().enumerate() {
+        for hs in &cat.header_setters {
+            if call.args.len() <= hs.name_arg.max(hs.value_arg) || !hs.call.matches(lang, call) {
+                continue;
+            }
+            let name_v = &model.values[call.args[hs.name_arg].value];
+            if let Some(h) = names_key_header(model, cat, name_v) {
+                facts.sinks.push(Sink {
+                    value: call.args[hs.value_arg].value,
+                    scope: call.scope,
+                    label: format!("the `{h}` header"),
+                    call: Some(cid),
+                });
+                break;
+            }
+        }
+        for cs in &cat.call_sinks {
+            if call.args.len() > cs.value_arg && cs.call.matches(lang, call) {
+                facts.sinks.push(Sink {
+                    value: call.args[cs.value_arg].value,
+                    scope: call.scope,
+                    label: cs.label.clone(),
+                    call: Some(cid),
+                });
+            }
+        }
+        // A setter named after the key: setIdempotencyKey(k), idempotencyKey(k),
+        // with_idempotency_key(k).
+        if !call.args.is_empty() && !call.is_new {
+            let stripped = ["set", "with", "put"]
+                .iter()
+                .find_map(|p| {
+                    call.callee
+                        .strip_prefix(p)
+                        .filter(|r| r.starts_with(|c: char| c.is_uppercase() || c == '_'))
+                })
+                .unwrap_or(&call.callee);
+            let n = crate::catalogue::normalize_name(stripped);
+            if cat.keys.normalized_names.iter().any(|k| *k == n) {
+                facts.sinks.push(Sink {
+                    value: call.args[0].value,
+                    scope: call.scope,
+                    label: format!("`{}`", call.callee),
+                    call: Some(cid),
+                });
+            }
+        }
+        for arg in &call.args {
+            if let Some(name) = &arg.name {
+                if cat.is_key_name(name) {
+                    facts.sinks.push(Sink {
+                        value: arg.value,
+                        scope: call.scope,
+                        label: format!("the `{name}` argument of `{}`", call.callee),
+                        call: Some(cid),
+                    });
+                }
+            }
+        }
+    }
+    for b in &model.bindings {
+        if let Some(v) = b.value {
+            if cat.is_key_name(&b.name) {
+                facts.sinks.push(Sink {
+                    value: v,
+                    scope: b.scope,
+                    label: format!("`{}`", b.name),
+                    call: None,
+                });
+            }
+        }
+    }
+    for a in &model.assigns {
+        if cat.is_key_name(&a.name) {
+            facts.sinks.push(Sink {
+                value: a.value,
+                scope: a.scope,
+                label: format!("`{}`", a.name),
+                call: None,
+            });
+        }
+    }
+    for f in &model.field_inits {
+        if cat.is_key_name(&f.name) {
+            facts.sinks.push(Sink {
+                value: f.value,
+                scope: f.scope,
+                label: format!("the `{}` field", f.name),
+                call: None,
+            });
+        }
+    }
+}
+
+fn locks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    for entry in &cat.locks {
+        match entry.form {
+            LockForm::Sql => {
+                for s in &model.strings {
+                    let lower = s.text.to_ascii_lowercase();
+                    let any = entry.contains.is_empty()
+                        || entry.contains.iter().any(|c| lower.contains(c.as_str()));
+                    let all = entry
+                        .contains_all
+                        .iter()
+                        .all(|c| lower.contains(c.as_str()));
+                    if any && all && !(entry.contains.is_empty() && entry.contains_all.is_empty()) {
+                        facts.locks.push(Lock {
+                            label: entry.label.clone(),
+                            span: s.span,
+                            scope: s.scope,
+                            requires_shedlock: false,
+                        });
+                    }
+                }
+            }
+            LockForm::Call => {
+                for c in &model.calls {
+                    if entry.call.matches(lang, c) {
+                        facts.locks.push(Lock {
+                            label: entry.label.clone(),
+                            span: c.span,
+                            scope: c.scope,
+                            requires_shedlock: false,
+                        });
+                    }
+                }
+            }
+            LockForm::Annotation => {
+                for (i, s) in model.scopes.iter().enumerate() {
+                    if let ScopeKind::Function(f) = &s.kind {
+                        if let Some(a) = f
+                            .annotations
+                            .iter()
+                            .find(|a| entry.annotations.contains(&a.name))
+                        {
+                            facts.locks.push(Lock {
+                                label: entry.label.clone(),
+                                span: a.span,
+                                scope: i,
+                                requires_shedlock: entry.requires_shedlock,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn header_reads(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    for c in &model.calls {
+        if c.args.len() != 1 {
+            continue;
+        }
+        if !cat.header_readers.iter().any(|r| r.call.matches(lang, c)) {
+            continue;
+        }
+        if names_key_header(model, cat, &model.values[c.args[0].value]).is_some() {
+            facts.header_reads.push((c.span, c.scope));
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! What a rule reports: a [`Finding`], with positions already converted for output.
+
+use serde::Serialize;
+
+use crate::model::Span;
+
+/// How serious a finding is. Ordered `Note < Warning < Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// The attempt boundary a finding is about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BoundaryRef {
+    /// `interceptor`, `retry`, `callback`, `scheduler`.
+    pub kind: String,
+    /// How the message names it ("`retryOnTransient { … }`").
+    pub label: String,
+    /// 1-based line and column (chars) of the construct's start.
+    pub line: usize,
+    pub column: usize,
+    #[serde(skip)]
+    pub span: Span,
+    /// The boundary's file when it is not the finding's own file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// One reported problem. Lines are 1-based; columns are 1-based and counted in chars.
+/// `line`/`column` are the start of the ephemeral source expression (or of the helper
+/// call that evaluates one), `end_line`/`end_column` its end (exclusive column).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    /// The path as the user gave it (relative when they gave it relative).
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    pub message: String,
+    pub help: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<BoundaryRef>,
+    /// The ephemeral expression as written.
+    pub source: String,
+    /// Byte range of the source expression in the file.
+    #[serde(skip)]
+    pub span: Span,
+    /// Where the key goes ("the `Idempotency-Key` header").
+    pub sink: String,
+}
+
+impl Finding {
+    /// Sort key: path, line, column, rule (the documented output order).
+    pub fn sort_key(&self) -> (&str, usize, usize, &str) {
+        (&self.path, self.line, self.column, self.rule)
+    }
+}
+
+/// A file that could not be read or parsed (fully). The run goes on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FileError {
+    pub path: String,
+    /// 1-based; absent when the whole file is unreadable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    pub message: String,
+}

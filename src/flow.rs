@@ -1,0 +1,258 @@
+//! Intra-file value flow: which ephemeral evaluations a value depends on.
+//!
+//! Starting from a [`Value`], atoms are followed through local bindings (the binding in
+//! effect at the use: nearest enclosing scope, declared before the use; fields regardless
+//! of order), through every assignment to that binding, into the results of lambdas passed
+//! to calls (`orElseGet { .. }`, `unwrap_or_else(|| ..)`) except memoizing calls
+//! (`computeIfAbsent`), and stop at parameters (the caller's value) and at stable
+//! derivations (`idemkey::derive`). A call to a project function that returns a fresh
+//! value is an origin *at the call site*, because that is where it is evaluated.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::catalogue::Catalogue;
+use crate::model::*;
+
+/// An evaluation that yields a new value each time it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The source expression, or the helper call.
+    pub span: Span,
+    /// `UUID.randomUUID()`, or `newKey()` for a helper.
+    pub display: String,
+    pub kind: SourceKind,
+    /// Innermost scope of the evaluation.
+    pub scope: ScopeId,
+    /// Set when the origin is a call to a project helper.
+    pub helper: Option<HelperInfo>,
+}
+
+/// What the project index knows about a helper that returns a fresh value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HelperInfo {
+    pub kind: SourceKind,
+    /// The source deep inside, e.g. `UUID.randomUUID()`.
+    pub source: String,
+    /// Where it is: `path:line`.
+    pub location: String,
+}
+
+/// Answers "does calling this return a fresh value?" for project functions.
+pub trait HelperOracle {
+    fn fresh(&self, lang: Language, call: &Call) -> Option<HelperInfo>;
+}
+
+/// An oracle that knows no helper, but records which calls it was asked about (pass 1).
+#[derive(Default)]
+pub struct Recorder {
+    pub asked: std::cell::RefCell<Vec<(String, usize)>>,
+}
+
+impl HelperOracle for Recorder {
+    fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
+        self.asked
+            .borrow_mut()
+            .push((call.callee.clone(), call.args.len()));
+        None
+    }
+}
+
+/// Per-file lookup tables for flow queries.
+pub struct Flow<'m> {
+    pub model: &'m FileModel,
+    cat: &'m Catalogue,
+    bindings_by_name: HashMap<&'m str, Vec<usize>>,
+    assigns_by_name: HashMap<&'m str, Vec<usize>>,
+    returns_by_scope: HashMap<ScopeId, Vec<usize>>,
+    /// Scopes sorted by start (then by index), for innermost-scope queries.
+    scope_order: Vec<ScopeId>,
+}
+
+const MAX_STEPS: usize = 20_000;
+
+impl<'m> Flow<'m> {
+    pub fn new(model: &'m FileModel, cat: &'m Catalogue) -> Flow<'m> {
+        let mut bindings_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, b) in model.bindings.iter().enumerate() {
+            bindings_by_name.entry(b.name.as_str()).or_default().push(i);
+        }
+        let mut assigns_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, a) in model.assigns.iter().enumerate() {
+            assigns_by_name.entry(a.name.as_str()).or_default().push(i);
+        }
+        let mut returns_by_scope: HashMap<ScopeId, Vec<usize>> = HashMap::new();
+        for (i, r) in model.returns.iter().enumerate() {
+            returns_by_scope.entry(r.scope).or_default().push(i);
+        }
+        let mut scope_order: Vec<ScopeId> = (0..model.scopes.len()).collect();
+        scope_order.sort_by_key(|s| (model.scopes[*s].span.start, *s));
+        Flow {
+            model,
+            cat,
+            bindings_by_name,
+            assigns_by_name,
+            returns_by_scope,
+            scope_order,
+        }
+    }
+
+    /// The innermost scope whose span contains `offset`. Containing scopes are nested, and
+    /// an inner scope starts at or after its parent (ties broken by creation order), so the
+    /// containing scope with the greatest `(start, index)` is the innermost.
+    pub fn scope_at(&self, offset: usize) -> ScopeId {
+        let idx = self
+            .scope_order
+            .partition_point(|s| self.model.scopes[*s].span.start <= offset);
+        self.scope_order[..idx]
+            .iter()
+            .rev()
+            .copied()
+            .find(|s| {
+                let sp = self.model.scopes[*s].span;
+                offset < sp.end.max(sp.start + 1)
+            })
+            .unwrap_or(0)
+    }
+
+    /// The binding `name` refers to at byte `offset`, if declared in this file.
+    pub fn lookup(&self, name: &str, offset: usize) -> Option<usize> {
+        let candidates = self.bindings_by_name.get(name)?;
+        let use_scope = self.scope_at(offset);
+        for s in self.model.ancestors(use_scope) {
+            let best = candidates
+                .iter()
+                .filter(|b| {
+                    let b = &self.model.bindings[**b];
+                    b.scope == s && (b.kind == BindingKind::Field || b.name_span.start <= offset)
+                })
+                .max_by_key(|b| self.model.bindings[**b].name_span.start);
+            if let Some(b) = best {
+                return Some(*b);
+            }
+        }
+        None
+    }
+
+    /// Every ephemeral evaluation `value` depends on, in source order, deduplicated.
+    pub fn origins(&self, value: ValueId, helpers: &dyn HelperOracle) -> Vec<Origin> {
+        let m = self.model;
+        let mut out: Vec<Origin> = Vec::new();
+        let mut seen_values: HashSet<ValueId> = HashSet::new();
+        let mut seen_bindings: HashSet<usize> = HashSet::new();
+        let mut work = vec![value];
+        let mut steps = 0;
+        while let Some(v) = work.pop() {
+            steps += 1;
+            if steps > MAX_STEPS {
+                break;
+            }
+            if !seen_values.insert(v) {
+                continue;
+            }
+            let val = &m.values[v];
+            // Stable derivations hide everything inside them.
+            let blocked: Vec<Span> = val
+                .atoms
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
+                        Some(m.calls[*c].span)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let inside_blocked = |s: Span| blocked.iter().any(|b| b.contains(s) && *b != s);
+            for atom in &val.atoms {
+                match atom {
+                    Atom::Source(s) => {
+                        let src = &m.sources[*s];
+                        if inside_blocked(src.span) {
+                            continue;
+                        }
+                        out.push(Origin {
+                            span: src.span,
+                            display: src.display.clone(),
+                            kind: src.kind,
+                            scope: src.scope,
+                            helper: None,
+                        });
+                    }
+                    Atom::Name { name, offset } => {
+                        if inside_blocked(Span::new(*offset, *offset)) {
+                            continue;
+                        }
+                        let Some(b) = self.lookup(name, *offset) else {
+                            continue;
+                        };
+                        if !seen_bindings.insert(b) {
+                            continue;
+                        }
+                        let binding = &m.bindings[b];
+                        if binding.kind == BindingKind::Param {
+                            continue;
+                        }
+                        if let Some(init) = binding.value {
+                            work.push(init);
+                        }
+                        for a in self
+                            .assigns_by_name
+                            .get(name.as_str())
+                            .into_iter()
+                            .flatten()
+                        {
+                            let asg = &m.assigns[*a];
+                            if m.is_within(asg.scope, binding.scope) {
+                                work.push(asg.value);
+                            }
+                        }
+                    }
+                    Atom::Call(c) => {
+                        let call = &m.calls[*c];
+                        if inside_blocked(call.span) || blocked.contains(&call.span) {
+                            continue;
+                        }
+                        if let Some(h) = helpers.fresh(m.language, call) {
+                            out.push(Origin {
+                                span: call.span,
+                                display: format!("{}()", call.callee),
+                                kind: h.kind,
+                                scope: call.scope,
+                                helper: Some(h),
+                            });
+                            continue;
+                        }
+                        if self.cat.is_memoizer(m.language, call) {
+                            continue;
+                        }
+                        let lambdas = call
+                            .args
+                            .iter()
+                            .filter_map(|a| a.lambda)
+                            .chain(call.receiver_lambda);
+                        for l in lambdas {
+                            if !matches!(m.scopes[l].kind, ScopeKind::Lambda(_)) {
+                                continue;
+                            }
+                            for r in self.returns_by_scope.get(&l).into_iter().flatten() {
+                                work.push(m.returns[*r].value);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut seen = HashSet::new();
+        out.retain(|o| seen.insert(o.span));
+        out.sort_by_key(|o| o.span);
+        out
+    }
+
+    /// The values a function or lambda scope returns.
+    pub fn returns_of(&self, scope: ScopeId) -> impl Iterator<Item = ValueId> + '_ {
+        self.returns_by_scope
+            .get(&scope)
+            .into_iter()
+            .flatten()
+            .map(|r| self.model.returns[*r].value)
+    }
+}

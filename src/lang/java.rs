@@ -1,0 +1,5 @@
+use crate::model::*;
+/// Placeholder.
+pub fn lower(text: &str) -> FileModel {
+    FileModel::new(Language::Java, text.len())
+}

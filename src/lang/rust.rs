@@ -1,0 +1,1272 @@
+//! Rust frontend: `syn` (full) with `proc-macro2` span locations, lowered into the model.
+//!
+//! Spans: `syn::parse_file` strips a leading BOM and a `#!` shebang line before lexing, so
+//! every `Span::byte_range()` is relative to the stripped text; [`lower`] adds the stripped
+//! prefix back so model spans index the original text. syn has no error recovery: a file
+//! that does not parse yields one [`ParseError`] and an otherwise empty model.
+//! After lowering, the thread's span table is released
+//! (`proc_macro2::extra::invalidate_current_thread_spans`), so long runs do not grow.
+
+use proc_macro2::Span as PmSpan;
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{Expr, Item, Pat, Stmt};
+
+use crate::model::*;
+
+/// Deepest expression / item nesting the walker follows; deeper code is skipped with a
+/// [`ParseError`] (the parse itself runs on a large-stack thread, see `check`).
+pub const MAX_DEPTH: usize = 1000;
+
+/// Parses `text` and lowers it. Never panics on any input.
+pub fn lower(text: &str) -> FileModel {
+    let mut model = FileModel::new(Language::Rust, text.len());
+    let prefix = stripped_prefix(text);
+    match syn::parse_file(text) {
+        Ok(file) => {
+            let mut l = Lowerer {
+                m: model,
+                text,
+                prefix,
+                scope: 0,
+                depth: 0,
+                too_deep: false,
+            };
+            for attr in &file.attrs {
+                let a = l.annotation(attr);
+                l.m.annotations.push(a);
+            }
+            for item in &file.items {
+                l.item(item);
+            }
+            model = l.m;
+        }
+        Err(err) => {
+            for e in err.into_iter().take(1) {
+                let r = e.span().byte_range();
+                let mut start = (r.start + prefix).min(text.len());
+                let mut end = (r.end + prefix).min(text.len());
+                let message = e.to_string();
+                if r.start == 0 && r.end == 0 && message.contains("end of input") {
+                    start = text.len();
+                    end = text.len();
+                }
+                if start > end {
+                    start = end;
+                }
+                model.errors.push(ParseError {
+                    message,
+                    span: Span::new(start, end),
+                });
+            }
+        }
+    }
+    proc_macro2::extra::invalidate_current_thread_spans();
+    model
+}
+
+/// Bytes syn skips before lexing: a UTF-8 BOM and a shebang line (not `#![`).
+fn stripped_prefix(text: &str) -> usize {
+    let mut prefix = 0;
+    let mut content = text;
+    if let Some(rest) = content.strip_prefix('\u{feff}') {
+        prefix += 3;
+        content = rest;
+    }
+    if let Some(after) = content.strip_prefix("#!") {
+        if !after.trim_start().starts_with('[') {
+            prefix += content.find('\n').unwrap_or(content.len());
+        }
+    }
+    prefix
+}
+
+/// What an expression turned out to be, for the caller that needs it.
+#[derive(Default, Clone, Copy)]
+struct ExprInfo {
+    call: Option<CallId>,
+    lambda: Option<ScopeId>,
+}
+
+struct Lowerer<'a> {
+    m: FileModel,
+    text: &'a str,
+    prefix: usize,
+    scope: ScopeId,
+    depth: usize,
+    too_deep: bool,
+}
+
+fn peel(mut e: &Expr) -> &Expr {
+    loop {
+        e = match e {
+            Expr::Paren(p) => &p.expr,
+            Expr::Group(g) => &g.expr,
+            Expr::Await(a) => &a.base,
+            Expr::Try(t) => &t.expr,
+            Expr::Reference(r) => &r.expr,
+            _ => return e,
+        }
+    }
+}
+
+fn path_segments(p: &syn::Path) -> Vec<String> {
+    p.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
+fn is_capitalised(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+}
+
+fn pat_names(p: &Pat, out: &mut Vec<(String, PmSpan)>) {
+    match p {
+        Pat::Ident(i) => {
+            out.push((i.ident.to_string(), i.ident.span()));
+            if let Some((_, sub)) = &i.subpat {
+                pat_names(sub, out);
+            }
+        }
+        Pat::Type(t) => pat_names(&t.pat, out),
+        Pat::Reference(r) => pat_names(&r.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| pat_names(e, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pat_names(e, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| pat_names(&f.pat, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|e| pat_names(e, out)),
+        Pat::Or(o) => o.cases.iter().for_each(|e| pat_names(e, out)),
+        Pat::Paren(p) => pat_names(&p.pat, out),
+        _ => {}
+    }
+}
+
+/// Syntactic facts about a loop body, not descending into closures or nested items.
+#[derive(Default)]
+struct LoopScan {
+    handles_error: bool,
+    has_exit: bool,
+    awaits_tick: bool,
+}
+
+impl<'ast> Visit<'ast> for LoopScan {
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast Item) {}
+    fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
+        if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
+            self.handles_error = true;
+        }
+        syn::visit::visit_pat_tuple_struct(self, p);
+    }
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let name = m.method.to_string();
+        match name.as_str() {
+            "is_err" | "is_ok" | "is_success" | "is_server_error" | "is_client_error"
+            | "error_for_status" => self.handles_error = true,
+            "tick" => self.awaits_tick = true,
+            _ => {}
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        self.has_exit = true;
+        syn::visit::visit_expr_break(self, b);
+    }
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        self.has_exit = true;
+        syn::visit::visit_expr_return(self, r);
+    }
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        // `?` leaves the loop on error: not a retry by itself, but it is an exit.
+        self.has_exit = true;
+        syn::visit::visit_expr_try(self, t);
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    fn span(&self, s: PmSpan) -> Span {
+        let r = s.byte_range();
+        let len = self.text.len();
+        let start = (r.start + self.prefix).min(len);
+        let end = (r.end + self.prefix).min(len).max(start);
+        Span::new(start, end)
+    }
+
+    fn sp<T: Spanned>(&self, node: &T) -> Span {
+        self.span(node.span())
+    }
+
+    /// Source text of a span, whitespace-collapsed, at most 256 bytes (the tail).
+    fn text_of(&self, s: Span) -> String {
+        let raw = self.text.get(s.start..s.end).unwrap_or("");
+        let mut out = String::with_capacity(raw.len().min(256));
+        let mut last_ws = false;
+        for c in raw.chars() {
+            if c.is_whitespace() {
+                last_ws = true;
+                continue;
+            }
+            if last_ws && !out.is_empty() && !out.ends_with('.') && c != '.' {
+                out.push(' ');
+            }
+            last_ws = false;
+            out.push(c);
+        }
+        if out.len() > 256 {
+            let mut cut = out.len() - 256;
+            while !out.is_char_boundary(cut) {
+                cut += 1;
+            }
+            out = out[cut..].to_string();
+        }
+        out
+    }
+
+    fn enter(&mut self) -> bool {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.m.errors.push(ParseError {
+                    message: format!(
+                        "nesting deeper than {MAX_DEPTH} levels; the rest of this construct is not analysed"
+                    ),
+                    span: Span::new(0, 0),
+                });
+            }
+            return false;
+        }
+        true
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn annotation(&self, attr: &syn::Attribute) -> Annotation {
+        let path = attr.path();
+        Annotation {
+            name: path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default(),
+            args: Vec::new(),
+            span: self.sp(attr),
+        }
+    }
+
+    fn annotations(&mut self, attrs: &[syn::Attribute]) -> Vec<Annotation> {
+        let v: Vec<Annotation> = attrs.iter().map(|a| self.annotation(a)).collect();
+        self.m.annotations.extend(v.iter().cloned());
+        v
+    }
+
+    fn item(&mut self, item: &Item) {
+        if !self.enter() {
+            return;
+        }
+        match item {
+            Item::Fn(f) => self.function(&f.attrs, &f.sig, &f.block, self.sp(item)),
+            Item::Impl(i) => {
+                let name = match &*i.self_ty {
+                    syn::Type::Path(p) => p
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                let supertypes = i
+                    .trait_
+                    .as_ref()
+                    .and_then(|(_, p, _)| p.segments.last().map(|s| s.ident.to_string()))
+                    .into_iter()
+                    .collect();
+                let annotations = self.annotations(&i.attrs);
+                let s = self.m.add_scope(
+                    ScopeKind::Type(TypeInfo {
+                        name,
+                        supertypes,
+                        annotations,
+                    }),
+                    self.scope,
+                    self.sp(item),
+                );
+                let saved = std::mem::replace(&mut self.scope, s);
+                for ii in &i.items {
+                    match ii {
+                        syn::ImplItem::Fn(f) => {
+                            self.function(&f.attrs, &f.sig, &f.block, self.sp(ii))
+                        }
+                        syn::ImplItem::Const(c) => self.field(&c.ident, Some(&c.expr), self.sp(ii)),
+                        _ => {}
+                    }
+                }
+                self.scope = saved;
+            }
+            Item::Trait(t) => {
+                let annotations = self.annotations(&t.attrs);
+                let s = self.m.add_scope(
+                    ScopeKind::Type(TypeInfo {
+                        name: t.ident.to_string(),
+                        supertypes: Vec::new(),
+                        annotations,
+                    }),
+                    self.scope,
+                    self.sp(item),
+                );
+                let saved = std::mem::replace(&mut self.scope, s);
+                for ti in &t.items {
+                    if let syn::TraitItem::Fn(f) = ti {
+                        if let Some(block) = &f.default {
+                            self.function(&f.attrs, &f.sig, block, self.sp(ti));
+                        }
+                    }
+                }
+                self.scope = saved;
+            }
+            Item::Mod(m) => {
+                self.annotations(&m.attrs);
+                if let Some((_, items)) = &m.content {
+                    for i in items {
+                        self.item(i);
+                    }
+                }
+            }
+            Item::Const(c) => self.field(&c.ident, Some(&c.expr), self.sp(item)),
+            Item::Static(s) => self.field(&s.ident, Some(&s.expr), self.sp(item)),
+            Item::Struct(s) => {
+                self.annotations(&s.attrs);
+            }
+            Item::Enum(e) => {
+                self.annotations(&e.attrs);
+            }
+            _ => {}
+        }
+        self.leave();
+    }
+
+    fn field(&mut self, ident: &syn::Ident, expr: Option<&Expr>, span: Span) {
+        let value = expr.map(|e| self.value(e));
+        self.m.bindings.push(Binding {
+            name: ident.to_string(),
+            kind: BindingKind::Field,
+            value,
+            scope: self.scope,
+            name_span: self.sp(ident),
+            span,
+        });
+    }
+
+    fn function(
+        &mut self,
+        attrs: &[syn::Attribute],
+        sig: &syn::Signature,
+        block: &syn::Block,
+        span: Span,
+    ) {
+        let annotations = self.annotations(attrs);
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(t) = input {
+                let mut names = Vec::new();
+                pat_names(&t.pat, &mut names);
+                let ty_span = self.sp(&*t.ty);
+                let ty = self.text_of(ty_span);
+                for (n, s) in names {
+                    params.push(Param {
+                        name: n,
+                        ty: ty.clone(),
+                        annotations: Vec::new(),
+                        span: self.span(s),
+                    });
+                }
+            }
+        }
+        let return_type = match &sig.output {
+            syn::ReturnType::Default => String::new(),
+            syn::ReturnType::Type(_, t) => {
+                let s = self.sp(&**t);
+                self.text_of(s)
+            }
+        };
+        let info = FunctionInfo {
+            name: sig.ident.to_string(),
+            params: params.clone(),
+            annotations,
+            return_type,
+            name_span: self.sp(&sig.ident),
+            expression_body: false,
+        };
+        let s = self
+            .m
+            .add_scope(ScopeKind::Function(info), self.scope, span);
+        let saved = std::mem::replace(&mut self.scope, s);
+        for p in params {
+            self.m.bindings.push(Binding {
+                name: p.name,
+                kind: BindingKind::Param,
+                value: None,
+                scope: s,
+                name_span: p.span,
+                span: p.span,
+            });
+        }
+        self.block_with_tail(block, true);
+        self.scope = saved;
+    }
+
+    /// Walks a block; when `tail_returns`, its trailing expression is a [`Return`] of the
+    /// current scope.
+    fn block_with_tail(&mut self, block: &syn::Block, tail_returns: bool) {
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let is_tail = i + 1 == n;
+            match stmt {
+                Stmt::Expr(e, None) if is_tail && tail_returns => {
+                    let v = self.value(e);
+                    self.m.returns.push(Return {
+                        value: v,
+                        scope: self.scope,
+                        span: self.sp(e),
+                    });
+                }
+                _ => self.stmt(stmt),
+            }
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Local(local) => {
+                let value = local.init.as_ref().map(|init| {
+                    let v = self.value(&init.expr);
+                    if let Some((_, diverge)) = &init.diverge {
+                        let mut atoms = Vec::new();
+                        self.expr(diverge, &mut atoms);
+                    }
+                    v
+                });
+                let mut names = Vec::new();
+                pat_names(&local.pat, &mut names);
+                let span = self.sp(local);
+                for (n, s) in names {
+                    let name_span = self.span(s);
+                    self.m.bindings.push(Binding {
+                        name: n,
+                        kind: BindingKind::Local,
+                        value,
+                        scope: self.scope,
+                        name_span,
+                        span,
+                    });
+                }
+            }
+            Stmt::Item(item) => self.item(item),
+            Stmt::Expr(e, _) => {
+                let mut atoms = Vec::new();
+                self.expr(e, &mut atoms);
+            }
+            Stmt::Macro(m) => {
+                let mut atoms = Vec::new();
+                self.mac(&m.mac, &mut atoms);
+            }
+        }
+    }
+
+    /// Lowers `e` as a value of its own.
+    fn value(&mut self, e: &Expr) -> ValueId {
+        let mut atoms = Vec::new();
+        self.expr(e, &mut atoms);
+        let peeled = peel(e);
+        let literal = match peeled {
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Str(s) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let ident = match peeled {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => Some(n.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        self.m.add_value(Value {
+            atoms,
+            span: self.sp(e),
+            literal,
+            ident,
+        })
+    }
+
+    fn string_lit(&mut self, s: &syn::LitStr) {
+        self.m.strings.push(StringLit {
+            text: s.value(),
+            span: self.sp(s),
+            scope: self.scope,
+        });
+    }
+
+    /// Walks an expression, appending its atoms; returns what it is.
+    fn expr(&mut self, e: &Expr, atoms: &mut Vec<Atom>) -> ExprInfo {
+        if !self.enter() {
+            return ExprInfo::default();
+        }
+        let info = self.expr_inner(e, atoms);
+        self.leave();
+        info
+    }
+
+    fn expr_inner(&mut self, e: &Expr, atoms: &mut Vec<Atom>) -> ExprInfo {
+        match e {
+            Expr::Call(c) => {
+                let id = self.reserve_call();
+                let (callee, path, name_span) = match peel(&c.func) {
+                    Expr::Path(p) => {
+                        let mut segs = path_segments(&p.path);
+                        let name = segs.pop().unwrap_or_default();
+                        let ns = p
+                            .path
+                            .segments
+                            .last()
+                            .map(|s| self.sp(&s.ident))
+                            .unwrap_or_default();
+                        (name, segs, ns)
+                    }
+                    other => {
+                        self.expr(other, atoms);
+                        (String::new(), Vec::new(), self.sp(&*c.func))
+                    }
+                };
+                atoms.push(Atom::Call(id));
+                let args = self.args(c.args.iter(), id, atoms);
+                let is_new = path.last().is_some_and(|s| is_capitalised(s))
+                    && (callee == "new" || callee.starts_with("new_"));
+                self.m.calls[id] = Call {
+                    callee,
+                    path,
+                    receiver: None,
+                    receiver_call: None,
+                    args,
+                    is_new,
+                    span: self.sp(e),
+                    name_span,
+                    scope: self.scope,
+                    receiver_lambda: None,
+                };
+                ExprInfo {
+                    call: Some(id),
+                    lambda: None,
+                }
+            }
+            Expr::MethodCall(mc) => {
+                let rinfo = self.expr(&mc.receiver, atoms);
+                let id = self.reserve_call();
+                atoms.push(Atom::Call(id));
+                let args = self.args(mc.args.iter(), id, atoms);
+                let receiver_span = self.sp(&*mc.receiver);
+                if let Some(l) = rinfo.lambda {
+                    if let ScopeKind::Lambda(info) = &mut self.m.scopes[l].kind {
+                        info.owner_call = Some(id);
+                        info.arg_index = usize::MAX;
+                    }
+                }
+                self.m.calls[id] = Call {
+                    callee: mc.method.to_string(),
+                    path: Vec::new(),
+                    receiver: Some(self.text_of(receiver_span)),
+                    receiver_call: rinfo.call,
+                    args,
+                    is_new: false,
+                    span: self.sp(e),
+                    name_span: self.sp(&mc.method),
+                    scope: self.scope,
+                    receiver_lambda: rinfo.lambda,
+                };
+                ExprInfo {
+                    call: Some(id),
+                    lambda: None,
+                }
+            }
+            Expr::Closure(c) => {
+                let s = self.closure(c);
+                ExprInfo {
+                    call: None,
+                    lambda: Some(s),
+                }
+            }
+            Expr::Paren(p) => self.expr(&p.expr, atoms),
+            Expr::Group(g) => self.expr(&g.expr, atoms),
+            Expr::Await(a) => self.expr(&a.base, atoms),
+            Expr::Try(t) => self.expr(&t.expr, atoms),
+            Expr::Reference(r) => self.expr(&r.expr, atoms),
+            Expr::Path(p) => {
+                if p.qself.is_none() {
+                    if let Some(seg) = p.path.segments.last() {
+                        let name = seg.ident.to_string();
+                        if name != "self" && name != "None" {
+                            atoms.push(Atom::Name {
+                                name,
+                                offset: self.sp(&seg.ident).start,
+                            });
+                        }
+                    }
+                }
+                ExprInfo::default()
+            }
+            Expr::Field(f) => {
+                let base = peel(&f.base);
+                let is_self = matches!(base, Expr::Path(p) if p.path.is_ident("self"));
+                if is_self {
+                    if let syn::Member::Named(n) = &f.member {
+                        atoms.push(Atom::Name {
+                            name: n.to_string(),
+                            offset: self.sp(n).start,
+                        });
+                    }
+                } else {
+                    self.expr(&f.base, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Lit(l) => {
+                if let syn::Lit::Str(s) = &l.lit {
+                    self.string_lit(s);
+                }
+                ExprInfo::default()
+            }
+            Expr::Macro(m) => {
+                self.mac(&m.mac, atoms);
+                ExprInfo::default()
+            }
+            Expr::Assign(a) => {
+                self.assign(&a.left, &a.right, self.sp(e));
+                ExprInfo::default()
+            }
+            Expr::Binary(b) => {
+                use syn::BinOp::*;
+                if matches!(
+                    b.op,
+                    AddAssign(_)
+                        | SubAssign(_)
+                        | MulAssign(_)
+                        | DivAssign(_)
+                        | RemAssign(_)
+                        | BitXorAssign(_)
+                        | BitAndAssign(_)
+                        | BitOrAssign(_)
+                        | ShlAssign(_)
+                        | ShrAssign(_)
+                ) {
+                    self.assign(&b.left, &b.right, self.sp(e));
+                } else {
+                    self.expr(&b.left, atoms);
+                    self.expr(&b.right, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Unary(u) => self.expr(&u.expr, atoms),
+            Expr::Cast(c) => self.expr(&c.expr, atoms),
+            Expr::Index(i) => {
+                self.expr(&i.expr, atoms);
+                self.expr(&i.index, atoms);
+                ExprInfo::default()
+            }
+            Expr::Tuple(t) => {
+                for el in &t.elems {
+                    self.expr(el, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Array(a) => {
+                for el in &a.elems {
+                    self.expr(el, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Repeat(r) => {
+                self.expr(&r.expr, atoms);
+                ExprInfo::default()
+            }
+            Expr::Range(r) => {
+                if let Some(s) = &r.start {
+                    self.expr(s, atoms);
+                }
+                if let Some(s) = &r.end {
+                    self.expr(s, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Struct(s) => {
+                for f in &s.fields {
+                    let mut field_atoms = Vec::new();
+                    self.expr(&f.expr, &mut field_atoms);
+                    if let syn::Member::Named(n) = &f.member {
+                        let peeled = peel(&f.expr);
+                        let ident = match peeled {
+                            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                            _ => None,
+                        };
+                        let v = self.m.add_value(Value {
+                            atoms: field_atoms.clone(),
+                            span: self.sp(&f.expr),
+                            literal: None,
+                            ident,
+                        });
+                        self.m.field_inits.push(FieldInit {
+                            name: n.to_string(),
+                            value: v,
+                            scope: self.scope,
+                            span: self.sp(f),
+                        });
+                    }
+                    atoms.extend(field_atoms);
+                }
+                if let Some(rest) = &s.rest {
+                    self.expr(rest, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Block(b) => {
+                self.block_inline(&b.block, atoms);
+                ExprInfo::default()
+            }
+            Expr::Unsafe(b) => {
+                self.block_inline(&b.block, atoms);
+                ExprInfo::default()
+            }
+            Expr::Async(b) => {
+                self.block_inline(&b.block, atoms);
+                ExprInfo::default()
+            }
+            Expr::TryBlock(b) => {
+                self.block_inline(&b.block, atoms);
+                ExprInfo::default()
+            }
+            Expr::Const(b) => {
+                self.block_inline(&b.block, atoms);
+                ExprInfo::default()
+            }
+            Expr::If(i) => {
+                self.expr(&i.cond, atoms);
+                self.block_inline(&i.then_branch, atoms);
+                if let Some((_, els)) = &i.else_branch {
+                    self.expr(els, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Let(l) => {
+                self.expr(&l.expr, atoms);
+                ExprInfo::default()
+            }
+            Expr::Match(m) => {
+                self.expr(&m.expr, atoms);
+                for arm in &m.arms {
+                    if let Some((_, g)) = &arm.guard {
+                        let mut ga = Vec::new();
+                        self.expr(g, &mut ga);
+                    }
+                    self.expr(&arm.body, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Loop(l) => {
+                self.loop_scope("loop", String::new(), &l.body, None, self.sp(e));
+                ExprInfo::default()
+            }
+            Expr::While(w) => {
+                let hs = self.sp(&*w.cond);
+                let header = self.text_of(hs);
+                let mut ca = Vec::new();
+                self.expr(&w.cond, &mut ca);
+                self.loop_scope("while", header, &w.body, None, self.sp(e));
+                ExprInfo::default()
+            }
+            Expr::ForLoop(f) => {
+                let mut ia = Vec::new();
+                self.expr(&f.expr, &mut ia);
+                let header = format!(
+                    "{} in {}",
+                    self.text_of(self.sp(&*f.pat)),
+                    self.text_of(self.sp(&*f.expr))
+                );
+                self.loop_scope("for", header, &f.body, Some(&f.pat), self.sp(e));
+                ExprInfo::default()
+            }
+            Expr::Return(r) => {
+                if let Some(v) = &r.expr {
+                    let value = self.value(v);
+                    let scope = self
+                        .m
+                        .ancestors(self.scope)
+                        .find(|s| {
+                            matches!(
+                                self.m.scopes[*s].kind,
+                                ScopeKind::Function(_) | ScopeKind::Lambda(_)
+                            )
+                        })
+                        .unwrap_or(self.scope);
+                    self.m.returns.push(Return {
+                        value,
+                        scope,
+                        span: self.sp(e),
+                    });
+                }
+                ExprInfo::default()
+            }
+            Expr::Break(b) => {
+                if let Some(v) = &b.expr {
+                    self.expr(v, atoms);
+                }
+                ExprInfo::default()
+            }
+            Expr::Yield(y) => {
+                if let Some(v) = &y.expr {
+                    self.expr(v, atoms);
+                }
+                ExprInfo::default()
+            }
+            _ => ExprInfo::default(),
+        }
+    }
+
+    fn block_inline(&mut self, block: &syn::Block, atoms: &mut Vec<Atom>) {
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Expr(e, None) if i + 1 == n => {
+                    self.expr(e, atoms);
+                }
+                _ => self.stmt(stmt),
+            }
+        }
+    }
+
+    fn reserve_call(&mut self) -> CallId {
+        self.m.calls.push(Call::default());
+        self.m.calls.len() - 1
+    }
+
+    fn args<'e>(
+        &mut self,
+        args: impl Iterator<Item = &'e Expr>,
+        call: CallId,
+        atoms: &mut Vec<Atom>,
+    ) -> Vec<Arg> {
+        let mut out = Vec::new();
+        for (i, a) in args.enumerate() {
+            let mut arg_atoms = Vec::new();
+            let info = self.expr(a, &mut arg_atoms);
+            if let Some(l) = info.lambda {
+                if let ScopeKind::Lambda(li) = &mut self.m.scopes[l].kind {
+                    li.owner_call = Some(call);
+                    li.arg_index = i;
+                }
+            }
+            let peeled = peel(a);
+            let (type_hint, fn_ref) = match peeled {
+                Expr::Call(c) => match peel(&c.func) {
+                    Expr::Path(p) => {
+                        let segs = path_segments(&p.path);
+                        let th = if segs.len() >= 2 && is_capitalised(&segs[segs.len() - 2]) {
+                            Some(segs[segs.len() - 2].clone())
+                        } else {
+                            segs.last().filter(|s| is_capitalised(s)).cloned()
+                        };
+                        (th, None)
+                    }
+                    _ => (None, None),
+                },
+                Expr::Struct(s) => (s.path.segments.last().map(|x| x.ident.to_string()), None),
+                Expr::Path(p) => {
+                    let last = p
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default();
+                    if is_capitalised(&last) {
+                        (Some(last), None)
+                    } else if !last.is_empty() && last != "self" {
+                        (None, Some(last))
+                    } else {
+                        (None, None)
+                    }
+                }
+                _ => (None, None),
+            };
+            let literal = match peeled {
+                Expr::Lit(l) => match &l.lit {
+                    syn::Lit::Str(s) => Some(s.value()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let ident = match peeled {
+                Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            };
+            let v = self.m.add_value(Value {
+                atoms: arg_atoms.clone(),
+                span: self.sp(a),
+                literal,
+                ident,
+            });
+            atoms.extend(arg_atoms);
+            out.push(Arg {
+                name: None,
+                value: v,
+                lambda: info.lambda,
+                type_hint,
+                fn_ref,
+                span: self.sp(a),
+            });
+        }
+        out
+    }
+
+    fn closure(&mut self, c: &syn::ExprClosure) -> ScopeId {
+        let mut params = Vec::new();
+        for input in &c.inputs {
+            let mut names = Vec::new();
+            pat_names(input, &mut names);
+            for (n, s) in names {
+                params.push(Param {
+                    name: n,
+                    ty: String::new(),
+                    annotations: Vec::new(),
+                    span: self.span(s),
+                });
+            }
+        }
+        let body = peel_closure_body(&c.body);
+        let is_move =
+            c.capture.is_some() || matches!(&*c.body, Expr::Async(a) if a.capture.is_some());
+        let s = self.m.add_scope(
+            ScopeKind::Lambda(LambdaInfo {
+                owner_call: None,
+                arg_index: 0,
+                params: params.clone(),
+                is_move,
+            }),
+            self.scope,
+            self.sp(c),
+        );
+        let saved = std::mem::replace(&mut self.scope, s);
+        for p in params {
+            self.m.bindings.push(Binding {
+                name: p.name,
+                kind: BindingKind::Param,
+                value: None,
+                scope: s,
+                name_span: p.span,
+                span: p.span,
+            });
+        }
+        match body {
+            ClosureBody::Block(b) => self.block_with_tail(b, true),
+            ClosureBody::Expr(e) => {
+                let v = self.value(e);
+                self.m.returns.push(Return {
+                    value: v,
+                    scope: s,
+                    span: self.sp(e),
+                });
+            }
+        }
+        self.scope = saved;
+        s
+    }
+
+    fn loop_scope(
+        &mut self,
+        keyword: &str,
+        header: String,
+        body: &syn::Block,
+        pat: Option<&Pat>,
+        span: Span,
+    ) {
+        let mut scan = LoopScan::default();
+        scan.visit_block(body);
+        let s = self.m.add_scope(
+            ScopeKind::Loop(LoopInfo {
+                keyword: keyword.to_string(),
+                header,
+                handles_error: scan.handles_error,
+                has_exit: scan.has_exit,
+                awaits_tick: scan.awaits_tick,
+            }),
+            self.scope,
+            span,
+        );
+        let saved = std::mem::replace(&mut self.scope, s);
+        if let Some(p) = pat {
+            let mut names = Vec::new();
+            pat_names(p, &mut names);
+            for (n, sp) in names {
+                let ns = self.span(sp);
+                self.m.bindings.push(Binding {
+                    name: n,
+                    kind: BindingKind::Param,
+                    value: None,
+                    scope: s,
+                    name_span: ns,
+                    span: ns,
+                });
+            }
+        }
+        let mut atoms = Vec::new();
+        self.block_inline(body, &mut atoms);
+        self.scope = saved;
+    }
+
+    fn assign(&mut self, left: &Expr, right: &Expr, span: Span) {
+        let name = match peel(left) {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            Expr::Field(f) => match &f.member {
+                syn::Member::Named(n) => Some(n.to_string()),
+                _ => None,
+            },
+            Expr::Unary(u) => match peel(&u.expr) {
+                Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let value = self.value(right);
+        if let Some(name) = name {
+            self.m.assigns.push(Assign {
+                name,
+                value,
+                scope: self.scope,
+                span,
+            });
+        }
+    }
+
+    /// Macros: arguments of `format!`-like and other expression-list macros are parsed as
+    /// comma-separated expressions; `{name}` captures in a format string become names.
+    fn mac(&mut self, mac: &syn::Macro, atoms: &mut Vec<Atom>) {
+        use syn::parse::Parser;
+        let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        let Ok(exprs) = parser.parse2(mac.tokens.clone()) else {
+            return;
+        };
+        for (i, e) in exprs.iter().enumerate() {
+            if i == 0 {
+                if let Expr::Lit(l) = e {
+                    if let syn::Lit::Str(s) = &l.lit {
+                        let base = self.sp(s).start;
+                        for (name, off) in format_captures(&s.value()) {
+                            atoms.push(Atom::Name {
+                                name,
+                                offset: base + off,
+                            });
+                        }
+                    }
+                }
+            }
+            self.expr(e, atoms);
+        }
+    }
+}
+
+enum ClosureBody<'e> {
+    Block(&'e syn::Block),
+    Expr(&'e Expr),
+}
+
+fn peel_closure_body(e: &Expr) -> ClosureBody<'_> {
+    match e {
+        Expr::Block(b) => ClosureBody::Block(&b.block),
+        Expr::Async(a) => ClosureBody::Block(&a.block),
+        Expr::Paren(p) => peel_closure_body(&p.expr),
+        other => ClosureBody::Expr(other),
+    }
+}
+
+/// Inline captures of a format string: `"{key}-{}"` → `[("key", 1)]` (offset in the
+/// unquoted string, bytes; approximate in the presence of escapes).
+fn format_captures(s: &str) -> Vec<(String, usize)> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'{' {
+            if bytes.get(i + 1) == Some(&b'{') {
+                i += 2;
+                continue;
+            }
+            let start = i + 1;
+            let mut j = start;
+            while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_') {
+                j += 1;
+            }
+            if j > start && !bytes[start].is_ascii_digit() {
+                out.push((s[start..j].to_string(), start));
+            }
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call<'m>(m: &'m FileModel, callee: &str) -> &'m Call {
+        m.calls
+            .iter()
+            .find(|c| c.callee == callee)
+            .unwrap_or_else(|| panic!("no call {callee}"))
+    }
+
+    #[test]
+    fn closure_argument_of_retry_is_a_lambda_scope() {
+        let src = "fn f() { backoff::future::retry(policy, || async { let k = Uuid::new_v4(); send(k).await }); }";
+        let m = lower(src);
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let retry = call(&m, "retry");
+        assert_eq!(retry.path, vec!["backoff", "future"]);
+        let lambda = retry.args[1].lambda.expect("closure arg");
+        match &m.scopes[lambda].kind {
+            ScopeKind::Lambda(l) => {
+                assert_eq!(
+                    l.owner_call,
+                    m.calls.iter().position(|c| c.callee == "retry")
+                );
+                assert_eq!(l.arg_index, 1);
+            }
+            k => panic!("{k:?}"),
+        }
+        let new_v4 = call(&m, "new_v4");
+        assert_eq!(new_v4.scope, lambda);
+        assert_eq!(&src[new_v4.span.start..new_v4.span.end], "Uuid::new_v4()");
+        let k = m.bindings.iter().find(|b| b.name == "k").unwrap();
+        assert_eq!(k.scope, lambda);
+    }
+
+    #[test]
+    fn backon_receiver_closure() {
+        let src = "async fn f() { let r = (|| async { charge(Uuid::new_v4()).await }).retry(ExponentialBuilder::default()).await; }";
+        let m = lower(src);
+        let retry = call(&m, "retry");
+        let l = retry.receiver_lambda.expect("receiver closure");
+        assert!(matches!(&m.scopes[l].kind, ScopeKind::Lambda(li) if li.owner_call.is_some()));
+        assert_eq!(call(&m, "new_v4").scope, l);
+    }
+
+    #[test]
+    fn format_and_method_chains_flow_into_values() {
+        let src = r#"fn f(id: &str) { let key = Uuid::new_v4(); let h = format!("{}-{key}", id); req.header("Idempotency-Key", h.to_string()); }"#;
+        let m = lower(src);
+        let h = m.bindings.iter().find(|b| b.name == "h").unwrap();
+        let atoms = &m.values[h.value.unwrap()].atoms;
+        let names: Vec<&str> = atoms
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Name { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(names.contains(&"key") && names.contains(&"id"), "{names:?}");
+        let header = call(&m, "header");
+        assert_eq!(header.receiver.as_deref(), Some("req"));
+        assert_eq!(
+            m.values[header.args[0].value].literal.as_deref(),
+            Some("Idempotency-Key")
+        );
+    }
+
+    #[test]
+    fn impl_trait_is_a_type_with_supertype() {
+        let src = "#[async_trait] impl Middleware for KeyMw { async fn handle(&self, req: Request, next: Next<'_>) -> Result<Response> { next.run(req).await } }";
+        let m = lower(src);
+        let t = m
+            .scopes
+            .iter()
+            .find_map(|s| match &s.kind {
+                ScopeKind::Type(t) => Some(t),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(t.name, "KeyMw");
+        assert_eq!(t.supertypes, vec!["Middleware"]);
+        assert!(m.scopes.iter().any(
+            |s| matches!(&s.kind, ScopeKind::Function(f) if f.name == "handle" && f.params.len() == 2)
+        ));
+    }
+
+    #[test]
+    fn retry_loop_and_tick_loop_flags() {
+        let src = "async fn f() { for attempt in 0..3 { match send().await { Ok(r) => return Ok(r), Err(e) => continue } } loop { interval.tick().await; run().await; } }";
+        let m = lower(src);
+        let loops: Vec<&LoopInfo> = m
+            .scopes
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ScopeKind::Loop(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(loops.len(), 2);
+        assert!(loops[0].handles_error && loops[0].has_exit);
+        assert_eq!(loops[0].header, "attempt in 0..3");
+        assert!(loops[1].awaits_tick && !loops[1].handles_error);
+    }
+
+    #[test]
+    fn bom_and_shebang_offsets_are_in_original_text() {
+        let src = "\u{feff}#!/usr/bin/env run\nfn f() { let k = Uuid::new_v4(); }";
+        let m = lower(src);
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let c = call(&m, "new_v4");
+        assert_eq!(&src[c.span.start..c.span.end], "Uuid::new_v4()");
+    }
+
+    #[test]
+    fn parse_error_has_location() {
+        let src = "fn f() {\n  let x = ;\n}";
+        let m = lower(src);
+        assert_eq!(m.errors.len(), 1);
+        assert!(m.errors[0].span.start > 8);
+        let eof = lower("fn f() {");
+        assert_eq!(eof.errors.len(), 1);
+    }
+
+    #[test]
+    fn struct_field_init_and_assignment() {
+        let src = "fn f() { let p = Params { idempotency_key: Some(Uuid::new_v4().to_string()), amount: 5 }; self.idempotency_key = x; }";
+        let m = lower(src);
+        assert_eq!(m.field_inits.len(), 2);
+        assert_eq!(m.field_inits[0].name, "idempotency_key");
+        assert!(
+            m.values[m.field_inits[0].value]
+                .atoms
+                .iter()
+                .any(|a| matches!(a, Atom::Call(c) if m.calls[*c].callee == "new_v4"))
+        );
+        assert_eq!(m.assigns[0].name, "idempotency_key");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let depth = 3000;
+        let src = format!(
+            "fn f() {{ let x = {}1{}; }}",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
+        let handle = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || lower(&src))
+            .unwrap();
+        let m = handle.join().unwrap();
+        assert!(m.errors.iter().any(|e| e.message.contains("nesting")));
+    }
+}

@@ -1,0 +1,22 @@
+//! idemlint: finds idempotency keys that are computed from an ephemeral value (a random
+//! UUID, a clock reading) inside a scope that runs again per attempt — an interceptor, a
+//! retry closure or loop, a callback that re-invokes the service method, a scheduler job
+//! on every replica — so each retry sends a new key and a customer is charged twice.
+//!
+//! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
+//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`] → [`rules`] →
+//! [`report`], [`discover`] → [`check`] (the pipeline) → [`cli`]. See ARCHITECTURE.md.
+
+pub mod catalogue;
+pub mod check;
+pub mod classify;
+pub mod cli;
+pub mod discover;
+pub mod finding;
+pub mod flow;
+pub mod index;
+pub mod lang;
+pub mod model;
+pub mod report;
+pub mod rules;
+pub mod text;

@@ -1,0 +1,444 @@
+//! The language-neutral model a frontend lowers one source file into.
+//!
+//! A [`FileModel`] is a tree of [`Scope`]s (file, type, function, lambda, loop, anonymous
+//! object) and flat arenas of *facts* that point into that tree: ephemeral-value
+//! [`Source`]s, [`Call`]s, [`Binding`]s (locals, fields, parameters), [`Assign`]ments,
+//! [`Return`]s, string literals and named sinks. Every fact carries a byte [`Span`] into the
+//! file's text exactly as it was read from disk (a BOM or shebang included), so reports,
+//! fixes and the LSP can all convert positions the same way.
+//!
+//! Frontends (`crate::lang::*`) only *describe* syntax here: they never consult the
+//! catalogue and never decide whether something is a finding. They record every call
+//! (constructor invocations included) and leave `sources` empty; the language-neutral
+//! [`crate::classify`] pass then turns calls the catalogue knows into [`Source`]s (rewriting
+//! `Atom::Call` into `Atom::Source`) and classifies boundaries, sinks and locks.
+//!
+//! Invariants:
+//! - `scopes[0]` is the file scope; every other scope has a parent with a smaller index.
+//! - Spans are byte offsets, half-open, `start <= end <= text.len()`.
+//! - A `Value`'s atoms are every call and every name reference inside the expression, in
+//!   source order: receivers, nested call arguments, string templates, concatenations,
+//!   `format!`/`String.format` arguments, conditions. Lambda / closure / anonymous-object
+//!   bodies are *not* walked into (they are scopes of their own); the flow analysis follows
+//!   a lambda argument through the lambda's [`Return`]s instead.
+//! - The result of a lambda is recorded as a [`Return`] of the lambda scope: a Java or Rust
+//!   expression body, a Kotlin lambda's last expression statement, a Rust closure's block
+//!   tail expression.
+
+use serde::Serialize;
+
+/// Source language of a file, chosen by extension (`.rs`, `.java`, `.kt`/`.kts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Rust,
+    Java,
+    Kotlin,
+}
+
+impl Language {
+    /// Picks the language from a path's extension; `None` for anything else.
+    pub fn from_path(path: &std::path::Path) -> Option<Language> {
+        match path.extension()?.to_str()? {
+            "rs" => Some(Language::Rust),
+            "java" => Some(Language::Java),
+            "kt" | "kts" => Some(Language::Kotlin),
+            _ => None,
+        }
+    }
+
+    /// The catalogue's spelling: `rust`, `java`, `kotlin`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+        }
+    }
+}
+
+/// A half-open byte range `[start, end)` into the file's original text.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+    /// True when `other` lies inside `self` (inclusive of equal bounds).
+    pub fn contains(&self, other: Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+}
+
+pub type ScopeId = usize;
+pub type CallId = usize;
+pub type SourceId = usize;
+pub type ValueId = usize;
+
+/// What kind of syntactic region a scope is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    File,
+    /// A class, interface, object, enum, record, trait, or a Rust `impl` block.
+    Type(TypeInfo),
+    /// A named function or method (Java constructors and Rust trait methods included).
+    Function(FunctionInfo),
+    /// A lambda, closure, Kotlin lambda literal / anonymous function, Rust `async` block
+    /// passed as a value, or Java method reference target (none). See [`LambdaInfo`].
+    Lambda(LambdaInfo),
+    /// A loop body (`for`, `while`, `do`, Rust `loop`). See [`LoopInfo`].
+    Loop(LoopInfo),
+    /// An anonymous object: Java `new T() { ... }`, Kotlin `object : T { ... }`.
+    Object(TypeInfo),
+}
+
+/// Facts about a type-like scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// Simple name; empty for anonymous objects.
+    pub name: String,
+    /// Simple names of the supertypes / implemented interfaces / implemented Rust trait, as
+    /// written but without generic arguments or qualification (`okhttp3.Interceptor` →
+    /// `Interceptor`, `Callback<Charge>` → `Callback`).
+    pub supertypes: Vec<String>,
+    /// Annotation names without `@` and without qualification (`Configuration`).
+    pub annotations: Vec<Annotation>,
+}
+
+/// An annotation (Java/Kotlin) or attribute (Rust, path only).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Annotation {
+    /// Simple name without `@` (`Scheduled`, `SchedulerLock`, `Header`).
+    pub name: String,
+    /// The annotation's arguments as written, each unquoted when it is a string literal
+    /// (`@Header("Idempotency-Key")` → `["Idempotency-Key"]`; `@Header(value = "X")` → `["X"]`).
+    pub args: Vec<String>,
+    pub span: Span,
+}
+
+/// Facts about a function scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub annotations: Vec<Annotation>,
+    /// Return type text as written (`Mono<Charge>`, `Response`), empty when absent.
+    pub return_type: String,
+    /// Span of the function's name identifier.
+    pub name_span: Span,
+    /// True for Kotlin expression-bodied functions (`fun f() = expr`); their body value is
+    /// recorded as a [`Return`].
+    pub expression_body: bool,
+}
+
+/// A declared parameter of a function or lambda.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// Type text as written, possibly empty.
+    pub ty: String,
+    pub annotations: Vec<Annotation>,
+    pub span: Span,
+}
+
+/// Facts about a lambda scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LambdaInfo {
+    /// The call the lambda is an argument of (trailing lambdas included), if any.
+    pub owner_call: Option<CallId>,
+    /// 0-based index in `owner_call`'s `args` (a trailing lambda is the last arg).
+    pub arg_index: usize,
+    pub params: Vec<Param>,
+    /// Rust: the closure is `move`, or its body is an `async move` block.
+    pub is_move: bool,
+}
+
+/// Facts about a loop scope, computed syntactically by the frontend.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopInfo {
+    /// `for`, `while`, `do`, `loop` (Rust), `repeat` is a call with a lambda, not a loop.
+    pub keyword: String,
+    /// Text of the loop header (condition / pattern and iterable), for naming hints.
+    pub header: String,
+    /// The body handles a failure and can go round again: a `try`/`catch` whose catch does
+    /// not unconditionally leave the loop, or (Rust) a `match`/`if let` arm on `Err(..)`,
+    /// `.is_err()`, `.is_ok()` or `.is_success()` / `.status()` tests.
+    pub handles_error: bool,
+    /// The body contains a `break` or `return` that leaves this loop (on success).
+    pub has_exit: bool,
+    /// Rust: the body awaits `.tick()` (a `tokio::time::interval` loop).
+    pub awaits_tick: bool,
+}
+
+/// One node of the scope tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    /// `None` only for the file scope (`scopes[0]`).
+    pub parent: Option<ScopeId>,
+    /// The whole construct: function declaration, lambda expression, loop statement.
+    pub span: Span,
+}
+
+/// What an ephemeral source produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A random draw: UUID v4/v7, ULID, `Random`, `thread_rng`.
+    Random,
+    /// A clock reading: `Instant.now()`, `System.currentTimeMillis()`, `SystemTime::now()`.
+    Clock,
+}
+
+/// An expression that yields a new value every time it is evaluated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub kind: SourceKind,
+    /// The expression as a user would name it, normalised: `UUID.randomUUID()`,
+    /// `Uuid::new_v4()`, `System.currentTimeMillis()`.
+    pub display: String,
+    pub span: Span,
+    pub scope: ScopeId,
+}
+
+/// One thing a value depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Atom {
+    /// An ephemeral source evaluated right here.
+    Source(SourceId),
+    /// A reference to a name (local, parameter, field, property; `this.x` / `self.x` give
+    /// `x`). `offset` is the byte offset of the use, for finding the binding in effect.
+    Name { name: String, offset: usize },
+    /// A call evaluated as part of this value (possibly a project helper that returns a
+    /// fresh value).
+    Call(CallId),
+}
+
+/// The atoms of one expression. See the module docs for what contributes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Value {
+    pub atoms: Vec<Atom>,
+    pub span: Span,
+    /// The expression is a string literal; its unquoted content (for header names).
+    pub literal: Option<String>,
+    /// The expression is a plain name or path (`IDEMPOTENCY_HEADER`, `Headers::IDEMPOTENCY_KEY`);
+    /// its last segment.
+    pub ident: Option<String>,
+}
+
+/// One argument of a call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Arg {
+    /// Kotlin named argument (`idempotencyKey = ...`); `None` when positional.
+    pub name: Option<String>,
+    pub value: ValueId,
+    /// The argument is a lambda / closure / anonymous object; its scope.
+    pub lambda: Option<ScopeId>,
+    /// The argument constructs or names a type: `Foo()` (Kotlin), `new Foo(..)` (Java),
+    /// `Foo::new(..)`, `Foo::with_x(..)`, `Foo { .. }`, `Foo` (Rust unit struct). Simple name.
+    pub type_hint: Option<String>,
+    /// The argument is a reference to a function or method: `this::runBilling`,
+    /// `Billing::run` (Java), `::runBilling` / `this::runBilling` (Kotlin), or a plain
+    /// lower-case path `run_billing` / `jobs::run_billing` (Rust). The simple name.
+    pub fn_ref: Option<String>,
+    pub span: Span,
+}
+
+/// A call or constructor invocation (`new X()` in Java has `callee == "X"`, `is_new`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Call {
+    /// Simple name of the function or method (`randomUUID`, `header`, `retry`, `new_v4`).
+    pub callee: String,
+    /// Rust path segments before the name (`["backoff","future"]` for
+    /// `backoff::future::retry`), or the Java/Kotlin qualifier when the receiver is a plain
+    /// dotted name of a type (`["Retry"]` in `Retry.decorateSupplier`). Empty otherwise.
+    pub path: Vec<String>,
+    /// Receiver expression text, whitespace-collapsed (`chain.request().newBuilder()`), or
+    /// `None` for a free call. For chained calls this is the full text of the receiver.
+    pub receiver: Option<String>,
+    /// When the receiver is itself a call (`a.b().c()`), that call.
+    pub receiver_call: Option<CallId>,
+    pub args: Vec<Arg>,
+    /// Java `new X(...)` / Kotlin constructor-looking call (capitalised callee).
+    pub is_new: bool,
+    pub span: Span,
+    /// Span of the callee name token.
+    pub name_span: Span,
+    pub scope: ScopeId,
+    /// Rust: the receiver is a closure, `(|| async { .. }).retry(b)` (backon); its scope.
+    pub receiver_lambda: Option<ScopeId>,
+}
+
+/// Where a binding comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BindingKind {
+    /// `val`/`var`/`let`/local variable declaration.
+    Local,
+    /// A field or property of a type, or a top-level property / `static`/`const`.
+    Field,
+    /// A parameter of a function or lambda, or a pattern binding (`for x in`, `catch (e)`).
+    Param,
+}
+
+/// A name introduced into a scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub name: String,
+    pub kind: BindingKind,
+    /// Initializer, if any.
+    pub value: Option<ValueId>,
+    pub scope: ScopeId,
+    /// Span of the name token.
+    pub name_span: Span,
+    /// Span of the whole declaration.
+    pub span: Span,
+}
+
+/// `name = value` / `name += value` / `this.name = value` / `obj.name = value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assign {
+    /// Last segment of the assigned place (`this.idempotencyKey` → `idempotencyKey`).
+    pub name: String,
+    pub value: ValueId,
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
+/// A value leaving a function: `return expr`, a Rust tail expression of the function body,
+/// or a Kotlin expression body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Return {
+    pub value: ValueId,
+    /// Innermost scope of the return; returns inside lambdas belong to the lambda, except
+    /// Kotlin `return` (non-local) which the frontend attributes to the enclosing function.
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
+/// A named slot a value flows into that is not a binding: a Rust struct-literal field
+/// (`idempotency_key: k`), a Kotlin named argument is an [`Arg`] instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldInit {
+    pub name: String,
+    pub value: ValueId,
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
+/// A string literal anywhere in the file (used for SQL lock detection and header reads).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StringLit {
+    /// Unquoted content (templates included as written).
+    pub text: String,
+    pub span: Span,
+    pub scope: ScopeId,
+}
+
+/// A parse problem. The model may still be partial (tree-sitter recovers; syn does not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub message: String,
+    pub span: Span,
+}
+
+/// Everything a frontend knows about one file.
+#[derive(Clone, Debug)]
+pub struct FileModel {
+    pub language: Language,
+    pub scopes: Vec<Scope>,
+    pub sources: Vec<Source>,
+    pub values: Vec<Value>,
+    pub calls: Vec<Call>,
+    pub bindings: Vec<Binding>,
+    pub assigns: Vec<Assign>,
+    pub returns: Vec<Return>,
+    pub field_inits: Vec<FieldInit>,
+    pub strings: Vec<StringLit>,
+    /// File-level annotations (Kotlin `@file:`) are folded into the file scope's types; this
+    /// list holds every annotation on any declaration, for project-wide facts such as
+    /// `@EnableSchedulerLock`.
+    pub annotations: Vec<Annotation>,
+    pub errors: Vec<ParseError>,
+}
+
+impl FileModel {
+    /// An empty model holding only the file scope covering `len` bytes.
+    pub fn new(language: Language, len: usize) -> FileModel {
+        FileModel {
+            language,
+            scopes: vec![Scope {
+                kind: ScopeKind::File,
+                parent: None,
+                span: Span::new(0, len),
+            }],
+            sources: Vec::new(),
+            values: Vec::new(),
+            calls: Vec::new(),
+            bindings: Vec::new(),
+            assigns: Vec::new(),
+            returns: Vec::new(),
+            field_inits: Vec::new(),
+            strings: Vec::new(),
+            annotations: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn add_scope(&mut self, kind: ScopeKind, parent: ScopeId, span: Span) -> ScopeId {
+        self.scopes.push(Scope {
+            kind,
+            parent: Some(parent),
+            span,
+        });
+        self.scopes.len() - 1
+    }
+
+    pub fn add_value(&mut self, value: Value) -> ValueId {
+        self.values.push(value);
+        self.values.len() - 1
+    }
+
+    /// Iterates `scope`, its parent, ..., the file scope.
+    pub fn ancestors(&self, scope: ScopeId) -> impl Iterator<Item = ScopeId> + '_ {
+        std::iter::successors(Some(scope), move |s| self.scopes[*s].parent)
+    }
+
+    /// True when `inner` is `outer` or nested inside it.
+    pub fn is_within(&self, inner: ScopeId, outer: ScopeId) -> bool {
+        self.ancestors(inner).any(|s| s == outer)
+    }
+
+    /// The innermost function scope enclosing `scope` (itself included), if any.
+    pub fn enclosing_function(&self, scope: ScopeId) -> Option<ScopeId> {
+        self.ancestors(scope)
+            .find(|s| matches!(self.scopes[*s].kind, ScopeKind::Function(_)))
+    }
+
+    /// The innermost type or anonymous-object scope enclosing `scope`, if any.
+    pub fn enclosing_type(&self, scope: ScopeId) -> Option<ScopeId> {
+        self.ancestors(scope).find(|s| {
+            matches!(
+                self.scopes[*s].kind,
+                ScopeKind::Type(_) | ScopeKind::Object(_)
+            )
+        })
+    }
+
+    pub fn function_info(&self, scope: ScopeId) -> Option<&FunctionInfo> {
+        match &self.scopes[scope].kind {
+            ScopeKind::Function(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn type_info(&self, scope: ScopeId) -> Option<&TypeInfo> {
+        match &self.scopes[scope].kind {
+            ScopeKind::Type(t) | ScopeKind::Object(t) => Some(t),
+            _ => None,
+        }
+    }
+}

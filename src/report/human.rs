@@ -1,0 +1,136 @@
+//! `--format human`: each finding as a miette graphical diagnostic with the source
+//! expression and the boundary labelled, then file errors and a summary line.
+
+use std::fmt;
+
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
+};
+
+use crate::check::Report;
+use crate::finding::{Finding, Severity};
+
+struct FindingDiagnostic<'a> {
+    finding: &'a Finding,
+    source: NamedSource<String>,
+}
+
+impl fmt::Debug for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl fmt::Display for FindingDiagnostic<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl std::error::Error for FindingDiagnostic<'_> {}
+
+impl Diagnostic for FindingDiagnostic<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(format!("idemlint::{}", self.finding.rule)))
+    }
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Note => miette::Severity::Advice,
+        })
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(&self.finding.help))
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.source)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let f = self.finding;
+        let mut labels = vec![LabeledSpan::new_primary_with_span(
+            Some("evaluated again on every run".to_string()),
+            (f.span.start, f.span.end - f.span.start),
+        )];
+        if let Some(b) = &f.boundary {
+            if b.path.is_none() && b.span != f.span {
+                labels.push(LabeledSpan::new_with_span(
+                    Some(format!("{} boundary", b.kind)),
+                    (b.span.start, (b.span.end - b.span.start).min(1)),
+                ));
+            }
+        }
+        Some(Box::new(labels.into_iter()))
+    }
+}
+
+/// Whether to use colour: only on a terminal, and never when `NO_COLOR` is set (to any
+/// non-empty value, per no-color.org).
+pub fn use_colour() -> bool {
+    use std::io::IsTerminal;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    !no_color && std::io::stdout().is_terminal()
+}
+
+/// Renders every finding, every file error and a summary line.
+pub fn render(report: &Report, colour: bool) -> String {
+    let theme = if colour {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    let mut out = String::new();
+    for f in &report.findings {
+        let text = report
+            .texts
+            .get(&f.path)
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let diag = FindingDiagnostic {
+            finding: f,
+            source: NamedSource::new(&f.path, text),
+        };
+        if handler.render_report(&mut out, &diag).is_err() {
+            out.push_str(&format!(
+                "{}:{}:{}: {}[{}] {}\n",
+                f.path,
+                f.line,
+                f.column,
+                f.severity.name(),
+                f.rule,
+                f.message
+            ));
+        }
+        out.push('\n');
+    }
+    for e in &report.errors {
+        match (e.line, e.column) {
+            (Some(l), Some(c)) => {
+                out.push_str(&format!("warning: {}:{l}:{c}: {}\n", e.path, e.message))
+            }
+            _ => out.push_str(&format!("warning: {}: {}\n", e.path, e.message)),
+        }
+    }
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let warnings = report.findings.len() - errors;
+    out.push_str(&format!(
+        "idemlint: {} finding{} ({errors} error{}, {warnings} warning{}) in {} file{} checked{}\n",
+        report.findings.len(),
+        if report.findings.len() == 1 { "" } else { "s" },
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" },
+        report.files,
+        if report.files == 1 { "" } else { "s" },
+        if report.errors.is_empty() {
+            String::new()
+        } else {
+            format!(", {} file problem(s) reported above", report.errors.len())
+        }
+    ));
+    out
+}

@@ -1,0 +1,37 @@
+//! `key-in-interceptor`: an ephemeral value reaches an idempotency key inside an
+//! interceptor or middleware that runs again per attempt. Documentation:
+//! `rules/docs/key-in-interceptor.md`. The case (network interceptor, application
+//! interceptor under call-level retry, Feign, WebClient filter, reqwest-middleware after the
+//! retry middleware) comes from [`super::interceptor_case`].
+
+use super::{Ctx, Flows, interceptor_case};
+use crate::catalogue::BoundaryKind;
+use crate::finding::Finding;
+
+pub const ID: &str = "key-in-interceptor";
+
+pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    for kf in &flows.key_flows {
+        let Some(b) = kf.boundary else { continue };
+        if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Interceptor) {
+            continue;
+        }
+        let case = interceptor_case(ctx, b);
+        if case.fallback || !case.per_attempt {
+            continue; // interceptor-mints-key reports these
+        }
+        let label = &ctx.boundary(b).label;
+        let message = format!(
+            "{} is evaluated on every run of {label}, and {}; each run puts a new value into {}",
+            ctx.origin_desc(&kf.origin),
+            case.why,
+            kf.sink_label
+        );
+        let help = format!(
+            "compute the key once per operation in the caller, before the request is sent — `{}` when the operation has a natural identity, or `{}` when the intent is formed, persisted with it — and set the header there; the interceptor should only pass it through (or fail when it is missing)",
+            ctx.derive_example(),
+            ctx.mint_example()
+        );
+        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+    }
+}

@@ -1,0 +1,478 @@
+//! The rules. Each rule is one file with a `check` function over the shared [`Flows`] of a
+//! file; the shared part (which ephemeral value reaches which key sink, inside which
+//! boundary) is computed once here.
+
+pub mod interceptor_mints_key;
+pub mod key_in_callback_retry;
+pub mod key_in_interceptor;
+pub mod key_in_retry_scope;
+pub mod time_in_key;
+pub mod unlocked_scheduled_job;
+
+use crate::catalogue::{BoundaryKind, Catalogue};
+use crate::classify::{Boundary, FileFacts};
+use crate::finding::{BoundaryRef, Finding, Severity};
+use crate::flow::{Flow, Origin};
+use crate::index::{MintInfo, ProjectIndex};
+use crate::model::*;
+use crate::text::LineIndex;
+
+/// A rule's identity and documentation.
+#[derive(Clone, Copy, Debug)]
+pub struct RuleMeta {
+    /// Stable id used in output, suppressions and configuration.
+    pub id: &'static str,
+    pub severity: Severity,
+    /// The documentation in `rules/docs/<id>.md`; its first paragraph line is the summary.
+    pub doc: &'static str,
+}
+
+impl RuleMeta {
+    /// The one-line summary: the first non-heading, non-empty line of the docs.
+    pub fn summary(&self) -> &'static str {
+        self.doc
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .unwrap_or("")
+    }
+}
+
+/// Every rule, in id order.
+pub const RULES: &[RuleMeta] = &[
+    RuleMeta {
+        id: "interceptor-mints-key",
+        severity: Severity::Warning,
+        doc: include_str!("../../rules/docs/interceptor-mints-key.md"),
+    },
+    RuleMeta {
+        id: "key-in-callback-retry",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/docs/key-in-callback-retry.md"),
+    },
+    RuleMeta {
+        id: "key-in-interceptor",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/docs/key-in-interceptor.md"),
+    },
+    RuleMeta {
+        id: "key-in-retry-scope",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/docs/key-in-retry-scope.md"),
+    },
+    RuleMeta {
+        id: "time-in-key",
+        severity: Severity::Warning,
+        doc: include_str!("../../rules/docs/time-in-key.md"),
+    },
+    RuleMeta {
+        id: "unlocked-scheduled-job",
+        severity: Severity::Error,
+        doc: include_str!("../../rules/docs/unlocked-scheduled-job.md"),
+    },
+];
+
+/// Looks a rule up by id.
+pub fn rule(id: &str) -> Option<&'static RuleMeta> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// Everything a rule may look at for one file.
+pub struct Ctx<'a> {
+    pub path: &'a str,
+    pub text: &'a str,
+    pub lines: &'a LineIndex,
+    pub model: &'a FileModel,
+    pub facts: &'a FileFacts,
+    pub index: &'a ProjectIndex,
+    pub catalogue: &'a Catalogue,
+}
+
+/// An ephemeral evaluation that reaches a key sink.
+#[derive(Clone, Debug)]
+pub struct KeyFlow {
+    pub origin: Origin,
+    pub sink_label: String,
+    pub sink_scope: ScopeId,
+    /// The sink's value expression.
+    pub sink_span: Span,
+    /// The call the sink is an argument of.
+    pub sink_call: Option<CallId>,
+    /// Innermost boundary enclosing both the evaluation and the sink.
+    pub boundary: Option<ScopeId>,
+}
+
+/// A call, inside a boundary, to a project function that mints a key itself.
+#[derive(Clone, Debug)]
+pub struct MintCall {
+    pub call: CallId,
+    pub info: MintInfo,
+    pub boundary: ScopeId,
+}
+
+/// The shared analysis of one file.
+pub struct Flows {
+    pub key_flows: Vec<KeyFlow>,
+    pub mint_calls: Vec<MintCall>,
+}
+
+/// Innermost boundary scope enclosing `a` that also encloses `b`.
+pub fn common_boundary(
+    model: &FileModel,
+    facts: &FileFacts,
+    a: ScopeId,
+    b: ScopeId,
+) -> Option<ScopeId> {
+    model
+        .ancestors(a)
+        .find(|s| facts.boundaries[*s].is_some() && model.is_within(b, *s))
+}
+
+/// Computes [`Flows`] for one file.
+pub fn flows(ctx: &Ctx) -> Flows {
+    let m = ctx.model;
+    let flow = Flow::new(m, ctx.catalogue);
+    let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>)> = ctx
+        .facts
+        .sinks
+        .iter()
+        .map(|s| (s.value, s.scope, s.label.clone(), s.call))
+        .collect();
+    // Positional arguments bound to key parameters of project functions.
+    for (cid, call) in m.calls.iter().enumerate() {
+        if call.args.is_empty() {
+            continue;
+        }
+        for (i, pname) in ctx.index.key_params(&call.callee, call.args.len()) {
+            let arg = &call.args[i];
+            if arg.name.is_some() {
+                continue;
+            }
+            sinks.push((
+                arg.value,
+                call.scope,
+                format!("the `{pname}` parameter of `{}`", call.callee),
+                Some(cid),
+            ));
+        }
+    }
+    let mut key_flows = Vec::new();
+    for (value, scope, label, call) in sinks {
+        for origin in flow.origins(value, ctx.index) {
+            let boundary = common_boundary(m, ctx.facts, origin.scope, scope);
+            key_flows.push(KeyFlow {
+                origin,
+                sink_label: label.clone(),
+                sink_scope: scope,
+                sink_span: m.values[value].span,
+                sink_call: call,
+                boundary,
+            });
+        }
+    }
+    let mut mint_calls = Vec::new();
+    for (cid, call) in m.calls.iter().enumerate() {
+        let Some(b) = m
+            .ancestors(call.scope)
+            .find(|s| ctx.facts.boundaries[*s].is_some())
+        else {
+            continue;
+        };
+        // A function does not "call itself into" its own boundary.
+        if let Some(f) = m.function_info(b) {
+            if f.name == call.callee {
+                continue;
+            }
+        }
+        if let Some(info) = ctx.index.mints(call) {
+            mint_calls.push(MintCall {
+                call: cid,
+                info: info.clone(),
+                boundary: b,
+            });
+        }
+    }
+    Flows {
+        key_flows,
+        mint_calls,
+    }
+}
+
+impl Ctx<'_> {
+    pub fn boundary(&self, scope: ScopeId) -> &Boundary {
+        self.facts.boundaries[scope]
+            .as_ref()
+            .expect("boundary scope")
+    }
+
+    pub fn boundary_kind(&self, scope: Option<ScopeId>) -> Option<BoundaryKind> {
+        scope.and_then(|s| self.facts.boundaries[s].as_ref().map(|b| b.kind))
+    }
+
+    pub fn snippet(&self, span: Span) -> &str {
+        self.text.get(span.start..span.end).unwrap_or("")
+    }
+
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.lines.position(self.text, offset).line
+    }
+
+    fn boundary_ref(&self, scope: ScopeId) -> BoundaryRef {
+        let b = self.boundary(scope);
+        let p = self.lines.position(self.text, b.anchor.start);
+        BoundaryRef {
+            kind: b.kind.name().to_string(),
+            label: b.label.clone(),
+            line: p.line,
+            column: p.column,
+            span: b.anchor,
+            path: None,
+        }
+    }
+
+    /// Builds a finding at `span` (the ephemeral expression).
+    pub fn finding(
+        &self,
+        rule: &'static str,
+        span: Span,
+        boundary: Option<ScopeId>,
+        sink: &str,
+        message: String,
+        help: String,
+    ) -> Finding {
+        let meta = crate::rules::rule(rule).expect("known rule");
+        let start = self.lines.position(self.text, span.start);
+        let end = self.lines.position(self.text, span.end);
+        Finding {
+            rule,
+            severity: meta.severity,
+            path: self.path.to_string(),
+            line: start.line,
+            column: start.column,
+            end_line: end.line,
+            end_column: end.column,
+            message,
+            help,
+            boundary: boundary.map(|b| self.boundary_ref(b)),
+            source: self.snippet(span).to_string(),
+            span,
+            sink: sink.to_string(),
+        }
+    }
+
+    /// The name a hoisted key gets in this file's language.
+    pub fn key_local(&self) -> &'static str {
+        match self.model.language {
+            Language::Rust => "idempotency_key",
+            _ => "idempotencyKey",
+        }
+    }
+
+    /// A declaration of the hoisted key in this file's language.
+    pub fn hoist_line(&self, expr: &str) -> String {
+        let name = self.key_local();
+        match self.model.language {
+            Language::Kotlin => format!("val {name} = {expr}"),
+            Language::Java => format!("final var {name} = {expr};"),
+            Language::Rust => format!("let {name} = {expr};"),
+        }
+    }
+
+    /// The idemkey helper call that derives a key from business identity.
+    pub fn derive_example(&self) -> &'static str {
+        match self.model.language {
+            Language::Rust => "idemkey::derive(\"charge\", &[customer_id, billing_period])",
+            _ => "IdemKey.derive(\"charge\", customerId, billingPeriod)",
+        }
+    }
+
+    /// The idemkey helper call that mints a key once per intent.
+    pub fn mint_example(&self) -> &'static str {
+        match self.model.language {
+            Language::Rust => "idemkey::mint()",
+            _ => "IdemKey.mint()",
+        }
+    }
+
+    /// The expression to hoist for a flow: the sink's value when it contains the origin
+    /// and is short (`UUID.randomUUID().toString()`), else the origin itself.
+    pub fn hoist_expr(&self, kf: &KeyFlow) -> String {
+        let sink = self.snippet(kf.sink_span);
+        if kf.sink_span.contains(kf.origin.span) && sink.len() <= 80 && !sink.contains('\n') {
+            sink.to_string()
+        } else {
+            self.snippet(kf.origin.span).to_string()
+        }
+    }
+
+    /// "before `retryOnTransient { … }` (line 12)".
+    pub fn before_boundary(&self, scope: ScopeId) -> String {
+        let b = self.boundary(scope);
+        format!("before {} (line {})", b.label, self.line_of(b.anchor.start))
+    }
+
+    /// Describes an origin for messages: "`UUID.randomUUID()`" or "`newKey()` (which
+    /// returns `UUID.randomUUID()`, Keys.kt:4)".
+    pub fn origin_desc(&self, o: &Origin) -> String {
+        match &o.helper {
+            None => format!("`{}`", o.display),
+            Some(h) => format!(
+                "`{}` (which returns `{}` from {})",
+                o.display, h.source, h.location
+            ),
+        }
+    }
+}
+
+/// Runs every rule over one file and returns its findings, deduplicated per rule and
+/// source span, sorted.
+pub fn check_file(ctx: &Ctx) -> Vec<Finding> {
+    let flows = flows(ctx);
+    let mut out = Vec::new();
+    key_in_interceptor::check(ctx, &flows, &mut out);
+    interceptor_mints_key::check(ctx, &flows, &mut out);
+    key_in_retry_scope::check(ctx, &flows, &mut out);
+    key_in_callback_retry::check(ctx, &flows, &mut out);
+    unlocked_scheduled_job::check(ctx, &flows, &mut out);
+    time_in_key::check(ctx, &flows, &mut out);
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.rule, f.span)));
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out
+}
+
+/// Whether an interceptor-kind boundary re-evaluates per attempt, and why (for messages).
+#[derive(Clone, Debug)]
+pub struct InterceptorCase {
+    /// The interceptor runs again for retries the scanned code shows or the library does.
+    pub per_attempt: bool,
+    /// The interceptor reads the key header first (it only mints a missing key).
+    pub fallback: bool,
+    /// Sentence explaining which case applies.
+    pub why: String,
+}
+
+/// Works out the case for an interceptor boundary, following each library's documented
+/// semantics (see `rules/docs/key-in-interceptor.md`).
+pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
+    let b = ctx.boundary(scope);
+    let m = ctx.model;
+    let fallback = ctx
+        .facts
+        .header_reads
+        .iter()
+        .any(|(_, s)| m.is_within(*s, scope));
+    let idx = ctx.index;
+    let clone_hint = match idx.clone_sites.first() {
+        Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
+        None => String::new(),
+    };
+    let call_level = format!(
+        "application interceptors run once per `Call` (OkHttp's own retries and redirects reuse the header), but every call-level retry — `call.clone()`{clone_hint}, a re-invoked service method, or a retry wrapper around the call — runs it again and sends a new key"
+    );
+    let (per_attempt, why) = match b.flavor.as_str() {
+        "okhttp-network" => (
+            true,
+            "network interceptors run once per physical request, OkHttp's own retries, redirects and auth follow-ups included".to_string(),
+        ),
+        "okhttp-application" => {
+            let reg = b.owner_call.and_then(|c| {
+                let off = m.calls[c].name_span.start;
+                idx.registrations
+                    .iter()
+                    .find(|r| r.path == ctx.path && r.offset == off)
+            });
+            match reg.and_then(|r| idx.retrying_before(r)) {
+                Some(prev) => (
+                    true,
+                    format!(
+                        "it is registered after an interceptor that calls `chain.proceed` more than once ({}), so every retry that interceptor makes runs this one again",
+                        prev.location
+                    ),
+                ),
+                None => (true, call_level),
+            }
+        }
+        "okhttp-class" => {
+            let name = b.type_name.clone().unwrap_or_default();
+            let regs: Vec<_> = idx.registrations_of(&name).collect();
+            if let Some(r) = regs.iter().find(|r| r.stage == "network") {
+                (
+                    true,
+                    format!(
+                        "`{name}` is registered with `addNetworkInterceptor` ({}), and network interceptors run once per physical request, OkHttp's own retries, redirects and auth follow-ups included",
+                        r.location
+                    ),
+                )
+            } else if let Some((r, prev)) = regs
+                .iter()
+                .find_map(|r| idx.retrying_before(r).map(|p| (r, p)))
+            {
+                (
+                    true,
+                    format!(
+                        "`{name}` is registered ({}) after an interceptor that calls `chain.proceed` more than once ({}), so every retry it makes runs `{name}` again",
+                        r.location, prev.location
+                    ),
+                )
+            } else if let Some(r) = regs.first() {
+                (
+                    true,
+                    format!("`{name}` is registered with `addInterceptor` ({}): {call_level}", r.location),
+                )
+            } else {
+                (
+                    true,
+                    format!(
+                        "`{name}` is not registered in the scanned code: as a network interceptor it would run on every network attempt; as an application interceptor it runs once per `Call`, and again on every call-level retry (`call.clone()`, a re-invoked service method, a retry wrapper)"
+                    ),
+                )
+            }
+        }
+        "feign" => (
+            true,
+            "Feign applies request interceptors again before every `Retryer` attempt, and `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
+        ),
+        "webclient-filter" => (
+            true,
+            "WebClient runs `ExchangeFilterFunction`s again on every `retry()`/`retryWhen()` re-subscription (Spring Framework 5.2 and later)".to_string(),
+        ),
+        "reqwest-middleware" => {
+            let name = b.type_name.clone().unwrap_or_default();
+            let regs: Vec<_> = idx.registrations_of(&name).collect();
+            if let Some((r, prev)) = regs
+                .iter()
+                .find_map(|r| idx.retrying_before(r).map(|p| (r, p)))
+            {
+                (
+                    true,
+                    format!(
+                        "`{name}` is attached ({}) after `RetryTransientMiddleware` ({}), which runs every later middleware once per attempt",
+                        r.location, prev.location
+                    ),
+                )
+            } else if let Some(r) = regs.first() {
+                (
+                    false,
+                    format!(
+                        "`{name}` is attached ({}) before any retry middleware, so it runs once per request today, but the key still belongs to the caller: any retry around the request, or moving the middleware after `RetryTransientMiddleware`, makes it per attempt",
+                        r.location
+                    ),
+                )
+            } else {
+                (
+                    true,
+                    format!(
+                        "`{name}` is not attached in the scanned code: attached after `RetryTransientMiddleware` (the usual order) it runs once per attempt"
+                    ),
+                )
+            }
+        }
+        _ => (true, "it runs once per attempt".to_string()),
+    };
+    InterceptorCase {
+        per_attempt,
+        fallback,
+        why,
+    }
+}

@@ -1,0 +1,75 @@
+//! `unlocked-scheduled-job`: a job run by a per-process scheduler mints idempotency keys
+//! with no distributed lock in reach, so every replica runs it with its own keys.
+//! Documentation: `rules/docs/unlocked-scheduled-job.md`. Locks come from
+//! `rules/locks.toml`; ShedLock's `@SchedulerLock` counts only where the project enables
+//! ShedLock.
+
+use super::{Ctx, Flows};
+use crate::catalogue::BoundaryKind;
+use crate::finding::Finding;
+use crate::model::ScopeId;
+
+pub const ID: &str = "unlocked-scheduled-job";
+
+/// `Ok(())` when a working lock is held within the job; `Err(note)` otherwise, where the
+/// note explains an inert lock (ShedLock not enabled) or is empty.
+fn lock_state(ctx: &Ctx, job: ScopeId) -> Result<(), String> {
+    let m = ctx.model;
+    let mut inert = String::new();
+    for lock in &ctx.facts.locks {
+        if !m.is_within(lock.scope, job) {
+            continue;
+        }
+        if lock.requires_shedlock && !ctx.index.shedlock_enabled {
+            inert = format!(
+                "; its {} is inert because the scanned project never enables ShedLock (`@EnableSchedulerLock` with a `LockProvider`)",
+                lock.label
+            );
+            continue;
+        }
+        return Ok(());
+    }
+    Err(inert)
+}
+
+pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    for kf in &flows.key_flows {
+        let Some(b) = kf.boundary else { continue };
+        if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler) {
+            continue;
+        }
+        let Err(inert) = lock_state(ctx, b) else {
+            continue;
+        };
+        let label = &ctx.boundary(b).label;
+        let message = format!(
+            "{} mints a new idempotency key ({}) on every run of {label}, which runs in every process with no distributed lock{inert}: N replicas send N different keys for the same work",
+            ctx.origin_desc(&kf.origin),
+            kf.sink_label
+        );
+        let help = format!(
+            "derive the key from the job's business identity (`{}`) so every replica sends the same key, and take a distributed lock or claim before the work (`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`)",
+            ctx.derive_example()
+        );
+        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+    }
+    for mc in &flows.mint_calls {
+        if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Scheduler) {
+            continue;
+        }
+        let Err(inert) = lock_state(ctx, mc.boundary) else {
+            continue;
+        };
+        let call = &ctx.model.calls[mc.call];
+        let label = &ctx.boundary(mc.boundary).label;
+        let message = format!(
+            "`{}()` mints idempotency keys (`{}` at {}) and runs on every run of {label}, which runs in every process with no distributed lock{inert}: N replicas send N different keys for the same work",
+            call.callee, mc.info.source, mc.info.location
+        );
+        let help = format!(
+            "derive the keys from business identity (`{}`) and take a distributed lock or claim before the work (`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`)",
+            ctx.derive_example()
+        );
+        out.push(ctx.finding(ID, call.span, Some(mc.boundary), "", message, help));
+    }
+}

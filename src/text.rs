@@ -1,0 +1,81 @@
+//! Position conversion. The model stores byte offsets; every output converts them here.
+
+/// Maps byte offsets of one text to lines and columns.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    /// Byte offset of the start of each line; `starts[0] == 0`.
+    starts: Vec<usize>,
+    len: usize,
+}
+
+/// A position: `line` is 1-based; `column` is 1-based and counted in Unicode scalar values
+/// (chars) from the start of the line; `byte_column` is 1-based in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+    pub byte_column: usize,
+}
+
+impl LineIndex {
+    /// Indexes `text`; `\n` ends a line (a `\r` before it stays part of the line).
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// The position of byte `offset` (clamped to the text) in `text`, which must be the
+    /// text this index was built from.
+    pub fn position(&self, text: &str, offset: usize) -> Position {
+        let offset = offset.min(self.len);
+        let line0 = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.starts[line0];
+        let mut end = offset;
+        while end > start && !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let chars = text.get(start..end).map(|s| s.chars().count()).unwrap_or(0);
+        Position {
+            line: line0 + 1,
+            column: chars + 1,
+            byte_column: offset - start + 1,
+        }
+    }
+
+    /// Byte offset of the start of 1-based `line`, if it exists.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        self.starts.get(line.checked_sub(1)?).copied()
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_are_one_based_and_char_counted() {
+        let text = "ab\nüx = 1\n";
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.position(text, 0).line, 1);
+        let x = text.find('x').unwrap();
+        let p = idx.position(text, x);
+        assert_eq!((p.line, p.column, p.byte_column), (2, 2, 3));
+        assert_eq!(idx.position(text, text.len()).line, 3);
+    }
+}
