@@ -253,6 +253,40 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                         .iter()
                         .any(|x| rt == x || rt.starts_with(&format!("{x}<")))
                     {
+                        // A reactive return value is decorated with a retry and
+                        // re-subscribed: the body runs once, the returned pipeline's
+                        // lambdas run per attempt.
+                        for r in model.returns.iter().filter(|r| r.scope == i) {
+                            for atom in &model.values[r.value].atoms {
+                                let Atom::Call(c) = atom else { continue };
+                                let call = &model.calls[*c];
+                                for arg in &call.args {
+                                    let Some(l) = arg.lambda else { continue };
+                                    set(
+                                        facts,
+                                        l,
+                                        Boundary {
+                                            kind: entry.kind,
+                                            entry: entry.id.clone(),
+                                            flavor: "reactive".into(),
+                                            label: format!(
+                                                "{} in the pipeline returned by `@{}` method `{}()`",
+                                                call_label(
+                                                    model,
+                                                    call,
+                                                    is_trailing_lambda(model, call, l)
+                                                ),
+                                                a.name,
+                                                f.name
+                                            ),
+                                            anchor: call.name_span,
+                                            type_name: None,
+                                            owner_call: Some(*c),
+                                        },
+                                    );
+                                }
+                            }
+                        }
                         continue;
                     }
                     set(
@@ -562,7 +596,7 @@ fn locks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
 fn header_reads(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
     for c in &model.calls {
-        if c.args.len() != 1 {
+        if c.args.len() != 1 || c.args[0].lambda.is_some() {
             continue;
         }
         if !cat.header_readers.iter().any(|r| r.call.matches(lang, c)) {

@@ -178,11 +178,14 @@ pub fn flows(ctx: &Ctx) -> Flows {
         else {
             continue;
         };
-        // A function does not "call itself into" its own boundary.
-        if let Some(f) = m.function_info(b) {
-            if f.name == call.callee {
-                continue;
-            }
+        // A call named like an enclosing function is a delegation to another object's
+        // method of the same name (`http.send(..)` inside `send`), or recursion; neither
+        // is a helper call into the boundary.
+        if m.ancestors(call.scope)
+            .filter_map(|s| m.function_info(s))
+            .any(|f| f.name == call.callee)
+        {
+            continue;
         }
         if let Some(info) = ctx.index.mints(call) {
             mint_calls.push(MintCall {

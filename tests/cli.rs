@@ -1,0 +1,314 @@
+//! End-to-end tests of the `idemlint` and `cargo-idemlint` binaries: exit codes, the JSON
+//! shape, human output, parse errors, and the cargo subcommand conventions.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn idemlint() -> Command {
+    Command::cargo_bin("idemlint").unwrap()
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh scratch directory under cargo's per-test temporary directory.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const RETRY_BUG: &str = r#"
+import java.util.UUID
+
+suspend fun charge(api: Api, body: Body): Charge =
+    retryOnTransient {
+        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), body = body)
+    }
+"#;
+
+const CLEAN: &str = r#"
+suspend fun charge(api: Api, body: Body, customerId: String, period: String): Charge {
+    val idempotencyKey = stableKey(customerId, period)
+    return retryOnTransient { api.createCharge(idempotencyKey = idempotencyKey, body = body) }
+}
+"#;
+
+#[test]
+fn exit_one_with_findings_and_json_shape() {
+    let dir = scratch("json_shape");
+    std::fs::write(dir.join("Billing.kt"), RETRY_BUG).unwrap();
+    let out = idemlint()
+        .current_dir(&dir)
+        .args(["check", "Billing.kt", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0);
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v:#}");
+    let f = &findings[0];
+    assert_eq!(f["rule"], "key-in-retry-scope");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["path"], "Billing.kt");
+    assert_eq!(f["line"], 6);
+    // `UUID.randomUUID()` starts after `api.createCharge(idempotencyKey = `.
+    let line6 = RETRY_BUG.lines().nth(5).unwrap();
+    assert_eq!(f["column"], line6.find("UUID").unwrap() + 1);
+    assert_eq!(f["end_line"], 6);
+    assert_eq!(
+        f["end_column"],
+        line6.find("UUID").unwrap() + "UUID.randomUUID()".len() + 1
+    );
+    assert_eq!(f["source"], "UUID.randomUUID()");
+    assert!(f["message"].as_str().unwrap().contains("retryOnTransient"));
+    assert!(
+        f["help"]
+            .as_str()
+            .unwrap()
+            .contains("val idempotencyKey = ")
+    );
+    assert_eq!(f["boundary"]["kind"], "retry");
+    assert_eq!(f["boundary"]["line"], 5);
+    assert_eq!(f["boundary"]["column"], 5);
+}
+
+#[test]
+fn exit_zero_when_clean() {
+    let dir = scratch("clean");
+    std::fs::write(dir.join("Billing.kt"), CLEAN).unwrap();
+    idemlint()
+        .current_dir(&dir)
+        .args(["check", "."])
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0 findings"));
+}
+
+#[test]
+fn default_subcommand_is_check() {
+    let dir = scratch("default_check");
+    std::fs::write(dir.join("Billing.kt"), RETRY_BUG).unwrap();
+    idemlint()
+        .current_dir(&dir)
+        .arg("Billing.kt")
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn missing_path_is_a_tool_error() {
+    idemlint()
+        .args(["check", "does/not/exist"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("path not found"));
+}
+
+#[test]
+fn bad_arguments_are_a_tool_error() {
+    idemlint()
+        .args(["check", "--format", "xml", "."])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn parse_errors_are_reported_and_other_files_still_analysed() {
+    let dir = scratch("parse_errors");
+    std::fs::write(dir.join("broken.rs"), "fn f() {\n    let x = ;\n}\n").unwrap();
+    std::fs::write(dir.join("Billing.kt"), RETRY_BUG).unwrap();
+    std::fs::write(dir.join("bad.java"), [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let out = idemlint()
+        .current_dir(&dir)
+        .args(["check", ".", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1);
+    let errors = v["errors"].as_array().unwrap();
+    let broken = errors
+        .iter()
+        .find(|e| e["path"] == "broken.rs")
+        .expect("broken.rs reported");
+    assert_eq!(broken["line"], 2);
+    assert!(broken["column"].as_u64().unwrap() > 1);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["path"] == "bad.java" && e["message"].as_str().unwrap().contains("binary"))
+    );
+}
+
+#[test]
+fn only_parse_errors_exit_zero() {
+    let dir = scratch("only_parse_errors");
+    std::fs::write(dir.join("broken.rs"), "fn f( {").unwrap();
+    idemlint()
+        .current_dir(&dir)
+        .args(["check", "."])
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("broken.rs:1"));
+}
+
+#[test]
+fn human_output_names_rule_source_boundary_and_help_without_colour() {
+    let dir = scratch("human");
+    std::fs::write(dir.join("Billing.kt"), RETRY_BUG).unwrap();
+    let out = idemlint()
+        .current_dir(&dir)
+        .args(["check", "Billing.kt"])
+        .env("NO_COLOR", "1")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let s = String::from_utf8(out).unwrap();
+    assert!(s.contains("idemlint::key-in-retry-scope"), "{s}");
+    assert!(s.contains("Billing.kt:6:"), "{s}");
+    assert!(s.contains("evaluated again on every run"), "{s}");
+    assert!(s.contains("retry boundary"), "{s}");
+    assert!(s.contains("help:"), "{s}");
+    assert!(
+        !s.contains('\u{1b}'),
+        "colour escape codes with NO_COLOR: {s}"
+    );
+}
+
+#[test]
+fn rules_and_explain() {
+    let out = idemlint()
+        .arg("rules")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let s = String::from_utf8(out).unwrap();
+    for id in [
+        "key-in-interceptor",
+        "key-in-retry-scope",
+        "key-in-callback-retry",
+        "unlocked-scheduled-job",
+        "time-in-key",
+        "interceptor-mints-key",
+    ] {
+        let line = s
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or_else(|| panic!("{id}: {s}"));
+        assert!(line.contains("error") || line.contains("warning"), "{line}");
+        assert!(line.len() > id.len() + 20, "no summary: {line}");
+    }
+    idemlint()
+        .args(["explain", "key-in-interceptor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("## Why is this bad?"))
+        .stdout(predicate::str::contains("addNetworkInterceptor"));
+    idemlint()
+        .args(["explain", "key-in-retry-scop"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "did you mean `key-in-retry-scope`",
+        ));
+}
+
+#[test]
+fn cargo_subcommand_strips_its_name_and_defaults_to_workspace_root() {
+    let dir = scratch("cargo_project");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"payments\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("src/jobs")).unwrap();
+    std::fs::write(
+        dir.join("src/jobs/charge.rs"),
+        "pub async fn charge() {\n    backoff::future::retry(policy(), || async {\n        send(uuid::Uuid::new_v4()).await\n    }).await;\n}\nfn send(idempotency_key: uuid::Uuid) {}\n",
+    )
+    .unwrap();
+    // Run from a subdirectory: the workspace root is still what gets checked.
+    let out = Command::cargo_bin("cargo-idemlint")
+        .unwrap()
+        .current_dir(dir.join("src"))
+        .args(["idemlint", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "key-in-retry-scope");
+    assert!(
+        f["path"].as_str().unwrap().ends_with("src/jobs/charge.rs"),
+        "{v:#}"
+    );
+    // Explicit arguments work the same as for `idemlint`.
+    Command::cargo_bin("cargo-idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["idemlint", "check", "src", "--format", "json"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn gitignored_files_are_skipped() {
+    let dir = scratch("gitignore");
+    std::fs::write(dir.join(".gitignore"), "generated/\n").unwrap();
+    std::fs::create_dir_all(dir.join("generated")).unwrap();
+    std::fs::write(dir.join("generated/Billing.kt"), RETRY_BUG).unwrap();
+    idemlint()
+        .current_dir(&dir)
+        .args(["check", "."])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn fixtures_directory_has_findings_in_every_language() {
+    let out = idemlint()
+        .current_dir(manifest_dir())
+        .args(["check", "fixtures", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    for ext in [".rs", ".java", ".kt"] {
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["path"].as_str().unwrap().ends_with(ext)),
+            "no finding in a {ext} fixture"
+        );
+    }
+    // Relative input gives relative paths.
+    assert!(
+        v["findings"][0]["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("fixtures/")
+    );
+}
