@@ -77,7 +77,7 @@ impl CallMatch {
             return false;
         }
         if !self.is_unconstrained_callee()
-            && !self.callee.iter().any(|c| *c == call.callee)
+            && !self.callee.contains(&call.callee)
             && !self.callee_glob.iter().any(|g| glob_match(g, &call.callee))
         {
             return false;
@@ -125,10 +125,10 @@ pub fn receiver_text(call: &Call) -> Option<String> {
 /// (`Clock.systemUTC()` → `systemUTC`, `uuid::Uuid` → `Uuid`).
 pub fn last_segment(receiver: &str) -> &str {
     let mut r = receiver.trim();
-    if r.ends_with(')') {
-        if let Some(open) = r.find('(') {
-            r = &r[..open];
-        }
+    if r.ends_with(')')
+        && let Some(open) = r.find('(')
+    {
+        r = &r[..open];
     }
     let r = r.rsplit("::").next().unwrap_or(r);
     let r = r.rsplit('.').next().unwrap_or(r);
@@ -508,7 +508,7 @@ impl Catalogue {
     /// True when a header name (a literal) is an idempotency-key header.
     pub fn is_key_header(&self, header: &str) -> bool {
         let h = header.trim().to_ascii_lowercase();
-        self.keys.header_names.iter().any(|k| *k == h)
+        self.keys.header_names.contains(&h)
     }
 
     pub fn is_memoizer(&self, lang: Language, call: &Call) -> bool {

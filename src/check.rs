@@ -150,6 +150,10 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
         })
 }
 
+/// Pass 2 output for one file: its findings, an internal error, and its text when it has
+/// findings (for rendering).
+type Pass2 = (Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>);
+
 enum Pass1 {
     Done(Box<Analysed>, FileSummary, Vec<FileError>),
     ParsedOnly(u64, Vec<FileError>),
@@ -238,7 +242,7 @@ fn run_in_pool(
         return Ok(report);
     }
     let index = ProjectIndex::build(summaries);
-    let per_file: Vec<(Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>)> = analysed
+    let per_file: Vec<Pass2> = analysed
         .par_iter()
         .map(|a| {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

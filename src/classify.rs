@@ -90,10 +90,10 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     }
     for v in &mut model.values {
         for a in &mut v.atoms {
-            if let Atom::Call(c) = a {
-                if let Some(s) = map.get(c) {
-                    *a = Atom::Source(*s);
-                }
+            if let Atom::Call(c) = a
+                && let Some(s) = map.get(c)
+            {
+                *a = Atom::Source(*s);
             }
         }
     }
@@ -202,7 +202,7 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     let ScopeKind::Function(f) = &s.kind else {
                         continue;
                     };
-                    if !entry.methods.iter().any(|m| *m == f.name) {
+                    if !entry.methods.contains(&f.name) {
                         continue;
                     }
                     let Some(parent) = s.parent else { continue };
@@ -428,10 +428,10 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
     if let Some(l) = &v.literal {
         return cat.is_key_header(l).then(|| l.clone());
     }
-    if let Some(id) = &v.ident {
-        if crate::catalogue::normalize_name(id).contains("idempotency") {
-            return Some(id.clone());
-        }
+    if let Some(id) = &v.ident
+        && crate::catalogue::normalize_name(id).contains("idempotency")
+    {
+        return Some(id.clone());
     }
     model
         .strings
@@ -480,7 +480,7 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                 })
                 .unwrap_or(&call.callee);
             let n = crate::catalogue::normalize_name(stripped);
-            if cat.keys.normalized_names.iter().any(|k| *k == n) {
+            if cat.keys.normalized_names.contains(&n) {
                 facts.sinks.push(Sink {
                     value: call.args[0].value,
                     scope: call.scope,
@@ -490,28 +490,28 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             }
         }
         for arg in &call.args {
-            if let Some(name) = &arg.name {
-                if cat.is_key_name(name) {
-                    facts.sinks.push(Sink {
-                        value: arg.value,
-                        scope: call.scope,
-                        label: format!("the `{name}` argument of `{}`", call.callee),
-                        call: Some(cid),
-                    });
-                }
+            if let Some(name) = &arg.name
+                && cat.is_key_name(name)
+            {
+                facts.sinks.push(Sink {
+                    value: arg.value,
+                    scope: call.scope,
+                    label: format!("the `{name}` argument of `{}`", call.callee),
+                    call: Some(cid),
+                });
             }
         }
     }
     for b in &model.bindings {
-        if let Some(v) = b.value {
-            if cat.is_key_name(&b.name) {
-                facts.sinks.push(Sink {
-                    value: v,
-                    scope: b.scope,
-                    label: format!("`{}`", b.name),
-                    call: None,
-                });
-            }
+        if let Some(v) = b.value
+            && cat.is_key_name(&b.name)
+        {
+            facts.sinks.push(Sink {
+                value: v,
+                scope: b.scope,
+                label: format!("`{}`", b.name),
+                call: None,
+            });
         }
     }
     for a in &model.assigns {
@@ -573,19 +573,18 @@ fn locks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             }
             LockForm::Annotation => {
                 for (i, s) in model.scopes.iter().enumerate() {
-                    if let ScopeKind::Function(f) = &s.kind {
-                        if let Some(a) = f
+                    if let ScopeKind::Function(f) = &s.kind
+                        && let Some(a) = f
                             .annotations
                             .iter()
                             .find(|a| entry.annotations.contains(&a.name))
-                        {
-                            facts.locks.push(Lock {
-                                label: entry.label.clone(),
-                                span: a.span,
-                                scope: i,
-                                requires_shedlock: entry.requires_shedlock,
-                            });
-                        }
+                    {
+                        facts.locks.push(Lock {
+                            label: entry.label.clone(),
+                            span: a.span,
+                            scope: i,
+                            requires_shedlock: entry.requires_shedlock,
+                        });
                     }
                 }
             }

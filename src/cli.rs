@@ -163,7 +163,12 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             parse_only,
         } => {
             let paths = if paths.is_empty() && cargo {
-                vec![cargo_workspace_root().unwrap_or_else(|| PathBuf::from("."))]
+                vec![cargo_workspace_root().unwrap_or_else(|| {
+                    eprintln!(
+                        "cargo idemlint: could not locate the cargo workspace (`cargo locate-project --workspace` failed); checking the current directory"
+                    );
+                    PathBuf::from(".")
+                })]
             } else {
                 paths
             };

@@ -160,15 +160,15 @@ pub fn summarize(
         let rec = Recorder::default();
         let origins = flow.origins(sink.value, &rec);
         let Some(d) = decls.get_mut(&f) else { continue };
-        if d.mints.is_none() {
-            if let Some(o) = origins.first() {
-                d.mints = Some(MintInfo {
-                    source: o.display.clone(),
-                    kind: o.kind,
-                    location: location(path, lines, text, o.span.start),
-                    function: d.name.clone(),
-                });
-            }
+        if d.mints.is_none()
+            && let Some(o) = origins.first()
+        {
+            d.mints = Some(MintInfo {
+                source: o.display.clone(),
+                kind: o.kind,
+                location: location(path, lines, text, o.span.start),
+                function: d.name.clone(),
+            });
         }
         d.mint_via_fresh.extend(rec.asked.into_inner());
     }
@@ -214,10 +214,10 @@ pub fn summarize(
         }
     }
     for lock in &facts.locks {
-        if let Some(f) = owner_fn[lock.scope] {
-            if let Some(d) = decls.get_mut(&f) {
-                d.has_lock = true;
-            }
+        if let Some(f) = owner_fn[lock.scope]
+            && let Some(d) = decls.get_mut(&f)
+        {
+            d.has_lock = true;
         }
     }
     let mut fns: Vec<(ScopeId, FnDecl)> = decls.into_iter().collect();
@@ -259,14 +259,13 @@ pub fn summarize(
             })
     };
     for (i, s) in model.scopes.iter().enumerate() {
-        if let ScopeKind::Function(f) = &s.kind {
-            if f.name == "intercept" && retries_within(i) {
-                if let Some(t) = s.parent.and_then(|p| model.type_info(p)) {
-                    if !t.name.is_empty() {
-                        out.retrying_types.push(t.name.clone());
-                    }
-                }
-            }
+        if let ScopeKind::Function(f) = &s.kind
+            && f.name == "intercept"
+            && retries_within(i)
+            && let Some(t) = s.parent.and_then(|p| model.type_info(p))
+            && !t.name.is_empty()
+        {
+            out.retrying_types.push(t.name.clone());
         }
     }
 
@@ -377,10 +376,10 @@ impl ProjectIndex {
         idx.registrations
             .sort_by(|a, b| (&a.path, a.offset).cmp(&(&b.path, b.offset)));
         for r in &mut idx.registrations {
-            if let Some(t) = &r.type_name {
-                if idx.retrying_types.contains(t) {
-                    r.retrying = true;
-                }
+            if let Some(t) = &r.type_name
+                && idx.retrying_types.contains(t)
+            {
+                r.retrying = true;
             }
         }
         idx.resolve();
@@ -446,11 +445,9 @@ impl ProjectIndex {
                         }
                     })
                 });
-                if all {
-                    if let Some(i) = info {
-                        self.fresh.insert(n.clone(), i);
-                        changed = true;
-                    }
+                if all && let Some(i) = info {
+                    self.fresh.insert(n.clone(), i);
+                    changed = true;
                 }
             }
             if !changed {
@@ -503,11 +500,9 @@ impl ProjectIndex {
                     }
                     false
                 });
-                if all {
-                    if let Some(i) = info {
-                        self.mints.insert(n.clone(), i);
-                        changed = true;
-                    }
+                if all && let Some(i) = info {
+                    self.mints.insert(n.clone(), i);
+                    changed = true;
                 }
             }
             if !changed {

@@ -235,10 +235,11 @@ fn cargo_subcommand_strips_its_name_and_defaults_to_workspace_root() {
     let dir = scratch("cargo_project");
     std::fs::write(
         dir.join("Cargo.toml"),
-        "[package]\nname = \"payments\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        "[package]\nname = \"payments\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
     )
     .unwrap();
     std::fs::create_dir_all(dir.join("src/jobs")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "pub mod jobs;\n").unwrap();
     std::fs::write(
         dir.join("src/jobs/charge.rs"),
         "pub async fn charge() {\n    backoff::future::retry(policy(), || async {\n        send(uuid::Uuid::new_v4()).await\n    }).await;\n}\nfn send(idempotency_key: uuid::Uuid) {}\n",

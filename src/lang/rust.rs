@@ -73,10 +73,10 @@ fn stripped_prefix(text: &str) -> usize {
         prefix += 3;
         content = rest;
     }
-    if let Some(after) = content.strip_prefix("#!") {
-        if !after.trim_start().starts_with('[') {
-            prefix += content.find('\n').unwrap_or(content.len());
-        }
+    if let Some(after) = content.strip_prefix("#!")
+        && !after.trim_start().starts_with('[')
+    {
+        prefix += content.find('\n').unwrap_or(content.len());
     }
     prefix
 }
@@ -316,10 +316,10 @@ impl<'a> Lowerer<'a> {
                 );
                 let saved = std::mem::replace(&mut self.scope, s);
                 for ti in &t.items {
-                    if let syn::TraitItem::Fn(f) = ti {
-                        if let Some(block) = &f.default {
-                            self.function(&f.attrs, &f.sig, block, self.sp(ti));
-                        }
+                    if let syn::TraitItem::Fn(f) = ti
+                        && let Some(block) = &f.default
+                    {
+                        self.function(&f.attrs, &f.sig, block, self.sp(ti));
                     }
                 }
                 self.scope = saved;
@@ -567,11 +567,11 @@ impl<'a> Lowerer<'a> {
                 atoms.push(Atom::Call(id));
                 let args = self.args(mc.args.iter(), id, atoms);
                 let receiver_span = self.sp(&*mc.receiver);
-                if let Some(l) = rinfo.lambda {
-                    if let ScopeKind::Lambda(info) = &mut self.m.scopes[l].kind {
-                        info.owner_call = Some(id);
-                        info.arg_index = usize::MAX;
-                    }
+                if let Some(l) = rinfo.lambda
+                    && let ScopeKind::Lambda(info) = &mut self.m.scopes[l].kind
+                {
+                    info.owner_call = Some(id);
+                    info.arg_index = usize::MAX;
                 }
                 self.m.calls[id] = Call {
                     callee: mc.method.to_string(),
@@ -603,15 +603,15 @@ impl<'a> Lowerer<'a> {
             Expr::Try(t) => self.expr(&t.expr, atoms),
             Expr::Reference(r) => self.expr(&r.expr, atoms),
             Expr::Path(p) => {
-                if p.qself.is_none() {
-                    if let Some(seg) = p.path.segments.last() {
-                        let name = seg.ident.to_string();
-                        if name != "self" && name != "None" {
-                            atoms.push(Atom::Name {
-                                name,
-                                offset: self.sp(&seg.ident).start,
-                            });
-                        }
+                if p.qself.is_none()
+                    && let Some(seg) = p.path.segments.last()
+                {
+                    let name = seg.ident.to_string();
+                    if name != "self" && name != "None" {
+                        atoms.push(Atom::Name {
+                            name,
+                            offset: self.sp(&seg.ident).start,
+                        });
                     }
                 }
                 ExprInfo::default()
@@ -859,11 +859,11 @@ impl<'a> Lowerer<'a> {
         for (i, a) in args.enumerate() {
             let mut arg_atoms = Vec::new();
             let info = self.expr(a, &mut arg_atoms);
-            if let Some(l) = info.lambda {
-                if let ScopeKind::Lambda(li) = &mut self.m.scopes[l].kind {
-                    li.owner_call = Some(call);
-                    li.arg_index = i;
-                }
+            if let Some(l) = info.lambda
+                && let ScopeKind::Lambda(li) = &mut self.m.scopes[l].kind
+            {
+                li.owner_call = Some(call);
+                li.arg_index = i;
             }
             let peeled = peel(a);
             let (type_hint, fn_ref) = match peeled {
@@ -1055,17 +1055,16 @@ impl<'a> Lowerer<'a> {
             return;
         };
         for (i, e) in exprs.iter().enumerate() {
-            if i == 0 {
-                if let Expr::Lit(l) = e {
-                    if let syn::Lit::Str(s) = &l.lit {
-                        let base = self.sp(s).start;
-                        for (name, off) in format_captures(&s.value()) {
-                            atoms.push(Atom::Name {
-                                name,
-                                offset: base + off,
-                            });
-                        }
-                    }
+            if i == 0
+                && let Expr::Lit(l) = e
+                && let syn::Lit::Str(s) = &l.lit
+            {
+                let base = self.sp(s).start;
+                for (name, off) in format_captures(&s.value()) {
+                    atoms.push(Atom::Name {
+                        name,
+                        offset: base + off,
+                    });
                 }
             }
             self.expr(e, atoms);

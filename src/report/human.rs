@@ -52,13 +52,14 @@ impl Diagnostic for FindingDiagnostic<'_> {
             Some("evaluated again on every run".to_string()),
             (f.span.start, f.span.end - f.span.start),
         )];
-        if let Some(b) = &f.boundary {
-            if b.path.is_none() && b.span != f.span {
-                labels.push(LabeledSpan::new_with_span(
-                    Some(format!("{} boundary", b.kind)),
-                    (b.span.start, (b.span.end - b.span.start).min(1)),
-                ));
-            }
+        if let Some(b) = &f.boundary
+            && b.path.is_none()
+            && b.span != f.span
+        {
+            labels.push(LabeledSpan::new_with_span(
+                Some(format!("{} boundary", b.kind)),
+                (b.span.start, (b.span.end - b.span.start).min(1)),
+            ));
         }
         Some(Box::new(labels.into_iter()))
     }

@@ -20,13 +20,22 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.origin_desc(&kf.origin),
             kf.sink_label
         );
-        let help = format!(
-            "hoist the key out of the retry: add `{}` {} and use `{}` inside; better, derive it from the operation's identity (`{}`)",
-            ctx.hoist_line(&ctx.hoist_expr(kf)),
-            ctx.before_boundary(b),
-            ctx.key_local(),
-            ctx.derive_example()
-        );
+        let help = match ctx.local_holding(kf.origin.span, b) {
+            Some(binding) => format!(
+                "move the declaration of `{}` (line {}) out of the retry, {}, so every attempt reuses one key; better, derive it from the operation's identity (`{}`)",
+                binding.name,
+                ctx.line_of(binding.span.start),
+                ctx.before_boundary(b),
+                ctx.derive_example()
+            ),
+            None => format!(
+                "hoist the key out of the retry: add `{}` {} and use `{}` inside; better, derive it from the operation's identity (`{}`)",
+                ctx.hoist_line(&ctx.hoist_expr(kf)),
+                ctx.before_boundary(b),
+                ctx.key_local(),
+                ctx.derive_example()
+            ),
+        };
         out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
     }
     for mc in &flows.mint_calls {

@@ -308,6 +308,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// The local declared inside `boundary` whose initializer contains `span`, if any.
+    pub fn local_holding(&self, span: Span, boundary: ScopeId) -> Option<&Binding> {
+        let m = self.model;
+        m.bindings.iter().find(|b| {
+            b.kind == BindingKind::Local
+                && m.is_within(b.scope, boundary)
+                && b.value.is_some_and(|v| m.values[v].span.contains(span))
+        })
+    }
+
     /// "before `retryOnTransient { … }` (line 12)".
     pub fn before_boundary(&self, scope: ScopeId) -> String {
         let b = self.boundary(scope);
