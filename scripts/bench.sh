@@ -20,11 +20,12 @@ files=$(find "$dir" -type f \( -name '*.rs' -o -name '*.java' -o -name '*.kt' -o
 bytes=$(find "$dir" -type f \( -name '*.rs' -o -name '*.java' -o -name '*.kt' -o -name '*.kts' \) -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 
-# One timed run: prints "seconds max_rss_kb".
+# One timed run: prints "seconds max_rss_kb" (python3 is used for portable timing + RSS).
 time_one() {
-  local t
-  t=$( { /usr/bin/time -f '%e %M' "$bin" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1 ) || true
-  echo "$t"
+  python3 -c 'import resource, subprocess, sys, time
+t = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.3f %d" % (time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))' "$bin" "$@"
 }
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
@@ -47,6 +48,10 @@ measure() {
 }
 
 echo "idemlint $("$bin" --version | cut -d' ' -f2) on $dir, jobs=$jobs, median of $runs runs"
-parse=$(measure parse check --parse-only --jobs "$jobs" "$dir" | tee /dev/stderr | tail -1)
-full=$(measure analysis check --format json --jobs "$jobs" "$dir" | tee /dev/stderr | tail -1)
+parse_out=$(measure parse check --parse-only --jobs "$jobs" "$dir")
+full_out=$(measure analysis check --format json --jobs "$jobs" "$dir")
+echo "$parse_out" | head -1
+echo "$full_out" | head -1
+parse=$(echo "$parse_out" | tail -1)
+full=$(echo "$full_out" | tail -1)
 awk -v f="$full" -v p="$parse" 'BEGIN { printf "analysis / parse = %.2fx\n", (p > 0) ? f / p : 0 }'

@@ -189,7 +189,7 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                                 entry: entry.id.clone(),
                                 flavor: entry.flavor.clone(),
                                 label: call_label(model, call, trailing),
-                                anchor: call.span,
+                                anchor: call.name_span,
                                 type_name: None,
                                 owner_call: Some(cid),
                             },
@@ -332,7 +332,7 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                                             call_label(model, upstream, trailing),
                                             call.callee
                                         ),
-                                        anchor: upstream.span,
+                                        anchor: upstream.name_span,
                                         type_name: None,
                                         owner_call: Some(u),
                                     },

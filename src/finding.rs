@@ -2,7 +2,24 @@
 
 use serde::Serialize;
 
+use sha2::{Digest, Sha256};
+
 use crate::model::Span;
+
+/// Computes [`Finding::fingerprint`] from its parts; `parts` are length-prefixed so no two
+/// different lists hash the same.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    h.update(b"idemlint/v1");
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// How serious a finding is. Ordered `Note < Warning < Error`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -64,6 +81,11 @@ pub struct Finding {
     pub span: Span,
     /// Where the key goes ("the `Idempotency-Key` header").
     pub sink: String,
+    /// A stable identity for baselines and SARIF `partialFingerprints` (`idemlint/v1`):
+    /// 32 hex chars of SHA-256 over the rule, the path, the enclosing declarations and
+    /// boundary, and the source expression with whitespace removed. Moving the code up or
+    /// down does not change it; two copies of the same bug in one function share it.
+    pub fingerprint: String,
 }
 
 impl Finding {

@@ -313,3 +313,46 @@ fn fixtures_directory_has_findings_in_every_language() {
             .starts_with("fixtures/")
     );
 }
+
+#[test]
+fn fingerprints_survive_unrelated_lines_above_and_count_copies() {
+    let dir = scratch("fingerprints");
+    let json = |dir: &Path| -> serde_json::Value {
+        let out = idemlint()
+            .current_dir(dir)
+            .args(["check", "Billing.kt", "--format", "json"])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    };
+    std::fs::write(dir.join("Billing.kt"), RETRY_BUG).unwrap();
+    let before = json(&dir);
+    std::fs::write(
+        dir.join("Billing.kt"),
+        format!("// billing\n\nimport a.b.C\n{RETRY_BUG}"),
+    )
+    .unwrap();
+    let after = json(&dir);
+    let f0 = &before["findings"][0];
+    let f1 = &after["findings"][0];
+    assert_eq!(
+        f1["line"].as_u64().unwrap(),
+        f0["line"].as_u64().unwrap() + 3
+    );
+    assert_eq!(f0["fingerprint"], f1["fingerprint"]);
+    assert_eq!(f0["fingerprint"].as_str().unwrap().len(), 32);
+    // A different source expression in the same place is a different finding.
+    std::fs::write(
+        dir.join("Billing.kt"),
+        RETRY_BUG.replace(
+            "UUID.randomUUID().toString()",
+            "System.currentTimeMillis().toString()",
+        ),
+    )
+    .unwrap();
+    let other = json(&dir);
+    assert_ne!(other["findings"][0]["fingerprint"], f0["fingerprint"]);
+}

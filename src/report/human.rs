@@ -58,7 +58,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
         {
             labels.push(LabeledSpan::new_with_span(
                 Some(format!("{} boundary", b.kind)),
-                (b.span.start, (b.span.end - b.span.start).min(1)),
+                (b.span.start, (b.span.end - b.span.start).max(1)),
             ));
         }
         Some(Box::new(labels.into_iter()))

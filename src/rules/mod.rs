@@ -246,6 +246,18 @@ impl Ctx<'_> {
         let meta = crate::rules::rule(rule).expect("known rule");
         let start = self.lines.position(self.text, span.start);
         let end = self.lines.position(self.text, span.end);
+        let source = self.snippet(span).to_string();
+        let normalized: String = source.chars().filter(|c| !c.is_whitespace()).collect();
+        let path = self.path.replace('\\', "/");
+        let enclosing = self.enclosing_names(span.start);
+        let boundary_sig = boundary
+            .map(|b| {
+                let bd = self.boundary(b);
+                format!("{}:{}", bd.kind.name(), bd.label)
+            })
+            .unwrap_or_default();
+        let fingerprint =
+            crate::finding::fingerprint(&[rule, &path, &enclosing, &boundary_sig, &normalized]);
         Finding {
             rule,
             severity: meta.severity,
@@ -257,10 +269,35 @@ impl Ctx<'_> {
             message,
             help,
             boundary: boundary.map(|b| self.boundary_ref(b)),
-            source: self.snippet(span).to_string(),
+            source,
             span,
             sink: sink.to_string(),
+            fingerprint,
         }
+    }
+
+    /// Names of the types and functions enclosing `offset`, outermost first, `::`-joined
+    /// (`BillingJob::runBilling`). Used for fingerprints.
+    pub fn enclosing_names(&self, offset: usize) -> String {
+        let m = self.model;
+        let flow_scope = m
+            .scopes
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.span.start <= offset && offset < s.span.end.max(s.span.start + 1))
+            .map(|(i, _)| i)
+            .max_by_key(|i| (m.scopes[*i].span.start, *i))
+            .unwrap_or(0);
+        let mut names: Vec<&str> = m
+            .ancestors(flow_scope)
+            .filter_map(|s| match &m.scopes[s].kind {
+                ScopeKind::Function(f) => Some(f.name.as_str()),
+                ScopeKind::Type(t) => Some(t.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        names.reverse();
+        names.join("::")
     }
 
     /// The name a hoisted key gets in this file's language.
