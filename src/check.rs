@@ -125,6 +125,54 @@ fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel)
         .collect()
 }
 
+/// Analyses one in-memory text as if it were the only file of the project (the LSP
+/// server's unsaved buffers, `--stdin-filename`). `display_path` is used in findings and
+/// errors; the language is chosen from its extension (`None` when unsupported).
+/// Parse errors come back as [`FileError`]s; a panic inside the analysis becomes one too.
+pub fn check_text(
+    display_path: &str,
+    text: &str,
+    cat: &Catalogue,
+) -> Option<(Vec<Finding>, Vec<FileError>)> {
+    let language = Language::from_path(std::path::Path::new(display_path))?;
+    let c = Candidate {
+        display: display_path.to_string(),
+        path: PathBuf::from(display_path),
+        language,
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let lines = LineIndex::new(text);
+        let (model, facts) = analyse_text(language, text, cat);
+        let errors = parse_errors(&c, text, &lines, &model);
+        let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
+        let index = ProjectIndex::build(vec![summary]);
+        let ctx = Ctx {
+            path: &c.display,
+            text,
+            lines: &lines,
+            model: &model,
+            facts: &facts,
+            index: &index,
+            catalogue: cat,
+        };
+        (check_file(&ctx), errors)
+    }));
+    Some(result.unwrap_or_else(|p| {
+        (
+            Vec::new(),
+            vec![FileError {
+                path: c.display.clone(),
+                line: None,
+                column: None,
+                message: format!(
+                    "internal error while analysing this file (please report it): {}",
+                    panic_message(p)
+                ),
+            }],
+        )
+    }))
+}
+
 /// Runs the whole pipeline.
 pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let paths = if opts.paths.is_empty() {

@@ -356,3 +356,14 @@ fn fingerprints_survive_unrelated_lines_above_and_count_copies() {
     let other = json(&dir);
     assert_ne!(other["findings"][0]["fingerprint"], f0["fingerprint"]);
 }
+
+#[test]
+fn check_text_matches_the_file_pipeline() {
+    let cat = idemlint::catalogue::Catalogue::builtin();
+    let (findings, errors) = idemlint::check::check_text("Billing.kt", RETRY_BUG, &cat).unwrap();
+    assert!(errors.is_empty());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].rule, "key-in-retry-scope");
+    assert_eq!(findings[0].line, 6);
+    assert!(idemlint::check::check_text("notes.txt", "x", &cat).is_none());
+}
