@@ -155,7 +155,17 @@ pub fn check_text(
             index: &index,
             catalogue: cat,
         };
-        (check_file(&ctx), errors)
+        let mut findings = check_file(&ctx);
+        crate::fix::attach(
+            &crate::fix::FixCtx {
+                text,
+                lines: &lines,
+                model: &model,
+                facts: &facts,
+            },
+            &mut findings,
+        );
+        (findings, errors)
     }));
     Some(result.unwrap_or_else(|p| {
         (
@@ -303,7 +313,17 @@ fn run_in_pool(
                     index: &index,
                     catalogue: cat,
                 };
-                check_file(&ctx)
+                let mut findings = check_file(&ctx);
+                crate::fix::attach(
+                    &crate::fix::FixCtx {
+                        text: &a.text,
+                        lines: &a.lines,
+                        model: &a.model,
+                        facts: &a.facts,
+                    },
+                    &mut findings,
+                );
+                findings
             }));
             match r {
                 Ok(f) => {
@@ -338,4 +358,92 @@ fn run_in_pool(
         .findings
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     Ok(report)
+}
+
+/// A file whose text fixes would change.
+#[derive(Debug, Clone)]
+pub struct FixedFile {
+    pub display: String,
+    pub path: PathBuf,
+    pub old: String,
+    pub new: String,
+    /// Rules whose fixes were applied, in order.
+    pub rules: Vec<&'static str>,
+}
+
+/// Computes the fixed text of every file with applicable fixes in `report`: applies
+/// non-overlapping fixes, re-analyses the file alone, and repeats while new fixes apply
+/// (at most 5 rounds). A round whose result parses with more errors than the original is
+/// rolled back and reported in the returned errors (naming the rule and the file).
+/// Nothing is written; see [`write_fixed`].
+pub fn compute_fixes(
+    report: &Report,
+    mode: crate::fix::apply::Mode,
+    cat: &Catalogue,
+) -> (Vec<FixedFile>, Vec<FileError>) {
+    let mut by_file: std::collections::BTreeMap<&str, Vec<Finding>> = Default::default();
+    for f in &report.findings {
+        if f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)) {
+            by_file.entry(&f.path).or_default().push(f.clone());
+        }
+    }
+    let mut fixed = Vec::new();
+    let mut errors = Vec::new();
+    for (display, findings) in by_file {
+        let Some(original) = report.texts.get(display).map(|t| t.to_string()) else {
+            continue;
+        };
+        let language = match Language::from_path(std::path::Path::new(display)) {
+            Some(l) => l,
+            None => continue,
+        };
+        let base_errors = crate::lang::lower(language, &original).errors.len();
+        let mut text = original.clone();
+        let mut findings = findings;
+        let mut rules = Vec::new();
+        for _round in 0..5 {
+            let (new, applied) = crate::fix::apply::apply(&text, &findings, mode);
+            if applied.is_empty() || new == text {
+                break;
+            }
+            let new_errors = crate::lang::lower(language, &new).errors.len();
+            if new_errors > base_errors {
+                errors.push(FileError {
+                    path: display.to_string(),
+                    line: None,
+                    column: None,
+                    message: format!(
+                        "the fix for {} would leave a syntax error in this file; it was not applied",
+                        applied.join(", ")
+                    ),
+                });
+                break;
+            }
+            rules.extend(applied);
+            text = new;
+            findings = match check_text(display, &text, cat) {
+                Some((f, _)) => f,
+                None => break,
+            };
+        }
+        if text != original {
+            fixed.push(FixedFile {
+                display: display.to_string(),
+                path: PathBuf::from(display),
+                old: original,
+                new: text,
+                rules,
+            });
+        }
+    }
+    (fixed, errors)
+}
+
+/// Writes fixed files to disk. Errors name the file.
+pub fn write_fixed(files: &[FixedFile]) -> Result<(), String> {
+    for f in files {
+        std::fs::write(&f.path, &f.new)
+            .map_err(|e| format!("could not write {}: {e}", f.display))?;
+    }
+    Ok(())
 }

@@ -49,6 +49,15 @@ enum Command {
         /// Only read and parse the files (measures the parsing floor); reports parse errors.
         #[arg(long)]
         parse_only: bool,
+        /// Apply safe fixes in place, then report what remains.
+        #[arg(long)]
+        fix: bool,
+        /// With --fix or --diff: also apply fixes marked unsafe.
+        #[arg(long)]
+        unsafe_fixes: bool,
+        /// Print the fixes as a unified diff and change nothing (exit 1 when there is a diff).
+        #[arg(long, conflicts_with = "fix")]
+        diff: bool,
     },
     /// List every rule: id, default severity and summary.
     Rules,
@@ -161,6 +170,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             format,
             jobs,
             parse_only,
+            fix,
+            unsafe_fixes,
+            diff,
         } => {
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
@@ -178,13 +190,69 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 parse_only,
             };
             let catalogue = Catalogue::builtin();
-            let report = match run(&opts, &catalogue) {
+            let mut report = match run(&opts, &catalogue) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("error: {e}");
                     return EXIT_TOOL_ERROR;
                 }
             };
+            if fix || diff {
+                let mode = if unsafe_fixes {
+                    crate::fix::apply::Mode::All
+                } else {
+                    crate::fix::apply::Mode::Safe
+                };
+                let (fixed, fix_errors) = crate::check::compute_fixes(&report, mode, &catalogue);
+                for e in &fix_errors {
+                    eprintln!("error: {}: {}", e.path, e.message);
+                }
+                if diff {
+                    for f in &fixed {
+                        let d = crate::fix::apply::unified_diff(&f.display, &f.old, &f.new);
+                        if out.write_all(d.as_bytes()).is_err() {
+                            return EXIT_TOOL_ERROR;
+                        }
+                    }
+                    let unfixable = report
+                        .findings
+                        .iter()
+                        .filter(|f| !f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)))
+                        .count();
+                    eprintln!(
+                        "idemlint: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
+                        fixed.len(),
+                        if fixed.len() == 1 { "" } else { "s" },
+                        if unfixable == 1 { "" } else { "s" },
+                    );
+                    return if fixed.is_empty() && fix_errors.is_empty() {
+                        EXIT_CLEAN
+                    } else if fixed.is_empty() {
+                        EXIT_TOOL_ERROR
+                    } else {
+                        EXIT_FINDINGS
+                    };
+                }
+                if let Err(e) = crate::check::write_fixed(&fixed) {
+                    eprintln!("error: {e}");
+                    return EXIT_TOOL_ERROR;
+                }
+                let n: usize = fixed.iter().map(|f| f.rules.len()).sum();
+                eprintln!(
+                    "idemlint: applied {n} fix{} in {} file{}",
+                    if n == 1 { "" } else { "es" },
+                    fixed.len(),
+                    if fixed.len() == 1 { "" } else { "s" }
+                );
+                report = match run(&opts, &catalogue) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
+                report.errors.extend(fix_errors);
+            }
             let rendered = match format {
                 Format::Json => crate::report::json::render(&report),
                 Format::Human => {

@@ -86,6 +86,46 @@ pub struct Finding {
     /// boundary, and the source expression with whitespace removed. Moving the code up or
     /// down does not change it; two copies of the same bug in one function share it.
     pub fingerprint: String,
+    /// A suggested edit, when one can be computed (see `crate::fix`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
+}
+
+/// Whether a fix may be applied without review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// Keeps the program's meaning apart from the bug it fixes; `--fix` applies it.
+    Safe,
+    /// Probably right but needs review (e.g. a Rust `move` closure that may need a clone);
+    /// applied only with `--unsafe-fixes`.
+    Unsafe,
+}
+
+/// One text replacement. `start`/`end` are byte offsets into the file's original text
+/// (half-open); positions are 1-based lines and char columns, for outputs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Edit {
+    #[serde(rename = "start_byte")]
+    pub start: usize,
+    #[serde(rename = "end_byte")]
+    pub end: usize,
+    pub start_line: usize,
+    pub start_column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The replacement text.
+    pub content: String,
+}
+
+/// A fix: edits that must be applied together.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    pub applicability: Applicability,
+    /// What the fix does ("hoist `UUID.randomUUID()` into `idempotencyKey` before …").
+    pub message: String,
+    /// Non-overlapping edits, sorted by start.
+    pub edits: Vec<Edit>,
 }
 
 impl Finding {

@@ -5,7 +5,7 @@
 //!
 //! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
 //! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`] → [`rules`] →
-//! [`report`], [`discover`] → [`check`] (the pipeline) → [`cli`]. See ARCHITECTURE.md.
+//! [`report`], [`fix`], [`discover`] → [`check`] (the pipeline) → [`cli`]. See ARCHITECTURE.md.
 
 pub mod catalogue;
 pub mod check;
@@ -13,6 +13,7 @@ pub mod classify;
 pub mod cli;
 pub mod discover;
 pub mod finding;
+pub mod fix;
 pub mod flow;
 pub mod index;
 pub mod lang;

@@ -273,6 +273,7 @@ impl Ctx<'_> {
             span,
             sink: sink.to_string(),
             fingerprint,
+            fix: None,
         }
     }
 

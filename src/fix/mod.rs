@@ -1,0 +1,324 @@
+//! Fixes: text edits computed from a finding's spans and the file's model, and their
+//! application (`--fix`, `--diff`).
+//!
+//! Only `key-in-retry-scope` gets an automatic edit, for boundaries that are a lambda /
+//! closure passed to a retrying call or a retry loop: the ephemeral expression (or the local
+//! declaration that holds it) moves into a local declared immediately before the statement
+//! that contains the boundary, and the expression inside is replaced by that local.
+//! Interceptor, scheduler, callback and time-based findings get no automatic edit: the fix
+//! belongs in the caller or needs a lock (see each rule's docs).
+//!
+//! A fix is offered only when it is mechanical: the statement containing the boundary
+//! starts on its own line, the hoisted expression reads no name declared inside the
+//! boundary, and the new name collides with nothing in the enclosing function. Rust fixes
+//! clone the key inside the boundary (`idempotency_key.clone()`); inside a `move` closure a
+//! clone is not enough for `FnMut` retries, so those fixes are `unsafe`.
+
+pub mod apply;
+
+use crate::catalogue::BoundaryKind;
+use crate::classify::FileFacts;
+use crate::finding::{Applicability, Edit, Finding, Fix};
+use crate::model::*;
+use crate::text::LineIndex;
+
+/// Everything needed to compute fixes for one file.
+pub struct FixCtx<'a> {
+    pub text: &'a str,
+    pub lines: &'a LineIndex,
+    pub model: &'a FileModel,
+    pub facts: &'a FileFacts,
+}
+
+/// Attaches a fix to every finding that can get one.
+pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
+    for f in findings.iter_mut() {
+        // Findings at a helper call that mints and sends (empty sink) are the whole
+        // operation: hoisting the call would send once; those get no edit.
+        if f.rule == "key-in-retry-scope" && f.fix.is_none() && !f.sink.is_empty() {
+            f.fix = hoist(ctx, f);
+        }
+    }
+}
+
+fn edit(ctx: &FixCtx, start: usize, end: usize, content: String) -> Edit {
+    let s = ctx.lines.position(ctx.text, start);
+    let e = ctx.lines.position(ctx.text, end);
+    Edit {
+        start,
+        end,
+        start_line: s.line,
+        start_column: s.column,
+        end_line: e.line,
+        end_column: e.column,
+        content,
+    }
+}
+
+/// The boundary scope a finding refers to (by its anchor).
+fn boundary_scope(ctx: &FixCtx, f: &Finding) -> Option<ScopeId> {
+    let b = f.boundary.as_ref()?;
+    ctx.facts
+        .boundaries
+        .iter()
+        .enumerate()
+        .find(|(s, bd)| {
+            bd.as_ref()
+                .is_some_and(|bd| bd.anchor == b.span && ctx.model.scopes[*s].span.contains(f.span))
+        })
+        .map(|(s, _)| s)
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0)
+}
+
+fn line_end(text: &str, offset: usize) -> usize {
+    text[offset..]
+        .find('\n')
+        .map(|i| offset + i)
+        .unwrap_or(text.len())
+}
+
+fn newline(text: &str) -> &'static str {
+    if text.contains("\r\n") { "\r\n" } else { "\n" }
+}
+
+/// True when a statement can start at `offset` (the start of a line): the code before it
+/// ends a statement or opens a block. Comment-only lines are skipped.
+fn statement_boundary_before(text: &str, lang: Language, offset: usize) -> bool {
+    let mut end = offset;
+    loop {
+        let before = text[..end].trim_end();
+        if before.is_empty() {
+            return true;
+        }
+        let ls = line_start(text, before.len());
+        let line = &text[ls..before.len()];
+        if line.trim_start().starts_with("//") {
+            end = ls;
+            continue;
+        }
+        let last = before.chars().last().unwrap_or(';');
+        return match lang {
+            Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last) && !before.ends_with("->"),
+            _ => matches!(last, ';' | '{' | '}'),
+        };
+    }
+}
+
+/// Names of all bindings declared in the function (or file) enclosing `scope`.
+fn names_in_function(m: &FileModel, scope: ScopeId) -> Vec<&str> {
+    let f = m.enclosing_function(scope).unwrap_or(0);
+    m.bindings
+        .iter()
+        .filter(|b| m.is_within(b.scope, f))
+        .map(|b| b.name.as_str())
+        .collect()
+}
+
+/// True when the value's atoms read a name declared inside `boundary` (a lambda parameter,
+/// a local of the attempt), which a hoist would move out of reach.
+fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> bool {
+    m.values.iter().filter(|v| span.contains(v.span)).any(|v| {
+        v.atoms.iter().any(|a| match a {
+            Atom::Name { name, offset } if span.contains(Span::new(*offset, *offset)) => {
+                m.bindings.iter().any(|b| {
+                    b.name == *name && m.is_within(b.scope, boundary) && b.name_span.start < *offset
+                })
+            }
+            _ => false,
+        })
+    })
+}
+
+fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
+    let m = ctx.model;
+    let text = ctx.text;
+    let b = boundary_scope(ctx, f)?;
+    let bd = ctx.facts.boundaries[b].as_ref()?;
+    if bd.kind != BoundaryKind::Retry {
+        return None;
+    }
+    // Where the statement containing the boundary starts.
+    let stmt_start = match (&m.scopes[b].kind, bd.owner_call) {
+        (ScopeKind::Loop(_), _) => m.scopes[b].span.start,
+        (ScopeKind::Lambda(_), Some(c)) if bd.flavor != "reactive" => m.calls[c].span.start,
+        _ => return None,
+    };
+    let insert_at = line_start(text, stmt_start);
+    if !statement_boundary_before(text, m.language, insert_at) {
+        return None;
+    }
+    let indent: String = text[insert_at..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    let nl = newline(text);
+    let is_move = matches!(&m.scopes[b].kind, ScopeKind::Lambda(l) if l.is_move);
+    let rust = m.language == Language::Rust;
+
+    // Case 1: the source sits in a local declared inside the boundary: move the declaration.
+    // Only a declaration that holds the key itself (the source, maybe converted:
+    // `UUID.randomUUID().toString()`) moves; a request built around it stays put.
+    let holds_only_key = |v: &Value| {
+        !text[v.span.start..v.span.end].contains('\n')
+            && !m.field_inits.iter().any(|fi| v.span.contains(fi.span))
+            && v.atoms.iter().all(|a| match a {
+                Atom::Call(c) => {
+                    let cs = m.calls[*c].span;
+                    cs.contains(f.span) || f.span.contains(cs)
+                }
+                _ => true,
+            })
+    };
+    if let Some(binding) = m.bindings.iter().find(|bi| {
+        bi.kind == BindingKind::Local
+            && m.is_within(bi.scope, b)
+            && bi
+                .value
+                .is_some_and(|v| m.values[v].span.contains(f.span) && holds_only_key(&m.values[v]))
+    }) {
+        let value = &m.values[binding.value?];
+        let decl_start = line_start(text, binding.span.start);
+        let decl_end_line = line_end(text, binding.span.end.min(text.len()));
+        if !text[decl_start..binding.span.start].trim().is_empty() {
+            return None;
+        }
+        let after = text[binding.span.end..decl_end_line].trim();
+        if !(after.is_empty() || after == ";") {
+            return None;
+        }
+        if reads_boundary_locals(m, value.span, b) {
+            return None;
+        }
+        // Reassigned inside the attempt: moving it changes behaviour.
+        if m.assigns
+            .iter()
+            .any(|a| a.name == binding.name && m.is_within(a.scope, b))
+        {
+            return None;
+        }
+        // Another binding of that name outside the boundary in the same function would be
+        // shadowed or clash.
+        let f_scope = m.enclosing_function(b).unwrap_or(0);
+        if m.bindings.iter().any(|o| {
+            o.name == binding.name && !m.is_within(o.scope, b) && m.is_within(o.scope, f_scope)
+        }) {
+            return None;
+        }
+        let decl_text = &text[binding.span.start..decl_end_line];
+        let decl_text = decl_text.trim_end_matches('\r');
+        let old_indent: String = text[decl_start..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let moved: String = decl_text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| {
+                if i == 0 {
+                    format!("{indent}{}", l.trim_end_matches('\r'))
+                } else {
+                    let l = l.trim_end_matches('\r');
+                    format!(
+                        "{indent}{}",
+                        l.strip_prefix(old_indent.as_str()).unwrap_or(l)
+                    )
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(nl);
+        let mut delete_end = decl_end_line;
+        if text[delete_end..].starts_with('\n') {
+            delete_end += 1;
+        }
+        let applicability = if rust {
+            Applicability::Unsafe
+        } else {
+            Applicability::Safe
+        };
+        return Some(Fix {
+            applicability,
+            message: format!(
+                "move the declaration of `{}` before {} so every attempt reuses one key",
+                binding.name, bd.label
+            ),
+            edits: vec![
+                edit(ctx, insert_at, insert_at, format!("{moved}{nl}")),
+                edit(ctx, decl_start, delete_end, String::new()),
+            ],
+        });
+    }
+
+    // Case 2: hoist the expression itself. Prefer the whole argument (e.g.
+    // `UUID.randomUUID().toString()`) when it is the sink's value.
+    let expr_span = m
+        .calls
+        .iter()
+        .flat_map(|c| c.args.iter())
+        .map(|a| m.values[a.value].span)
+        .chain(m.field_inits.iter().map(|fi| m.values[fi.value].span))
+        .filter(|s| s.contains(f.span) && m.scopes[b].span.contains(*s))
+        .min_by_key(|s| s.end - s.start)
+        .filter(|s| {
+            let t = &text[s.start..s.end];
+            t.len() <= 120 && !t.contains('\n')
+        })
+        .unwrap_or(f.span);
+    if reads_boundary_locals(m, expr_span, b) {
+        return None;
+    }
+    let base = if rust {
+        "idempotency_key"
+    } else {
+        "idempotencyKey"
+    };
+    let taken = names_in_function(m, b);
+    // Fields and other names used in the enclosing function count as taken too.
+    let f_span = m.scopes[m.enclosing_function(b).unwrap_or(0)].span;
+    let f_text = text.get(f_span.start..f_span.end).unwrap_or("");
+    // A field access (`.name`) or a struct-literal field (`name: v`) does not take the name.
+    let used = |n: &str| {
+        f_text.match_indices(n).any(|(i, _)| {
+            let after = &f_text[i + n.len()..];
+            let before = f_text[..i].chars().next_back();
+            !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                && (!after.starts_with(':') || after.starts_with("::"))
+        })
+    };
+    let mut name = base.to_string();
+    let mut n = 2;
+    while (taken.contains(&name.as_str()) || used(&name)) && n < 100 {
+        name = format!("{base}{n}");
+        n += 1;
+    }
+    let expr = &text[expr_span.start..expr_span.end];
+    let decl = match m.language {
+        Language::Kotlin => format!("{indent}val {name} = {expr}{nl}"),
+        Language::Java => format!("{indent}final var {name} = {expr};{nl}"),
+        Language::Rust => format!("{indent}let {name} = {expr};{nl}"),
+    };
+    let use_text = if rust {
+        format!("{name}.clone()")
+    } else {
+        name.clone()
+    };
+    let applicability = if rust && is_move {
+        Applicability::Unsafe
+    } else {
+        Applicability::Safe
+    };
+    Some(Fix {
+        applicability,
+        message: format!(
+            "hoist `{expr}` into `{name}` before {} so every attempt reuses one key",
+            bd.label
+        ),
+        edits: vec![
+            edit(ctx, insert_at, insert_at, decl),
+            edit(ctx, expr_span.start, expr_span.end, use_text),
+        ],
+    })
+}
