@@ -38,6 +38,9 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
         if f.rule == "key-in-retry-scope" && f.fix.is_none() && !f.sink.is_empty() {
             f.fix = hoist(ctx, f);
         }
+        if f.rule == "key-in-callback-retry" && f.fix.is_none() {
+            f.fix = clone_call(ctx, f);
+        }
     }
 }
 
@@ -320,5 +323,64 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
             edit(ctx, insert_at, insert_at, decl),
             edit(ctx, expr_span.start, expr_span.end, use_text),
         ],
+    })
+}
+
+/// `key-in-callback-retry`: when the callback re-invokes the same service method with the
+/// same argument expressions as the call it was enqueued for, replace the re-invocation
+/// with `<call>.clone()` (Retrofit's `Call.clone()` resends the original request, key
+/// included). `<call>` is the callback method's first parameter.
+fn clone_call(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
+    let m = ctx.model;
+    let text = ctx.text;
+    let b = boundary_scope(ctx, f)?;
+    let callback = m.function_info(b)?;
+    let call_param = callback.params.first()?.name.clone();
+    let object = m.scopes[b].parent?;
+    let enqueue = m
+        .calls
+        .iter()
+        .find(|c| c.args.iter().any(|a| a.lambda == Some(object)))?;
+    let original = &m.calls[enqueue.receiver_call?];
+    // The re-invocation: a call of the same method, inside the callback, containing the
+    // ephemeral expression, itself the receiver of an `enqueue`/`execute`.
+    let (rid, again) = m.calls.iter().enumerate().find(|(_, c)| {
+        c.callee == original.callee
+            && m.is_within(c.scope, b)
+            && c.args.iter().any(|a| a.span.contains(f.span))
+    })?;
+    if !m
+        .calls
+        .iter()
+        .any(|c| c.receiver_call == Some(rid) && (c.callee == "enqueue" || c.callee == "execute"))
+    {
+        return None;
+    }
+    let norm = |s: Span| -> String {
+        text[s.start..s.end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    };
+    if again.args.len() != original.args.len()
+        || again
+            .args
+            .iter()
+            .zip(&original.args)
+            .any(|(x, y)| x.name != y.name || norm(x.span) != norm(y.span))
+    {
+        return None;
+    }
+    Some(Fix {
+        applicability: Applicability::Safe,
+        message: format!(
+            "retry with `{call_param}.clone()`, which resends the original request and its key"
+        ),
+        edits: vec![edit(
+            ctx,
+            again.span.start,
+            again.span.end,
+            format!("{call_param}.clone()"),
+        )],
     })
 }
