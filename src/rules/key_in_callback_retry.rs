@@ -53,7 +53,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
                 ctx.derive_example()
             ),
             _ => format!(
-                "retry with `call.clone().enqueue(this)`, which reuses the original arguments; or compute the key once before the first call (`{}`) and pass that value",
+                "compute the key once before the first call (`{}`) and pass that value, or retry with `call.clone().enqueue(this)`, which reuses the original arguments",
                 ctx.derive_example()
             ),
         };

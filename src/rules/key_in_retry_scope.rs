@@ -20,20 +20,21 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.origin_desc(&kf.origin),
             kf.sink_label
         );
+        let before = ctx.before_boundary(b);
         let help = match ctx.local_holding(kf.origin.span, b) {
             Some(binding) => format!(
-                "move the declaration of `{}` (line {}) out of the retry, {}, so every attempt reuses one key; better, derive it from the operation's identity (`{}`)",
+                "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`) and keep it; at least move the declaration of `{}` (line {}) out of the retry so every attempt reuses one key",
+                ctx.derive_example(),
+                ctx.mint_example(),
                 binding.name,
                 ctx.line_of(binding.span.start),
-                ctx.before_boundary(b),
-                ctx.derive_example()
             ),
             None => format!(
-                "hoist the key out of the retry: add `{}` {} and use `{}` inside; better, derive it from the operation's identity (`{}`)",
+                "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`); at least hoist it — add `{}` there and use `{}` inside",
+                ctx.derive_example(),
+                ctx.mint_example(),
                 ctx.hoist_line(&ctx.hoist_expr(kf)),
-                ctx.before_boundary(b),
                 ctx.key_local(),
-                ctx.derive_example()
             ),
         };
         out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
@@ -49,8 +50,10 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             call.callee, mc.info.source, mc.info.location
         );
         let help = format!(
-            "create the key once, {}, and pass it into `{}` as a parameter so every attempt reuses it",
+            "create the key once, {} (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so every attempt reuses it",
             ctx.before_boundary(mc.boundary),
+            ctx.derive_example(),
+            ctx.mint_example(),
             call.callee
         );
         out.push(ctx.finding(ID, call.span, Some(mc.boundary), "", message, help));

@@ -322,7 +322,7 @@ impl Ctx<'_> {
     /// The idemkey helper call that derives a key from business identity.
     pub fn derive_example(&self) -> &'static str {
         match self.model.language {
-            Language::Rust => "idemkey::derive(\"charge\", &[customer_id, billing_period])",
+            Language::Rust => "idemkey::derive(\"charge\", [customer_id, billing_period])",
             _ => "IdemKey.derive(\"charge\", customerId, billingPeriod)",
         }
     }
