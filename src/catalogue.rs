@@ -266,6 +266,10 @@ pub enum BoundaryForm {
     RetryLoop,
     /// A Rust loop that awaits `interval.tick()`.
     TickLoop,
+    /// A lambda returned by a function whose return type is one of `supertypes`
+    /// (`@Bean RequestInterceptor idempotency() { return template -> ...; }`), or passed to
+    /// a SAM constructor of one (`RequestInterceptor { template -> ... }`).
+    ReturnedLambda,
 }
 
 /// A boundary entry.

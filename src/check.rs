@@ -106,23 +106,42 @@ pub fn analyse_text(language: Language, text: &str, cat: &Catalogue) -> (FileMod
     (model, facts)
 }
 
+/// Most parse problems reported per file; the rest are summarised in one more error.
+pub const MAX_PARSE_ERRORS: usize = 5;
+
 fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel) -> Vec<FileError> {
-    model
-        .errors
-        .iter()
-        .map(|e| {
-            let p = lines.position(text, e.span.start);
-            FileError {
-                path: c.display.clone(),
-                line: Some(p.line),
-                column: Some(p.column),
-                message: format!(
-                    "{}; the rest of the file was analysed where possible",
-                    e.message
-                ),
-            }
-        })
-        .collect()
+    let tail = match c.language {
+        Language::Rust => "; the file was skipped (the Rust parser stops at the first error)",
+        _ => "; the rest of the file was analysed where the parser recovered",
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<FileError> = Vec::new();
+    let mut more = 0;
+    for e in &model.errors {
+        let p = lines.position(text, e.span.start);
+        if !seen.insert((p.line, p.column)) {
+            continue;
+        }
+        if out.len() == MAX_PARSE_ERRORS {
+            more += 1;
+            continue;
+        }
+        out.push(FileError {
+            path: c.display.clone(),
+            line: Some(p.line),
+            column: Some(p.column),
+            message: format!("{}{tail}", e.message),
+        });
+    }
+    if more > 0 {
+        out.push(FileError {
+            path: c.display.clone(),
+            line: None,
+            column: None,
+            message: format!("{more} more syntax error(s) not shown"),
+        });
+    }
+    out
 }
 
 /// Analyses one in-memory text as if it were the only file of the project (the LSP

@@ -343,6 +343,61 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     }
                 }
             }
+            BoundaryForm::ReturnedLambda => {
+                let mut targets: Vec<(ScopeId, String, Span)> = Vec::new();
+                // SAM constructors: `RequestInterceptor { template -> ... }`.
+                for call in &model.calls {
+                    if entry.supertypes.contains(&call.callee) {
+                        for arg in &call.args {
+                            if let Some(l) = arg.lambda {
+                                targets.push((
+                                    l,
+                                    format!("`{} {{ … }}`", call.callee),
+                                    call.name_span,
+                                ));
+                            }
+                        }
+                    }
+                }
+                // Lambdas returned by `X factory()` where X is one of the supertypes.
+                for (i, s) in model.scopes.iter().enumerate() {
+                    let ScopeKind::Function(f) = &s.kind else {
+                        continue;
+                    };
+                    let rt = f.return_type.split('<').next().unwrap_or("").trim();
+                    let rt = rt.rsplit('.').next().unwrap_or(rt).trim_end_matches('?');
+                    if !entry.supertypes.iter().any(|t| t == rt) {
+                        continue;
+                    }
+                    for r in model.returns.iter().filter(|r| r.scope == i) {
+                        let v = &model.values[r.value];
+                        for (l, ls) in model.scopes.iter().enumerate() {
+                            if matches!(ls.kind, ScopeKind::Lambda(_)) && ls.span == v.span {
+                                targets.push((
+                                    l,
+                                    format!("`{rt}` returned by `{}()`", f.name),
+                                    f.name_span,
+                                ));
+                            }
+                        }
+                    }
+                }
+                for (l, label, anchor) in targets {
+                    set(
+                        facts,
+                        l,
+                        Boundary {
+                            kind: entry.kind,
+                            entry: entry.id.clone(),
+                            flavor: entry.flavor.clone(),
+                            label,
+                            anchor,
+                            type_name: None,
+                            owner_call: None,
+                        },
+                    );
+                }
+            }
             BoundaryForm::RetryLoop | BoundaryForm::TickLoop => {
                 for (i, s) in model.scopes.iter().enumerate() {
                     let ScopeKind::Loop(l) = &s.kind else {
@@ -428,10 +483,14 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
     if let Some(l) = &v.literal {
         return cat.is_key_header(l).then(|| l.clone());
     }
-    if let Some(id) = &v.ident
-        && crate::catalogue::normalize_name(id).contains("idempotency")
-    {
-        return Some(id.clone());
+    // A constant that names the header (`IDEMPOTENCY_KEY_HEADER`, `Headers.IDEMPOTENCY`),
+    // not a variable holding the key's value (`idempotencyKey`).
+    if let Some(id) = &v.ident {
+        let constant_like =
+            id.chars().all(|c| !c.is_lowercase()) || id.to_ascii_lowercase().contains("header");
+        if constant_like && crate::catalogue::normalize_name(id).contains("idempotency") {
+            return Some(id.clone());
+        }
     }
     model
         .strings
@@ -448,6 +507,19 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                 continue;
             }
             let name_v = &model.values[call.args[hs.name_arg].value];
+            // `params.put("idempotency_key", key)`: a request-body field named after the key.
+            if let Some(l) = &name_v.literal
+                && cat.is_key_name(l)
+                && !cat.is_key_header(l)
+            {
+                facts.sinks.push(Sink {
+                    value: call.args[hs.value_arg].value,
+                    scope: call.scope,
+                    label: format!("the `{l}` field"),
+                    call: Some(cid),
+                });
+                break;
+            }
             if let Some(h) = names_key_header(model, cat, name_v) {
                 facts.sinks.push(Sink {
                     value: call.args[hs.value_arg].value,

@@ -115,10 +115,12 @@ fn cargo_workspace_root() -> Option<PathBuf> {
     }
     let manifest = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
     let root = manifest.parent()?.to_path_buf();
-    // Show paths relative to the current directory when the root is an ancestor of it.
+    // Show paths relative to the current directory when the root is an ancestor of it
+    // (`../src/lib.rs` from a subdirectory), as cargo's own diagnostics do.
     let cwd = std::env::current_dir().ok()?;
     match cwd.strip_prefix(&root) {
         Ok(rest) if rest.as_os_str().is_empty() => Some(PathBuf::from(".")),
+        Ok(rest) => Some(rest.components().map(|_| "..").collect::<PathBuf>()),
         _ => Some(root),
     }
 }

@@ -243,6 +243,10 @@ impl<'m> Flow<'m> {
         }
         let mut seen = HashSet::new();
         out.retain(|o| seen.insert(o.span));
+        // A source nested in another (`Random(System.currentTimeMillis()).nextLong()`: the
+        // clock only seeds the draw) is subsumed by the outer one.
+        let spans: Vec<Span> = out.iter().map(|o| o.span).collect();
+        out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
     }

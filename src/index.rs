@@ -39,6 +39,13 @@ pub struct FnDecl {
     pub key_params: Vec<(usize, String)>,
     /// `path:line` of the declaration.
     pub location: String,
+    /// The file's display path.
+    pub path: String,
+    /// Simple name of the enclosing type or object; empty for a top-level function.
+    pub type_name: String,
+    /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
+    /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
+    pub reads_key_header: bool,
     /// The return value derives from an ephemeral source evaluated in the body.
     pub fresh: Option<HelperInfo>,
     /// Calls whose result flows into the return value (may be fresh helpers).
@@ -85,6 +92,8 @@ pub struct FileSummary {
     pub retrying_types: Vec<String>,
     /// `path:line` of `call.clone()` sites (call-level retries).
     pub clone_sites: Vec<String>,
+    /// Retry boundaries in this file.
+    pub retry_boundaries: usize,
 }
 
 fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String {
@@ -127,12 +136,25 @@ pub fn summarize(
             })
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
+        let type_name = s
+            .parent
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.type_info(t))
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        let reads_key_header = facts
+            .header_reads
+            .iter()
+            .any(|(_, sc)| model.enclosing_function(*sc) == Some(i));
         let mut d = FnDecl {
             name: f.name.clone(),
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
             key_params,
             location: location(path, lines, text, f.name_span.start),
+            path: path.to_string(),
+            type_name,
+            reads_key_header,
             ..FnDecl::default()
         };
         // Fresh return values.
@@ -297,6 +319,12 @@ pub fn summarize(
         }
     }
 
+    out.retry_boundaries = facts
+        .boundaries
+        .iter()
+        .flatten()
+        .filter(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+        .count();
     for c in &model.calls {
         if c.callee == "clone"
             && c.args.is_empty()
@@ -346,17 +374,103 @@ pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
 /// The merged project index with helper facts resolved.
 #[derive(Clone, Debug, Default)]
 pub struct ProjectIndex {
+    /// Declarations by simple name, in path order.
     pub functions: HashMap<String, Vec<FnDecl>>,
-    fresh: HashMap<String, HelperInfo>,
-    mints: HashMap<String, MintInfo>,
+    /// Per declaration (parallel to `functions[name]`): does it return a fresh value?
+    fresh: HashMap<String, Vec<Option<HelperInfo>>>,
+    /// Per declaration: does it mint a key and put it somewhere (with no lock)?
+    mints: HashMap<String, Vec<Option<MintInfo>>>,
     pub registrations: Vec<Registration>,
     pub shedlock_enabled: bool,
     pub retrying_types: HashSet<String>,
     pub clone_sites: Vec<String>,
+    /// Number of retry boundaries (retry lambdas, loops, `@Retryable` methods) in the
+    /// project: evidence that calls are retried at the call level.
+    pub retry_boundaries: usize,
 }
 
 fn arity_ok(d: &FnDecl, args: usize) -> bool {
     d.arity == args || (d.defaults_possible && args < d.arity)
+}
+
+/// Method names so common on library types (collections, clients, builders) that a call
+/// through an untyped receiver cannot be tied to a project declaration by name alone.
+const COMMON_NAMES: &[&str] = &[
+    "get",
+    "set",
+    "put",
+    "add",
+    "remove",
+    "apply",
+    "call",
+    "run",
+    "execute",
+    "send",
+    "post",
+    "submit",
+    "invoke",
+    "create",
+    "build",
+    "of",
+    "from",
+    "map",
+    "accept",
+    "test",
+    "handle",
+    "process",
+    "update",
+    "save",
+    "delete",
+    "find",
+    "load",
+    "write",
+    "read",
+    "close",
+    "start",
+    "stop",
+    "next",
+    "clear",
+    "contains",
+    "equals",
+    "hashCode",
+    "toString",
+    "compute",
+    "merge",
+    "offer",
+    "poll",
+    "take",
+    "peek",
+    "emit",
+    "publish",
+    "subscribe",
+    "request",
+    "fetch",
+    "filter",
+    "collect",
+    "insert",
+    "append",
+    "push",
+    "pop",
+    "get_or_insert",
+    "entry",
+    "new",
+    "with",
+    "header",
+    "headers",
+    "body",
+    "json",
+];
+
+fn normalized(s: &str) -> String {
+    crate::catalogue::normalize_name(s)
+}
+
+/// A receiver names a type when either normalised name contains the other (at least three
+/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`.
+fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
+    let r = normalized(receiver);
+    let t = normalized(type_name);
+    r.len() >= 3 && !t.is_empty() && (t.contains(&r) || r.contains(&t))
 }
 
 impl ProjectIndex {
@@ -371,6 +485,10 @@ impl ProjectIndex {
             idx.shedlock_enabled |= s.shedlock_enabled;
             idx.retrying_types.extend(s.retrying_types);
             idx.clone_sites.extend(s.clone_sites);
+            idx.retry_boundaries += s.retry_boundaries;
+        }
+        for decls in idx.functions.values_mut() {
+            decls.sort_by(|a, b| a.location.cmp(&b.location));
         }
         idx.clone_sites.sort();
         idx.registrations
@@ -386,32 +504,94 @@ impl ProjectIndex {
         idx
     }
 
-    fn is_fresh_call(&self, name: &str, args: usize) -> bool {
-        self.fresh.contains_key(name)
-            && self
-                .functions
-                .get(name)
-                .is_some_and(|ds| ds.iter().any(|d| arity_ok(d, args)))
+    /// The declarations a call may refer to, from the call's receiver:
+    /// - no receiver (or `this`/`self`): declarations in the caller's file, else top-level
+    ///   functions elsewhere;
+    /// - a receiver that names a type (`Keys.newKey()`, `stripeService.charge(..)`):
+    ///   declarations in types whose name matches;
+    /// - any other receiver: every declaration of that name, unless the name is one of
+    ///   [`COMMON_NAMES`] (then none: `map.remove(id)` is not `Store.remove`).
+    pub fn candidates<'a>(&'a self, call: &Call, from_path: &str) -> Vec<(usize, &'a FnDecl)> {
+        let Some(decls) = self.functions.get(&call.callee) else {
+            return Vec::new();
+        };
+        let args = call.args.len();
+        let all = decls.iter().enumerate().filter(|(_, d)| arity_ok(d, args));
+        let receiver = crate::catalogue::receiver_text(call);
+        match receiver.as_deref().map(str::trim) {
+            None | Some("this") | Some("self") | Some("super") | Some("Self") => {
+                let same: Vec<_> = all.clone().filter(|(_, d)| d.path == from_path).collect();
+                if !same.is_empty() {
+                    same
+                } else {
+                    all.filter(|(_, d)| d.type_name.is_empty()).collect()
+                }
+            }
+            Some(r) => {
+                let last = crate::catalogue::last_segment(r);
+                let typed: Vec<_> = all
+                    .clone()
+                    .filter(|(_, d)| {
+                        !d.type_name.is_empty() && receiver_names_type(last, &d.type_name)
+                    })
+                    .collect();
+                if !typed.is_empty() {
+                    typed
+                } else if COMMON_NAMES.contains(&call.callee.as_str())
+                    || last.starts_with(|c: char| c.is_uppercase())
+                {
+                    Vec::new()
+                } else {
+                    all.collect()
+                }
+            }
+        }
     }
 
-    fn mint_of_call(&self, name: &str, args: usize) -> Option<&MintInfo> {
-        let ok = self
-            .functions
-            .get(name)
-            .is_some_and(|ds| ds.iter().any(|d| arity_ok(d, args)));
-        if ok { self.mints.get(name) } else { None }
+    /// Name-level unanimity used inside the fixpoint (no receiver is known there).
+    fn name_fresh(&self, name: &str, args: usize) -> Option<&HelperInfo> {
+        let decls = self.functions.get(name)?;
+        let states = self.fresh.get(name)?;
+        let mut info = None;
+        for (d, st) in decls.iter().zip(states) {
+            if !arity_ok(d, args) {
+                continue;
+            }
+            match st {
+                Some(i) => {
+                    info.get_or_insert(i);
+                }
+                None => return None,
+            }
+        }
+        info
     }
 
-    /// 0-based key parameter positions (and names) of a function called `name` with
-    /// `args` arguments.
-    pub fn key_params(&self, name: &str, args: usize) -> Vec<(usize, String)> {
+    fn name_mint(&self, name: &str, args: usize) -> Option<&MintInfo> {
+        let decls = self.functions.get(name)?;
+        let states = self.mints.get(name)?;
+        let mut info = None;
+        for (d, st) in decls.iter().zip(states) {
+            if !arity_ok(d, args) {
+                continue;
+            }
+            match st {
+                Some(i) => {
+                    info.get_or_insert(i);
+                }
+                None => return None,
+            }
+        }
+        info
+    }
+
+    /// 0-based key parameter positions (and names) of the function a call refers to.
+    pub fn key_params(&self, call: &Call, from_path: &str) -> Vec<(usize, String)> {
+        let args = call.args.len();
         let mut out: Vec<(usize, String)> = self
-            .functions
-            .get(name)
+            .candidates(call, from_path)
             .into_iter()
-            .flatten()
-            .filter(|d| arity_ok(d, args))
-            .flat_map(|d| d.key_params.iter().cloned())
+            .flat_map(|(_, d)| d.key_params.iter().cloned())
             .filter(|(i, _)| *i < args)
             .collect();
         out.sort_unstable();
@@ -419,90 +599,97 @@ impl ProjectIndex {
         out
     }
 
+    fn key_params_by_name(&self, name: &str, args: usize) -> bool {
+        self.functions
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|d| arity_ok(d, args) && !d.key_params.is_empty())
+    }
+
     fn resolve(&mut self) {
         let mut names: Vec<String> = self.functions.keys().cloned().collect();
         names.sort();
-        // Fresh helpers.
+        for n in &names {
+            let len = self.functions[n].len();
+            self.fresh.insert(n.clone(), vec![None; len]);
+            self.mints.insert(n.clone(), vec![None; len]);
+        }
+        // Fresh helpers, per declaration.
         loop {
             let mut changed = false;
             for n in &names {
-                if self.fresh.contains_key(n) {
-                    continue;
-                }
-                let decls = &self.functions[n];
-                let mut info = None;
-                let all = decls.iter().all(|d| {
-                    if let Some(f) = &d.fresh {
-                        info.get_or_insert_with(|| f.clone());
-                        return true;
+                for i in 0..self.functions[n].len() {
+                    if self.fresh[n][i].is_some() {
+                        continue;
                     }
-                    d.fresh_via.iter().any(|(c, a)| {
-                        if self.is_fresh_call(c, *a) {
-                            info.get_or_insert_with(|| self.fresh[c].clone());
-                            true
-                        } else {
-                            false
+                    let d = &self.functions[n][i];
+                    let info = d.fresh.clone().or_else(|| {
+                        d.fresh_via
+                            .iter()
+                            .filter(|(c, _)| c != n)
+                            .find_map(|(c, a)| self.name_fresh(c, *a).cloned())
+                    });
+                    if let Some(info) = info {
+                        if let Some(v) = self.fresh.get_mut(n) {
+                            v[i] = Some(info);
                         }
-                    })
-                });
-                if all && let Some(i) = info {
-                    self.fresh.insert(n.clone(), i);
-                    changed = true;
+                        changed = true;
+                    }
                 }
             }
             if !changed {
                 break;
             }
         }
-        // Key-minting functions.
+        // Key-minting functions, per declaration.
         loop {
             let mut changed = false;
             for n in &names {
-                if self.mints.contains_key(n) {
-                    continue;
-                }
-                let decls = &self.functions[n];
-                let mut info: Option<MintInfo> = None;
-                let all = decls.iter().all(|d| {
+                for i in 0..self.functions[n].len() {
+                    if self.mints[n][i].is_some() {
+                        continue;
+                    }
+                    let d = &self.functions[n][i];
                     if d.has_lock {
-                        return false;
+                        continue;
                     }
-                    if let Some(m) = &d.mints {
-                        info.get_or_insert_with(|| m.clone());
-                        return true;
-                    }
-                    for (c, a) in &d.mint_via_fresh {
-                        if self.is_fresh_call(c, *a) {
-                            let f = &self.fresh[c];
-                            info.get_or_insert_with(|| MintInfo {
+                    let mut info = d.mints.clone();
+                    if info.is_none() {
+                        info = d.mint_via_fresh.iter().find_map(|(c, a)| {
+                            self.name_fresh(c, *a).map(|f| MintInfo {
                                 source: format!("{c}()"),
                                 kind: f.kind,
                                 location: f.location.clone(),
                                 function: d.name.clone(),
-                            });
-                            return true;
-                        }
+                            })
+                        });
                     }
-                    for (c, arity, i, m) in &d.keyed_arg_candidates {
-                        if self.key_params(c, *arity).iter().any(|(p, _)| p == i) {
-                            info.get_or_insert_with(|| m.clone());
-                            return true;
-                        }
+                    if info.is_none() {
+                        info = d
+                            .keyed_arg_candidates
+                            .iter()
+                            .find(|(c, arity, pos, _)| {
+                                self.key_params_by_name(c, *arity)
+                                    && self.functions[c]
+                                        .iter()
+                                        .any(|x| x.key_params.iter().any(|(p, _)| p == pos))
+                            })
+                            .map(|(_, _, _, m)| m.clone());
                     }
-                    for (c, a) in &d.calls {
-                        if c == n {
-                            continue;
-                        }
-                        if let Some(m) = self.mint_of_call(c, *a) {
-                            info.get_or_insert_with(|| m.clone());
-                            return true;
-                        }
+                    if info.is_none() {
+                        info = d
+                            .calls
+                            .iter()
+                            .filter(|(c, _)| c != n && !COMMON_NAMES.contains(&c.as_str()))
+                            .find_map(|(c, a)| self.name_mint(c, *a).cloned());
                     }
-                    false
-                });
-                if all && let Some(i) = info {
-                    self.mints.insert(n.clone(), i);
-                    changed = true;
+                    if let Some(info) = info {
+                        if let Some(v) = self.mints.get_mut(n) {
+                            v[i] = Some(info);
+                        }
+                        changed = true;
+                    }
                 }
             }
             if !changed {
@@ -511,9 +698,49 @@ impl ProjectIndex {
         }
     }
 
-    /// The key a call to a project function mints, if it mints one (and takes no lock).
-    pub fn mints(&self, call: &Call) -> Option<&MintInfo> {
-        self.mint_of_call(&call.callee, call.args.len())
+    /// The key a call to a project function mints, if every declaration it may refer to
+    /// mints one (and takes no lock).
+    pub fn mints(&self, call: &Call, from_path: &str) -> Option<&MintInfo> {
+        let cands = self.candidates(call, from_path);
+        let states = self.mints.get(&call.callee)?;
+        let mut info = None;
+        for (i, _) in &cands {
+            match &states[*i] {
+                Some(m) => {
+                    info.get_or_insert(m);
+                }
+                None => return None,
+            }
+        }
+        info
+    }
+
+    /// Whether the function a call refers to reads a key header (all candidates do).
+    pub fn reads_key_header(&self, call: &Call, from_path: &str) -> bool {
+        let cands = self.candidates(call, from_path);
+        !cands.is_empty() && cands.iter().all(|(_, d)| d.reads_key_header)
+    }
+
+    /// The fresh value a call to a project function returns, if every declaration it may
+    /// refer to returns one.
+    pub fn fresh_from(&self, call: &Call, from_path: &str) -> Option<HelperInfo> {
+        let cands = self.candidates(call, from_path);
+        let states = self.fresh.get(&call.callee)?;
+        let mut info = None;
+        for (i, _) in &cands {
+            match &states[*i] {
+                Some(h) => {
+                    info.get_or_insert(h);
+                }
+                None => return None,
+            }
+        }
+        info.cloned()
+    }
+
+    /// A view answering helper questions for calls made in `path`.
+    pub fn view<'a>(&'a self, path: &'a str) -> IndexView<'a> {
+        IndexView { index: self, path }
     }
 
     /// Registrations of a type on any builder.
@@ -537,12 +764,14 @@ impl ProjectIndex {
     }
 }
 
-impl HelperOracle for ProjectIndex {
+/// [`ProjectIndex`] seen from one file, for [`HelperOracle`] queries.
+pub struct IndexView<'a> {
+    pub index: &'a ProjectIndex,
+    pub path: &'a str,
+}
+
+impl HelperOracle for IndexView<'_> {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
-        if self.is_fresh_call(&call.callee, call.args.len()) {
-            self.fresh.get(&call.callee).cloned()
-        } else {
-            None
-        }
+        self.index.fresh_from(call, self.path)
     }
 }

@@ -309,7 +309,8 @@ pub struct Assign {
 }
 
 /// A value leaving a function: `return expr`, a Rust tail expression of the function body,
-/// or a Kotlin expression body.
+/// or a Kotlin expression body. The Kotlin frontend also records a bare `return` (with an
+/// empty value), so non-local returns out of inline lambdas are visible.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Return {
     pub value: ValueId,

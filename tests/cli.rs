@@ -367,3 +367,44 @@ fn check_text_matches_the_file_pipeline() {
     assert_eq!(findings[0].line, 6);
     assert!(idemlint::check::check_text("notes.txt", "x", &cat).is_none());
 }
+
+#[test]
+fn common_method_names_do_not_bind_to_project_functions_elsewhere() {
+    let dir = scratch("cross_file_names");
+    std::fs::write(
+        dir.join("Store.java"),
+        "class Store {\n    public void remove(String idempotencyKey) { }\n}\n",
+    )
+    .unwrap();
+    // `active.remove(runId)` is a map, not `Store.remove`; nothing here is a key.
+    std::fs::write(
+        dir.join("Job.java"),
+        "import java.util.*;\nclass Job {\n    private final Map<String, Object> active = new HashMap<>();\n    @Scheduled(fixedDelay = 5000)\n    public void tick() {\n        String runId = UUID.randomUUID().toString();\n        active.put(runId, new Object());\n        active.remove(runId);\n    }\n}\n",
+    )
+    .unwrap();
+    // A same-named helper in another class does not hide this file's own fresh helper.
+    std::fs::write(
+        dir.join("Keys.java"),
+        "class Keys {\n    String generateKey(String orderId) { return \"order-\" + orderId; }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Client.java"),
+        "class Client {\n    void pay() {\n        retryTemplate.execute(c -> http.header(\"Idempotency-Key\", generateKey(\"x\")));\n    }\n    private String generateKey(String p) { return p + UUID.randomUUID(); }\n}\n",
+    )
+    .unwrap();
+    let out = idemlint()
+        .current_dir(&dir)
+        .args(["check", ".", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v:#}");
+    assert_eq!(findings[0]["path"], "Client.java");
+    assert_eq!(findings[0]["rule"], "key-in-retry-scope");
+    assert_eq!(findings[0]["source"], "generateKey(\"x\")");
+}

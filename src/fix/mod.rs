@@ -33,9 +33,9 @@ pub struct FixCtx<'a> {
 /// Attaches a fix to every finding that can get one.
 pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
-        // Findings at a helper call that mints and sends (empty sink) are the whole
+        // Findings at a helper call that mints and sends ("the key `f()` mints") are the whole
         // operation: hoisting the call would send once; those get no edit.
-        if f.rule == "key-in-retry-scope" && f.fix.is_none() && !f.sink.is_empty() {
+        if f.rule == "key-in-retry-scope" && f.fix.is_none() && !f.sink.starts_with("the key `") {
             f.fix = hoist(ctx, f);
         }
         if f.rule == "key-in-callback-retry" && f.fix.is_none() {

@@ -2136,14 +2136,20 @@ impl<'a> Lowerer<'a> {
                     Some(l) if kw == "return@" => self.labelled_return_target(l),
                     _ => self.unlabelled_return_target(),
                 };
-                if let Some(e) = expr {
-                    let value = self.value_of(e);
-                    self.m.returns.push(Return {
-                        value,
-                        scope: target,
+                // A bare `return` is recorded too (with an empty value): it still shows
+                // where control leaves, e.g. a non-local return out of `repeat { }`.
+                let value = match expr {
+                    Some(e) => self.value_of(e),
+                    None => self.m.add_value(Value {
                         span: span(n),
-                    });
-                }
+                        ..Value::default()
+                    }),
+                };
+                self.m.returns.push(Return {
+                    value,
+                    scope: target,
+                    span: span(n),
+                });
             }
             "break" => self.mark_break(None),
             "break@" => self.mark_break(Some(label.unwrap_or(""))),

@@ -56,6 +56,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.mint_example(),
             call.callee
         );
-        out.push(ctx.finding(ID, call.span, Some(mc.boundary), "", message, help));
+        let sink = format!("the key `{}()` mints", call.callee);
+        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help));
     }
 }

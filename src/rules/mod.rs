@@ -143,7 +143,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         if call.args.is_empty() {
             continue;
         }
-        for (i, pname) in ctx.index.key_params(&call.callee, call.args.len()) {
+        for (i, pname) in ctx.index.key_params(call, ctx.path) {
             let arg = &call.args[i];
             if arg.name.is_some() {
                 continue;
@@ -158,7 +158,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
     }
     let mut key_flows = Vec::new();
     for (value, scope, label, call) in sinks {
-        for origin in flow.origins(value, ctx.index) {
+        for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
             let boundary = common_boundary(m, ctx.facts, origin.scope, scope);
             key_flows.push(KeyFlow {
                 origin,
@@ -187,7 +187,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         {
             continue;
         }
-        if let Some(info) = ctx.index.mints(call) {
+        if let Some(info) = ctx.index.mints(call, ctx.path) {
             mint_calls.push(MintCall {
                 call: cid,
                 info: info.clone(),
@@ -408,11 +408,16 @@ pub struct InterceptorCase {
 pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     let b = ctx.boundary(scope);
     let m = ctx.model;
+    // The interceptor checks for a caller-set key first, inline or through a helper
+    // (`if (!needsKey(request)) return chain.proceed(request)`).
     let fallback = ctx
         .facts
         .header_reads
         .iter()
-        .any(|(_, s)| m.is_within(*s, scope));
+        .any(|(_, s)| m.is_within(*s, scope))
+        || m.calls
+            .iter()
+            .any(|c| m.is_within(c.scope, scope) && ctx.index.reads_key_header(c, ctx.path));
     let idx = ctx.index;
     let clone_hint = match idx.clone_sites.first() {
         Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
@@ -421,6 +426,8 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     let call_level = format!(
         "application interceptors run once per `Call` (OkHttp's own retries and redirects reuse the header), but every call-level retry — `call.clone()`{clone_hint}, a re-invoked service method, or a retry wrapper around the call — runs it again and sends a new key"
     );
+    // Evidence that calls are retried at the call level somewhere in the scanned code.
+    let call_level_retries = !idx.clone_sites.is_empty() || idx.retry_boundaries > 0;
     let (per_attempt, why) = match b.flavor.as_str() {
         "okhttp-network" => (
             true,
@@ -441,7 +448,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                         prev.location
                     ),
                 ),
-                None => (true, call_level),
+                None => (call_level_retries, call_level),
             }
         }
         "okhttp-class" => {
@@ -468,12 +475,12 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                 )
             } else if let Some(r) = regs.first() {
                 (
-                    true,
+                    call_level_retries,
                     format!("`{name}` is registered with `addInterceptor` ({}): {call_level}", r.location),
                 )
             } else {
                 (
-                    true,
+                    call_level_retries,
                     format!(
                         "`{name}` is not registered in the scanned code: as a network interceptor it would run on every network attempt; as an application interceptor it runs once per `Call`, and again on every call-level retry (`call.clone()`, a re-invoked service method, a retry wrapper)"
                     ),

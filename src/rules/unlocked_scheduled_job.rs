@@ -70,6 +70,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             "derive the keys from business identity (`{}`) and take a distributed lock or claim before the work (`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`)",
             ctx.derive_example()
         );
-        out.push(ctx.finding(ID, call.span, Some(mc.boundary), "", message, help));
+        let sink = format!("the key `{}()` mints", call.callee);
+        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help));
     }
 }
