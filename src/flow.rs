@@ -151,6 +151,9 @@ impl<'m> Flow<'m> {
             }
             let val = &m.values[v];
             // Stable derivations hide everything inside them.
+            // Stable derivations hide everything inside them; a source hides its own
+            // receiver and arguments (`Random(System.currentTimeMillis()).nextInt()` is a
+            // random draw: the clock only seeds it).
             let blocked: Vec<Span> = val
                 .atoms
                 .iter()
@@ -158,6 +161,7 @@ impl<'m> Flow<'m> {
                     Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
                         Some(m.calls[*c].span)
                     }
+                    Atom::Source(s) => Some(m.sources[*s].span),
                     _ => None,
                 })
                 .collect();
@@ -243,8 +247,7 @@ impl<'m> Flow<'m> {
         }
         let mut seen = HashSet::new();
         out.retain(|o| seen.insert(o.span));
-        // A source nested in another (`Random(System.currentTimeMillis()).nextLong()`: the
-        // clock only seeds the draw) is subsumed by the outer one.
+        // A source nested in another reached through a different value is subsumed too.
         let spans: Vec<Span> = out.iter().map(|o| o.span).collect();
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);

@@ -387,6 +387,12 @@ pub struct ProjectIndex {
     /// Number of retry boundaries (retry lambdas, loops, `@Retryable` methods) in the
     /// project: evidence that calls are retried at the call level.
     pub retry_boundaries: usize,
+    /// Names with at least one declaration that has a key parameter / returns a fresh
+    /// value / mints a key / reads a key header: cheap early exits for every call.
+    with_key_params: HashSet<String>,
+    with_fresh: HashSet<String>,
+    with_mints: HashSet<String>,
+    with_header_reads: HashSet<String>,
 }
 
 fn arity_ok(d: &FnDecl, args: usize) -> bool {
@@ -501,6 +507,24 @@ impl ProjectIndex {
             }
         }
         idx.resolve();
+        for (name, decls) in &idx.functions {
+            if decls.iter().any(|d| !d.key_params.is_empty()) {
+                idx.with_key_params.insert(name.clone());
+            }
+            if decls.iter().any(|d| d.reads_key_header) {
+                idx.with_header_reads.insert(name.clone());
+            }
+        }
+        for (name, states) in &idx.fresh {
+            if states.iter().any(Option::is_some) {
+                idx.with_fresh.insert(name.clone());
+            }
+        }
+        for (name, states) in &idx.mints {
+            if states.iter().any(Option::is_some) {
+                idx.with_mints.insert(name.clone());
+            }
+        }
         idx
     }
 
@@ -587,6 +611,9 @@ impl ProjectIndex {
 
     /// 0-based key parameter positions (and names) of the function a call refers to.
     pub fn key_params(&self, call: &Call, from_path: &str) -> Vec<(usize, String)> {
+        if !self.with_key_params.contains(&call.callee) {
+            return Vec::new();
+        }
         let args = call.args.len();
         let mut out: Vec<(usize, String)> = self
             .candidates(call, from_path)
@@ -701,6 +728,9 @@ impl ProjectIndex {
     /// The key a call to a project function mints, if every declaration it may refer to
     /// mints one (and takes no lock).
     pub fn mints(&self, call: &Call, from_path: &str) -> Option<&MintInfo> {
+        if !self.with_mints.contains(&call.callee) {
+            return None;
+        }
         let cands = self.candidates(call, from_path);
         let states = self.mints.get(&call.callee)?;
         let mut info = None;
@@ -717,6 +747,9 @@ impl ProjectIndex {
 
     /// Whether the function a call refers to reads a key header (all candidates do).
     pub fn reads_key_header(&self, call: &Call, from_path: &str) -> bool {
+        if !self.with_header_reads.contains(&call.callee) {
+            return false;
+        }
         let cands = self.candidates(call, from_path);
         !cands.is_empty() && cands.iter().all(|(_, d)| d.reads_key_header)
     }
@@ -724,6 +757,9 @@ impl ProjectIndex {
     /// The fresh value a call to a project function returns, if every declaration it may
     /// refer to returns one.
     pub fn fresh_from(&self, call: &Call, from_path: &str) -> Option<HelperInfo> {
+        if !self.with_fresh.contains(&call.callee) {
+            return None;
+        }
         let cands = self.candidates(call, from_path);
         let states = self.fresh.get(&call.callee)?;
         let mut info = None;
