@@ -6,13 +6,13 @@
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
 use crate::catalogue::Catalogue;
 use crate::check::{Options, run};
-use crate::report::Format;
+use crate::report::{Format, RenderOptions};
 use crate::rules::RULES;
 
 /// Exit code: no finding.
@@ -43,6 +43,16 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+        /// Write the report to FILE instead of standard output (`-`: standard output).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Exit 0 even when there are findings (tool errors still exit 2).
+        #[arg(long)]
+        exit_zero: bool,
+        /// Print only the findings: no summary, no file-problem lines (JSON and SARIF keep
+        /// file errors).
+        #[arg(long, short = 'q')]
+        quiet: bool,
         /// Worker threads (default: one per core).
         #[arg(long, short = 'j')]
         jobs: Option<usize>,
@@ -175,7 +185,11 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             fix,
             unsafe_fixes,
             diff,
+            output,
+            exit_zero,
+            quiet,
         } => {
+            let findings_exit = if exit_zero { EXIT_CLEAN } else { EXIT_FINDINGS };
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
                     eprintln!(
@@ -210,29 +224,33 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     eprintln!("error: {}: {}", e.path, e.message);
                 }
                 if diff {
-                    for f in &fixed {
-                        let d = crate::fix::apply::unified_diff(&f.display, &f.old, &f.new);
-                        if out.write_all(d.as_bytes()).is_err() {
-                            return EXIT_TOOL_ERROR;
-                        }
+                    let d: String = fixed
+                        .iter()
+                        .map(|f| crate::fix::apply::unified_diff(&f.display, &f.old, &f.new))
+                        .collect();
+                    if let Err(e) = write_report(output.as_deref(), &d, &mut out) {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
                     }
                     let unfixable = report
                         .findings
                         .iter()
                         .filter(|f| !f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)))
                         .count();
-                    eprintln!(
-                        "idemlint: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
-                        fixed.len(),
-                        if fixed.len() == 1 { "" } else { "s" },
-                        if unfixable == 1 { "" } else { "s" },
-                    );
+                    if !quiet {
+                        eprintln!(
+                            "idemlint: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
+                            fixed.len(),
+                            if fixed.len() == 1 { "" } else { "s" },
+                            if unfixable == 1 { "" } else { "s" },
+                        );
+                    }
                     return if fixed.is_empty() && fix_errors.is_empty() {
                         EXIT_CLEAN
                     } else if fixed.is_empty() {
                         EXIT_TOOL_ERROR
                     } else {
-                        EXIT_FINDINGS
+                        findings_exit
                     };
                 }
                 if let Err(e) = crate::check::write_fixed(&fixed) {
@@ -240,12 +258,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     return EXIT_TOOL_ERROR;
                 }
                 let n: usize = fixed.iter().map(|f| f.rules.len()).sum();
-                eprintln!(
-                    "idemlint: applied {n} fix{} in {} file{}",
-                    if n == 1 { "" } else { "es" },
-                    fixed.len(),
-                    if fixed.len() == 1 { "" } else { "s" }
-                );
+                if !quiet {
+                    eprintln!(
+                        "idemlint: applied {n} fix{} in {} file{}",
+                        if n == 1 { "" } else { "es" },
+                        fixed.len(),
+                        if fixed.len() == 1 { "" } else { "s" }
+                    );
+                }
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -255,21 +275,48 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 };
                 report.errors.extend(fix_errors);
             }
-            let rendered = match format {
-                Format::Json => crate::report::json::render(&report),
-                Format::Human => {
-                    crate::report::human::render(&report, crate::report::human::use_colour())
-                }
+            let to_stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
+            let render_opts = RenderOptions {
+                colour: to_stdout && crate::report::human::use_colour(),
+                quiet,
+                srcroot: std::env::current_dir().ok(),
             };
-            if out.write_all(rendered.as_bytes()).is_err() {
+            let rendered = crate::report::render(&report, format, &render_opts);
+            if let Err(e) = write_report(output.as_deref(), &rendered.report, &mut out) {
+                eprintln!("error: {e}");
                 return EXIT_TOOL_ERROR;
             }
+            eprint!("{}", rendered.stderr);
             if report.findings.is_empty() {
                 EXIT_CLEAN
             } else {
-                EXIT_FINDINGS
+                findings_exit
             }
         }
+    }
+}
+
+/// Writes a rendered report to `output` (created or truncated, parent directories created)
+/// or, when `output` is `None` or `-`, to `stdout`. The error names the file.
+fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
+    match output {
+        Some(path) if path != Path::new("-") => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    format!(
+                        "could not write the report to `{}`: could not create `{}`: {e}",
+                        path.display(),
+                        dir.display()
+                    )
+                })?;
+            }
+            std::fs::write(path, text)
+                .map_err(|e| format!("could not write the report to `{}`: {e}", path.display()))
+        }
+        _ => stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("could not write the report to standard output: {e}")),
     }
 }
 

@@ -75,6 +75,14 @@ pub fn use_colour() -> bool {
 
 /// Renders every finding, every file error and a summary line.
 pub fn render(report: &Report, colour: bool) -> String {
+    let mut out = render_findings(report, colour);
+    out.push_str(&render_errors(report));
+    out.push_str(&summary(report));
+    out
+}
+
+/// Renders only the findings (`--quiet`).
+pub fn render_findings(report: &Report, colour: bool) -> String {
     let theme = if colour {
         GraphicalTheme::unicode()
     } else {
@@ -105,6 +113,12 @@ pub fn render(report: &Report, colour: bool) -> String {
         }
         out.push('\n');
     }
+    out
+}
+
+/// One `warning: path:line:col: message` line per file that could not be analysed fully.
+pub fn render_errors(report: &Report) -> String {
+    let mut out = String::new();
     for e in &report.errors {
         match (e.line, e.column) {
             (Some(l), Some(c)) => {
@@ -113,6 +127,12 @@ pub fn render(report: &Report, colour: bool) -> String {
             _ => out.push_str(&format!("warning: {}: {}\n", e.path, e.message)),
         }
     }
+    out
+}
+
+/// The summary line: findings by severity, files checked, file problems.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
     let errors = report
         .findings
         .iter()

@@ -1,7 +1,16 @@
-//! Output formats. Every module renders the same [`crate::check::Report`].
+//! Output formats. Every module renders the same [`crate::check::Report`]; [`render`] picks
+//! one and says what goes to standard output (or `--output FILE`) and what to standard
+//! error.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod sarif;
+pub mod short;
+
+use std::path::PathBuf;
+
+use crate::check::Report;
 
 /// The formats `--format` accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -10,4 +19,72 @@ pub enum Format {
     Human,
     /// One JSON object: `{"version": 1, "findings": [...], "errors": [...]}`.
     Json,
+    /// A SARIF 2.1.0 log for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`): annotations.
+    Github,
+    /// One `path:line:col: severity[rule-id] message` line per finding.
+    Short,
+}
+
+/// How to render.
+#[derive(Clone, Debug, Default)]
+pub struct RenderOptions {
+    /// Colour in the human format (only when writing to a terminal).
+    pub colour: bool,
+    /// Only findings: no summary line, no file-problem lines in the human, short and
+    /// github formats (JSON and SARIF always keep file errors: they are data there).
+    pub quiet: bool,
+    /// The directory SARIF's `%SRCROOT%` stands for (absolute; the current directory).
+    pub srcroot: Option<PathBuf>,
+}
+
+/// A rendered report: `report` is the format's output proper (standard output, or the
+/// `--output` file); `stderr` is the human-facing rest (the short and github formats'
+/// file problems and summary), empty for the other formats.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rendered {
+    pub report: String,
+    pub stderr: String,
+}
+
+/// Renders `report` in `format`.
+pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered {
+    let tail = |r: &Report| {
+        if opts.quiet {
+            String::new()
+        } else {
+            human::render_errors(r) + &human::summary(r)
+        }
+    };
+    match format {
+        Format::Human if opts.quiet => Rendered {
+            report: human::render_findings(report, opts.colour),
+            stderr: String::new(),
+        },
+        Format::Human => Rendered {
+            report: human::render(report, opts.colour),
+            stderr: String::new(),
+        },
+        Format::Json => Rendered {
+            report: json::render(report),
+            stderr: String::new(),
+        },
+        Format::Sarif => Rendered {
+            report: sarif::render(report, opts.srcroot.as_deref()),
+            stderr: String::new(),
+        },
+        Format::Github => Rendered {
+            report: github::render(report, opts.quiet),
+            stderr: if opts.quiet {
+                String::new()
+            } else {
+                human::summary(report)
+            },
+        },
+        Format::Short => Rendered {
+            report: short::render(report),
+            stderr: tail(report),
+        },
+    }
 }
