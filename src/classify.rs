@@ -429,7 +429,11 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                             h.truncate(cut);
                             h.push('…');
                         }
-                        format!("`{} {}` retry loop", l.keyword, h)
+                        if model.language == Language::Rust {
+                            format!("`{} {}` retry loop", l.keyword, h)
+                        } else {
+                            format!("`{} ({})` retry loop", l.keyword, h)
+                        }
                     };
                     set(
                         facts,

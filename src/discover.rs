@@ -89,7 +89,11 @@ pub fn discover(paths: &[PathBuf]) -> Result<(Vec<Candidate>, Vec<FileError>), M
             }
         }
     }
+    // The same file named twice (`. /abs/same/dir`, a symlinked directory) is analysed
+    // once, under the first name it was found by.
+    let mut seen = std::collections::HashSet::new();
+    files
+        .retain(|c| seen.insert(std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone())));
     files.sort();
-    files.dedup_by(|a, b| a.path == b.path);
     Ok((files, errors))
 }
