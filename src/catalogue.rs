@@ -2,8 +2,15 @@
 //! locks, as data. The built-in entries are the TOML files in `rules/` compiled in with
 //! `include_str!`; every file has the same shape (see [`CatalogueFile`]) so a user's own
 //! entries can be merged with [`Catalogue::merge_toml`].
+//!
+//! Unknown keys are found by [`validate`] before serde sees the text, because serde's
+//! `deny_unknown_fields` does not combine with `#[serde(flatten)]` (the entries flatten
+//! [`CallMatch`]): through the flattened buffer a typo would be reported without its
+//! position and without the list of keys the entry accepts.
 
 use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 use crate::model::{Call, Language, SourceKind};
 
@@ -409,13 +416,258 @@ pub struct Catalogue {
     pub stable: Vec<PlainCall>,
 }
 
-/// A catalogue file that does not parse: the file name, the message and the byte span
-/// inside the TOML text when the parser gave one.
+/// A catalogue file that does not parse: the file name, the message, the byte span
+/// inside the TOML text when known, and a hint ("did you mean `callee`?", the keys the
+/// table accepts).
 #[derive(Clone, Debug)]
 pub struct CatalogueError {
     pub file: String,
     pub message: String,
+    /// Byte range in the text the table was parsed from.
     pub span: Option<std::ops::Range<usize>>,
+    pub help: Option<String>,
+}
+
+impl CatalogueError {
+    fn at(file: &str, span: std::ops::Range<usize>, message: String, help: Option<String>) -> Self {
+        CatalogueError {
+            file: file.to_string(),
+            message,
+            span: Some(span),
+            help,
+        }
+    }
+
+    /// Wraps a `toml` parse or deserialisation error, keeping its span.
+    pub fn from_toml(file: &str, e: &toml::de::Error) -> Self {
+        CatalogueError {
+            file: file.to_string(),
+            message: e.message().trim_end().to_string(),
+            span: e.span(),
+            help: None,
+        }
+    }
+}
+
+/// Keys every call matcher accepts: the fields of [`CallMatch`].
+pub const CALL_KEYS: &[&str] = &[
+    "langs",
+    "callee",
+    "callee_glob",
+    "receiver",
+    "receiver_contains",
+    "free",
+    "new",
+];
+
+/// The languages `langs` accepts.
+pub const LANGS: &[&str] = &["rust", "java", "kotlin"];
+
+/// How a catalogue table is written.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// `[name]`, one table with these keys.
+    Table(&'static [&'static str]),
+    /// `[[name]]`, a list of entries with these keys plus [`CALL_KEYS`].
+    Entries(&'static [&'static str]),
+}
+
+/// Every table of a catalogue file and its keys; kept equal to the fields of
+/// [`CatalogueFile`] and its entry structs (`catalogue::tests::key_lists_match_the_structs`).
+const TABLES: &[(&str, Shape)] = &[
+    ("keys", Shape::Table(&["normalized_names", "header_names"])),
+    ("source", Shape::Entries(&["kind", "display"])),
+    ("header_setter", Shape::Entries(&["name_arg", "value_arg"])),
+    ("header_reader", Shape::Entries(&[])),
+    ("call_sink", Shape::Entries(&["value_arg", "label"])),
+    (
+        "boundary",
+        Shape::Entries(&[
+            "id",
+            "kind",
+            "form",
+            "flavor",
+            "label",
+            "supertypes",
+            "methods",
+            "annotations",
+            "exclude_return_types",
+            "requires_nonlocal_return",
+        ]),
+    ),
+    ("registration", Shape::Entries(&["stage", "retrying_types"])),
+    (
+        "lock",
+        Shape::Entries(&[
+            "form",
+            "label",
+            "contains",
+            "contains_all",
+            "annotations",
+            "requires_shedlock",
+        ]),
+    ),
+    (
+        "shedlock",
+        Shape::Table(&["enable_annotations", "provider_suffix"]),
+    ),
+    ("header_param", Shape::Table(&["annotations"])),
+    ("memoizer", Shape::Entries(&[])),
+    ("stable", Shape::Entries(&[])),
+];
+
+/// The names of the top-level tables a catalogue file may hold (`source`, `boundary`, ...).
+pub fn table_names() -> Vec<&'static str> {
+    TABLES.iter().map(|(n, _)| *n).collect()
+}
+
+fn unknown_key_help(key: &str, known: &[&str], what: &str) -> String {
+    match crate::text::did_you_mean(key, known) {
+        Some(s) => format!("did you mean `{s}`? {what}: {}", known.join(", ")),
+        None => format!("{what}: {}", known.join(", ")),
+    }
+}
+
+/// Checks the keys of a parsed catalogue table (a whole `rules/*.toml` file, or the
+/// catalogue tables of a configuration) before deserialisation: unknown tables and keys,
+/// the shape of each table, and the values of the [`CALL_KEYS`] (lists of strings,
+/// booleans, known `langs`). Errors carry the byte span of the offending key or value in
+/// the text the table was parsed from, and a help line.
+pub fn validate(file: &str, table: &DeTable<'_>) -> Result<(), CatalogueError> {
+    let names = table_names();
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        let Some((_, shape)) = TABLES.iter().find(|(n, _)| *n == name) else {
+            return Err(CatalogueError::at(
+                file,
+                key.span(),
+                format!("unknown catalogue table `{name}`"),
+                Some(unknown_key_help(name, &names, "catalogue tables")),
+            ));
+        };
+        match shape {
+            Shape::Table(keys) => {
+                let Some(t) = value.get_ref().as_table() else {
+                    return Err(CatalogueError::at(
+                        file,
+                        value.span(),
+                        format!("`{name}` must be a table"),
+                        Some(format!("write `[{name}]` followed by its keys")),
+                    ));
+                };
+                check_keys(file, &format!("[{name}]"), t, keys, false)?;
+            }
+            Shape::Entries(keys) => {
+                let Some(items) = value.get_ref().as_array() else {
+                    return Err(CatalogueError::at(
+                        file,
+                        value.span(),
+                        format!("`{name}` must be a list of entries"),
+                        Some(format!("write each entry as a `[[{name}]]` table")),
+                    ));
+                };
+                for item in items.iter() {
+                    let Some(t) = item.get_ref().as_table() else {
+                        return Err(CatalogueError::at(
+                            file,
+                            item.span(),
+                            format!("each `{name}` entry must be a table"),
+                            Some(format!("write each entry as a `[[{name}]]` table")),
+                        ));
+                    };
+                    check_keys(file, &format!("[[{name}]]"), t, keys, true)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_keys(
+    file: &str,
+    table: &str,
+    t: &DeTable<'_>,
+    own: &[&'static str],
+    call: bool,
+) -> Result<(), CatalogueError> {
+    for (k, v) in t.iter() {
+        let key: &str = k.get_ref();
+        if own.contains(&key) {
+            continue; // serde checks the value against the field's type, with its span
+        }
+        if call && CALL_KEYS.contains(&key) {
+            check_call_value(file, key, v)?;
+            continue;
+        }
+        let mut known: Vec<&str> = own.to_vec();
+        if call {
+            known.extend_from_slice(CALL_KEYS);
+        }
+        return Err(CatalogueError::at(
+            file,
+            k.span(),
+            format!("unknown key `{key}` in a `{table}` table"),
+            Some(unknown_key_help(key, &known, &format!("keys of `{table}`"))),
+        ));
+    }
+    Ok(())
+}
+
+/// The value of a [`CALL_KEYS`] key: `free`/`new` are booleans, the others lists of
+/// strings; `langs` entries must be known languages.
+fn check_call_value(file: &str, key: &str, v: &Spanned<DeValue<'_>>) -> Result<(), CatalogueError> {
+    if matches!(key, "free" | "new") {
+        if v.get_ref().as_bool().is_none() {
+            return Err(CatalogueError::at(
+                file,
+                v.span(),
+                format!("`{key}` must be `true` or `false`"),
+                None,
+            ));
+        }
+        return Ok(());
+    }
+    let list_help = Some(format!(
+        "write a list of strings: `{key} = [\"withBackoff\"]`"
+    ));
+    let Some(items) = v.get_ref().as_array() else {
+        return Err(CatalogueError::at(
+            file,
+            v.span(),
+            format!("`{key}` must be a list of strings"),
+            list_help,
+        ));
+    };
+    for item in items.iter() {
+        let Some(text) = item.get_ref().as_str() else {
+            return Err(CatalogueError::at(
+                file,
+                item.span(),
+                format!("`{key}` must be a list of strings"),
+                list_help,
+            ));
+        };
+        if key == "langs" && !LANGS.contains(&text) {
+            return Err(CatalogueError::at(
+                file,
+                item.span(),
+                format!("unknown language `{text}`"),
+                Some(unknown_key_help(text, LANGS, "languages")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates ([`validate`]) and deserialises one parsed catalogue table. Spans in errors
+/// are byte offsets into the text `table` was parsed from.
+pub fn parse_table(
+    file: &str,
+    table: Spanned<DeTable<'_>>,
+) -> Result<CatalogueFile, CatalogueError> {
+    validate(file, table.get_ref())?;
+    CatalogueFile::deserialize(toml::de::Deserializer::from(table))
+        .map_err(|e| CatalogueError::from_toml(file, &e))
 }
 
 impl std::fmt::Display for CatalogueError {
@@ -438,12 +690,10 @@ impl Catalogue {
     }
 
     /// Parses one catalogue file and appends its entries. `[keys]` lists are extended.
+    /// Errors: TOML syntax, unknown tables or keys, wrong value types (see [`validate`]).
     pub fn merge_toml(&mut self, file: &str, text: &str) -> Result<(), CatalogueError> {
-        let parsed: CatalogueFile = toml::from_str(text).map_err(|e| CatalogueError {
-            file: file.to_string(),
-            message: e.message().to_string(),
-            span: e.span(),
-        })?;
+        let table = DeTable::parse(text).map_err(|e| CatalogueError::from_toml(file, &e))?;
+        let parsed = parse_table(file, table)?;
         self.merge(parsed);
         Ok(())
     }
@@ -586,16 +836,93 @@ mod tests {
         assert_eq!(last_segment("Clock.systemUTC()"), "systemUTC");
     }
 
+    /// The error for `text` and the text its span covers.
+    fn error_at(text: &str) -> (CatalogueError, String) {
+        let mut c = Catalogue::default();
+        let err = c.merge_toml("team.toml", text).unwrap_err();
+        let covered = err
+            .span
+            .clone()
+            .map(|s| text[s].to_string())
+            .unwrap_or_default();
+        (err, covered)
+    }
+
     #[test]
     fn unknown_key_is_an_error_with_span() {
-        let mut c = Catalogue::default();
-        let err = c
-            .merge_toml(
-                "team.toml",
-                "[[source]]\nkind = \"random\"\ncalee = [\"x\"]\n",
-            )
-            .unwrap_err();
+        // A typo in a flattened call key: serde alone would point at `[[source]]`.
+        let (err, covered) = error_at("[[source]]\nkind = \"random\"\ncalee = [\"x\"]\n");
         assert!(err.message.contains("calee"), "{}", err.message);
+        assert_eq!(covered, "calee");
+        assert!(err.help.unwrap().contains("did you mean `callee`?"));
+        // A typo in an entry's own field, next to flattened ones.
+        let (err, covered) = error_at(
+            "[[boundary]]\nid = \"a\"\nkind = \"retry\"\nform = \"lambda-arg\"\nflavour = \"x\"\nlabel = \"l\"\ncallee = [\"withBackoff\"]\n",
+        );
+        assert_eq!(covered, "flavour", "{}", err.message);
+        assert!(err.help.unwrap().contains("did you mean `flavor`?"));
+        // Plain entries (only call keys) and single tables.
+        let (_, covered) = error_at("[[stable]]\ncallees = [\"deriveKey\"]\n");
+        assert_eq!(covered, "callees");
+        let (_, covered) = error_at("[keys]\nheader_name = [\"X-Key\"]\n");
+        assert_eq!(covered, "header_name");
+        let (err, covered) = error_at("[[sourc]]\nkind = \"random\"\n");
+        assert_eq!(covered, "sourc");
+        assert!(err.help.unwrap().contains("did you mean `source`?"));
+    }
+
+    #[test]
+    fn wrong_value_types_point_at_the_value() {
+        let (err, covered) = error_at("[[stable]]\ncallee = \"deriveKey\"\n");
+        assert_eq!(covered, "\"deriveKey\"");
+        assert!(err.message.contains("list of strings"), "{}", err.message);
+        let (err, covered) = error_at("[[stable]]\nlangs = [\"kotln\"]\ncallee = [\"d\"]\n");
+        assert_eq!(covered, "\"kotln\"");
+        assert!(err.help.unwrap().contains("did you mean `kotlin`?"));
+        let (_, covered) =
+            error_at("[[header_setter]]\nname_arg = 0\nvalue_arg = \"x\"\ncallee = [\"h\"]\n");
+        assert_eq!(covered, "\"x\"");
+        let (err, covered) = error_at("[boundary]\nid = \"a\"\n");
+        assert_eq!(covered, "[boundary]");
+        assert!(err.help.unwrap().contains("[[boundary]]"));
+        let (err, _) = error_at("[[stable]\n");
         assert!(err.span.is_some());
+    }
+
+    /// Every key of the lists deserialises into its struct (no stale or misspelt key in
+    /// [`TABLES`]); the built-in files exercise the other direction.
+    #[test]
+    fn key_lists_match_the_structs() {
+        let sample = |key: &str| -> String {
+            match key {
+                "free" | "new" | "requires_nonlocal_return" | "requires_shedlock" => "true".into(),
+                "name_arg" | "value_arg" => "0".into(),
+                "kind" => "\"retry\"".into(),
+                "form" => "\"lambda-arg\"".into(),
+                "langs" => "[\"kotlin\"]".into(),
+                "id" | "flavor" | "label" | "display" | "stage" | "provider_suffix" => {
+                    "\"x\"".into()
+                }
+                _ => "[\"x\"]".into(),
+            }
+        };
+        for (name, shape) in TABLES {
+            let (header, keys, call) = match shape {
+                Shape::Table(k) => (format!("[{name}]"), *k, false),
+                Shape::Entries(k) => (format!("[[{name}]]"), *k, true),
+            };
+            let mut text = format!("{header}\n");
+            for k in keys.iter().chain(if call { CALL_KEYS } else { &[] }) {
+                let v = match (*name, *k) {
+                    ("source", "kind") => "\"random\"".to_string(),
+                    ("lock", "form") => "\"call\"".to_string(),
+                    _ => sample(k),
+                };
+                text.push_str(&format!("{k} = {v}\n"));
+            }
+            let mut c = Catalogue::default();
+            c.merge_toml("all.toml", &text)
+                .unwrap_or_else(|e| panic!("{text}\n{e}"));
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The one pipeline both the CLI and (later) the LSP server call:
 //! discover → read → lower → classify → summarise (pass 1, parallel) → project index →
-//! rules (pass 2, parallel) → sorted findings.
+//! rules (pass 2, parallel) → configuration and suppressions ([`crate::suppress::apply`]) →
+//! sorted findings. Each file is analysed under its own configuration
+//! ([`crate::config::Resolver`]): its catalogue, rule levels, include/exclude globs.
 //!
 //! Every file is analysed on its own inside `catch_unwind`, on worker threads with a large
 //! stack (deeply nested code recurses in the parsers), so one bad file is reported in
@@ -13,6 +15,7 @@ use rayon::prelude::*;
 
 use crate::catalogue::Catalogue;
 use crate::classify::{FileFacts, classify};
+use crate::config::{Config, ConfigError, Resolver, RuleSelection};
 use crate::discover::{Candidate, MissingPath, discover};
 use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, summarize};
@@ -32,6 +35,14 @@ pub struct Options {
     pub jobs: Option<usize>,
     /// Only read and parse (the floor the analysis is measured against).
     pub parse_only: bool,
+    /// `--config FILE`: this configuration for every file instead of discovery.
+    pub config_file: Option<PathBuf>,
+    /// `--select` / `--ignore`, applied on top of every configuration.
+    pub selection: RuleSelection,
+    /// Files under these directories are skipped, unless they are also under a deeper
+    /// directory of `paths` (`cargo idemlint --workspace --exclude PKG`: an excluded
+    /// member's directory, while a member nested inside it is still checked).
+    pub skip_dirs: Vec<PathBuf>,
 }
 
 /// The outcome of a run.
@@ -45,6 +56,8 @@ pub struct Report {
     pub bytes: u64,
     /// Text of every file that has a finding, by display path (for rendering snippets).
     pub texts: std::collections::HashMap<String, Arc<str>>,
+    /// Set when a baseline was applied (`--baseline`, `--write-baseline`).
+    pub baseline: Option<crate::baseline::Outcome>,
 }
 
 /// A tool error: the run could not happen (exit code 2).
@@ -52,6 +65,12 @@ pub struct Report {
 pub enum ToolError {
     MissingPath(PathBuf),
     ThreadPool(String),
+    /// A configuration file is unreadable or invalid (render it with miette).
+    Config(Box<ConfigError>),
+    /// `--stdin-filename` names a file whose language is unknown.
+    StdinName(String),
+    /// Arguments that do not fit together; the message says why.
+    Usage(String),
 }
 
 impl std::fmt::Display for ToolError {
@@ -59,6 +78,12 @@ impl std::fmt::Display for ToolError {
         match self {
             ToolError::MissingPath(p) => write!(f, "path not found: {}", p.display()),
             ToolError::ThreadPool(e) => write!(f, "could not start worker threads: {e}"),
+            ToolError::Config(e) => write!(f, "{e}"),
+            ToolError::StdinName(n) => write!(
+                f,
+                "cannot tell the language of `{n}`: --stdin-filename needs a name ending in .rs, .java, .kt or .kts"
+            ),
+            ToolError::Usage(m) => f.write_str(m),
         }
     }
 }
@@ -72,6 +97,7 @@ struct Analysed {
     lines: LineIndex,
     model: FileModel,
     facts: FileFacts,
+    config: Arc<Config>,
 }
 
 /// Reads a file as UTF-8 source. Errors name the problem in words a user can act on.
@@ -148,11 +174,25 @@ fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel)
 /// server's unsaved buffers, `--stdin-filename`). `display_path` is used in findings and
 /// errors; the language is chosen from its extension (`None` when unsupported).
 /// Parse errors come back as [`FileError`]s; a panic inside the analysis becomes one too.
+/// Uses the default configuration over `cat` (suppressions still apply); callers that
+/// honour configuration files use [`check_text_with`].
 pub fn check_text(
     display_path: &str,
     text: &str,
     cat: &Catalogue,
 ) -> Option<(Vec<Finding>, Vec<FileError>)> {
+    check_text_with(display_path, text, &Config::builtin(cat.clone()))
+}
+
+/// [`check_text`] under `config` (from [`Resolver::for_path`] of `display_path`): its
+/// catalogue, rule levels and suppression settings, exactly as [`run`] applies them.
+/// Include/exclude globs are the caller's business ([`Config::includes`]).
+pub fn check_text_with(
+    display_path: &str,
+    text: &str,
+    config: &Config,
+) -> Option<(Vec<Finding>, Vec<FileError>)> {
+    let cat: &Catalogue = &config.catalogue;
     let language = Language::from_path(std::path::Path::new(display_path))?;
     let c = Candidate {
         display: display_path.to_string(),
@@ -174,7 +214,7 @@ pub fn check_text(
             index: &index,
             catalogue: cat,
         };
-        let mut findings = check_file(&ctx);
+        let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), config);
         crate::fix::attach(
             &crate::fix::FixCtx {
                 text,
@@ -202,6 +242,41 @@ pub fn check_text(
     }))
 }
 
+/// Checks one in-memory file (`idemlint check --stdin-filename NAME -`) as [`run`] would
+/// check it on disk at `display_path`: under the configuration found for that path (or
+/// `opts.config_file`), with `opts.selection`; a file the configuration excludes gives an
+/// empty report. `display_path` need not exist.
+pub fn run_text(
+    display_path: &str,
+    text: &str,
+    opts: &Options,
+    cat: &Catalogue,
+) -> Result<Report, ToolError> {
+    let config_error = |e| ToolError::Config(Box::new(e));
+    let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
+        .map_err(config_error)?;
+    let display = display_path.strip_prefix("./").unwrap_or(display_path);
+    let path = std::path::Path::new(display);
+    let config = resolver.for_path(path).map_err(config_error)?;
+    if !config.includes(path) {
+        return Ok(Report::default());
+    }
+    let (findings, errors) = check_text_with(display, text, &config)
+        .ok_or_else(|| ToolError::StdinName(display.to_string()))?;
+    let mut texts = std::collections::HashMap::new();
+    if !findings.is_empty() {
+        texts.insert(display.to_string(), Arc::from(text));
+    }
+    Ok(Report {
+        findings,
+        errors,
+        files: 1,
+        bytes: text.len() as u64,
+        texts,
+        baseline: None,
+    })
+}
+
 /// Runs the whole pipeline.
 pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let paths = if opts.paths.is_empty() {
@@ -211,6 +286,9 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     };
     let (candidates, mut errors) =
         discover(&paths).map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
+        .map_err(|e| ToolError::Config(Box::new(e)))?;
+    let candidates = configure(candidates, &paths, opts, &mut resolver)?;
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
     if let Some(j) = opts.jobs {
         builder = builder.num_threads(j.max(1));
@@ -218,13 +296,64 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    pool.install(|| run_in_pool(candidates, &mut errors, opts, cat))
+    pool.install(|| run_in_pool(candidates, &mut errors, opts))
         .map(|mut r| {
             r.errors.extend(errors);
             r.errors
                 .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
             r
         })
+}
+
+/// Pairs each candidate with its configuration and drops the files that configuration
+/// excludes, and the files under [`Options::skip_dirs`].
+fn configure(
+    candidates: Vec<Candidate>,
+    roots: &[PathBuf],
+    opts: &Options,
+    resolver: &mut Resolver,
+) -> Result<Vec<(Candidate, Arc<Config>)>, ToolError> {
+    let abs = crate::config::absolute_path;
+    let skip: Vec<PathBuf> = opts.skip_dirs.iter().map(|d| abs(d)).collect();
+    let roots: Vec<PathBuf> = if skip.is_empty() {
+        Vec::new()
+    } else {
+        roots.iter().map(|r| abs(r)).collect()
+    };
+    let mut out: Vec<(Candidate, Arc<Config>)> = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        // The same file reached from two roots (`.` and `crates/a`): `./x` and `x` display
+        // alike, and candidates come sorted by display path.
+        if out
+            .last()
+            .is_some_and(|(prev, _)| prev.display == c.display)
+        {
+            continue;
+        }
+        if !skip.is_empty() {
+            let p = abs(&c.path);
+            let deepest_skip = skip
+                .iter()
+                .filter(|s| p.starts_with(s))
+                .map(|s| s.components().count())
+                .max();
+            let deepest_root = roots
+                .iter()
+                .filter(|r| p.starts_with(r))
+                .map(|r| r.components().count())
+                .max();
+            if deepest_skip.is_some() && deepest_skip >= deepest_root {
+                continue;
+            }
+        }
+        let config = resolver
+            .for_path(&c.path)
+            .map_err(|e| ToolError::Config(Box::new(e)))?;
+        if config.includes(&c.path) {
+            out.push((c, config));
+        }
+    }
+    Ok(out)
 }
 
 /// Pass 2 output for one file: its findings, an internal error, and its text when it has
@@ -238,15 +367,15 @@ enum Pass1 {
 }
 
 fn run_in_pool(
-    candidates: Vec<Candidate>,
+    candidates: Vec<(Candidate, Arc<Config>)>,
     _errors: &mut [FileError],
     opts: &Options,
-    cat: &Catalogue,
 ) -> Result<Report, ToolError> {
     let files = candidates.len();
     let pass1: Vec<Pass1> = candidates
         .into_par_iter()
-        .map(|c| {
+        .map(|(c, config)| {
+            let cat: &Catalogue = &config.catalogue;
             let text = match read_source(&c.path) {
                 Ok(t) => t,
                 Err(message) => {
@@ -275,6 +404,7 @@ fn run_in_pool(
                         lines,
                         model,
                         facts,
+                        config: config.clone(),
                     }),
                     summary,
                     errs,
@@ -330,9 +460,9 @@ fn run_in_pool(
                     model: &a.model,
                     facts: &a.facts,
                     index: &index,
-                    catalogue: cat,
+                    catalogue: &a.config.catalogue,
                 };
-                let mut findings = check_file(&ctx);
+                let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), &a.config);
                 crate::fix::attach(
                     &crate::fix::FixCtx {
                         text: &a.text,
@@ -394,12 +524,30 @@ pub struct FixedFile {
 /// non-overlapping fixes, re-analyses the file alone, and repeats while new fixes apply
 /// (at most 5 rounds). A round whose result parses with more errors than the original is
 /// rolled back and reported in the returned errors (naming the rule and the file).
-/// Nothing is written; see [`write_fixed`].
+/// Nothing is written; see [`write_fixed`]. Each re-analysis uses the file's
+/// configuration (`opts.config_file` or discovery, `opts.selection`), so suppressed
+/// findings and rules that are off stay unfixed in every round.
 pub fn compute_fixes(
     report: &Report,
     mode: crate::fix::apply::Mode,
+    opts: &Options,
     cat: &Catalogue,
 ) -> (Vec<FixedFile>, Vec<FileError>) {
+    let mut resolver = match Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
+    {
+        Ok(r) => r,
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![FileError {
+                    path: e.file.clone(),
+                    line: None,
+                    column: None,
+                    message: e.to_string(),
+                }],
+            );
+        }
+    };
     let mut by_file: std::collections::BTreeMap<&str, Vec<Finding>> = Default::default();
     for f in &report.findings {
         if f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)) {
@@ -440,7 +588,19 @@ pub fn compute_fixes(
             }
             rules.extend(applied);
             text = new;
-            findings = match check_text(display, &text, cat) {
+            let config = match resolver.for_path(std::path::Path::new(display)) {
+                Ok(c) => c,
+                Err(e) => {
+                    errors.push(FileError {
+                        path: display.to_string(),
+                        line: None,
+                        column: None,
+                        message: e.to_string(),
+                    });
+                    break;
+                }
+            };
+            findings = match check_text_with(display, &text, &config) {
                 Some((f, _)) => f,
                 None => break,
             };

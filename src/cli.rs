@@ -1,17 +1,18 @@
 //! The command line shared by `idemlint` and `cargo idemlint`.
 //!
 //! Exit codes: 0 no finding, 1 at least one finding, 2 tool error (bad arguments, a
-//! missing path, an unknown rule id). Files that cannot be read or parsed are reported
-//! and do not change the exit code.
+//! missing path, an unknown rule id, an invalid configuration or baseline). Files that
+//! cannot be read or parsed are reported and do not change the exit code.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
 use crate::catalogue::Catalogue;
-use crate::check::{Options, run};
+use crate::check::{Options, Report, ToolError, run, run_text};
+use crate::config::RuleSelection;
 use crate::report::{Format, RenderOptions};
 use crate::rules::RULES;
 
@@ -34,6 +35,8 @@ struct Cli {
     command: Command,
 }
 
+// `Check` carries every flag; the value is parsed once per process, so its size is moot.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Analyse files and directories (default: `.`; for `cargo idemlint`, the workspace root).
@@ -68,6 +71,38 @@ enum Command {
         /// Print the fixes as a unified diff and change nothing (exit 1 when there is a diff).
         #[arg(long, conflicts_with = "fix")]
         diff: bool,
+        /// Use this configuration file for every file instead of discovering idemlint.toml,
+        /// .idemlint.toml or Cargo.toml metadata.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Run only these rules (comma-separated rule ids; repeatable).
+        #[arg(long, value_name = "RULE-ID", value_delimiter = ',')]
+        select: Option<Vec<String>>,
+        /// Do not run these rules (comma-separated rule ids; repeatable).
+        #[arg(long, value_name = "RULE-ID", value_delimiter = ',')]
+        ignore: Vec<String>,
+        /// Report only findings beyond those recorded in this baseline file, and the
+        /// baseline's stale entries.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        /// Record today's findings in this baseline file, then report against it (with
+        /// --baseline: write that baseline pruned to what still exists).
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
+        /// Read the file to check from standard input (PATH `-`); NAME is its path for
+        /// output, language and configuration.
+        #[arg(long, value_name = "NAME")]
+        stdin_filename: Option<PathBuf>,
+        /// Check the cargo workspace of this Cargo.toml (its root; with --workspace, its
+        /// members).
+        #[arg(long, value_name = "PATH", conflicts_with = "paths")]
+        manifest_path: Option<PathBuf>,
+        /// Check every member of the cargo workspace (each member's directory).
+        #[arg(long, conflicts_with = "paths")]
+        workspace: bool,
+        /// With --workspace: leave out this package (repeatable).
+        #[arg(long, value_name = "PKG", requires = "workspace")]
+        exclude: Vec<String>,
     },
     /// List every rule: id, default severity and summary.
     Rules,
@@ -188,8 +223,38 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             output,
             exit_zero,
             quiet,
+            config,
+            select,
+            ignore,
+            baseline,
+            write_baseline,
+            stdin_filename,
+            manifest_path,
+            workspace,
+            exclude,
         } => {
             let findings_exit = if exit_zero { EXIT_CLEAN } else { EXIT_FINDINGS };
+            let selection = RuleSelection { select, ignore };
+            if let Err(e) = selection.validate() {
+                eprintln!("error: {e}");
+                return EXIT_TOOL_ERROR;
+            }
+            let stdin = stdin_filename.is_some() || paths.iter().any(|p| p == Path::new("-"));
+            let cargo_paths = if stdin {
+                None
+            } else {
+                match crate::cargo::check_paths(manifest_path.as_deref(), workspace, &exclude) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                }
+            };
+            let (paths, skip_dirs) = match cargo_paths {
+                Some(p) => (p.paths, p.skip_dirs),
+                None => (paths, Vec::new()),
+            };
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
                     eprintln!(
@@ -204,10 +269,26 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 paths,
                 jobs,
                 parse_only,
+                config_file: config,
+                selection,
+                skip_dirs,
             };
             let catalogue = Catalogue::builtin();
-            let mut report = match run(&opts, &catalogue) {
+            if stdin && (fix || diff) {
+                eprintln!("error: --fix and --diff cannot be used with standard input");
+                return EXIT_TOOL_ERROR;
+            }
+            let result = if stdin {
+                check_stdin(&opts, stdin_filename.as_deref(), &catalogue)
+            } else {
+                run(&opts, &catalogue)
+            };
+            let mut report = match result {
                 Ok(r) => r,
+                Err(ToolError::Config(e)) => {
+                    eprint!("{}", crate::config::render_error(&e, stderr_colour()));
+                    return EXIT_TOOL_ERROR;
+                }
                 Err(e) => {
                     eprintln!("error: {e}");
                     return EXIT_TOOL_ERROR;
@@ -219,7 +300,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 } else {
                     crate::fix::apply::Mode::Safe
                 };
-                let (fixed, fix_errors) = crate::check::compute_fixes(&report, mode, &catalogue);
+                let (fixed, fix_errors) =
+                    crate::check::compute_fixes(&report, mode, &opts, &catalogue);
                 for e in &fix_errors {
                     eprintln!("error: {}: {}", e.path, e.message);
                 }
@@ -275,6 +357,15 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 };
                 report.errors.extend(fix_errors);
             }
+            if let Err(e) = adopt_baseline(
+                &mut report,
+                baseline.as_deref(),
+                write_baseline.as_deref(),
+                quiet,
+            ) {
+                eprintln!("error: {e}");
+                return EXIT_TOOL_ERROR;
+            }
             let to_stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
             let render_opts = RenderOptions {
                 colour: to_stdout && crate::report::human::use_colour(),
@@ -320,29 +411,100 @@ fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Re
     }
 }
 
-/// The closest candidate within edit distance 3, for "did you mean".
-pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (levenshtein(word, c), *c))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, c)| c)
+/// `check --stdin-filename NAME -`: reads standard input and checks it as `NAME`.
+fn check_stdin(
+    opts: &Options,
+    name: Option<&Path>,
+    catalogue: &Catalogue,
+) -> Result<Report, ToolError> {
+    let Some(name) = name else {
+        return Err(ToolError::Usage(
+            "reading standard input (`-`) needs --stdin-filename NAME; its extension picks the language".into(),
+        ));
+    };
+    if opts.paths.iter().any(|p| p != Path::new("-")) {
+        return Err(ToolError::Usage(
+            "with --stdin-filename, the only PATH allowed is `-`".into(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::Usage(format!("cannot read standard input: {e}")))?;
+    let display = name.to_string_lossy().replace('\\', "/");
+    match String::from_utf8(bytes) {
+        Ok(text) => run_text(&display, &text, opts, catalogue),
+        Err(e) => Ok(Report {
+            errors: vec![crate::finding::FileError {
+                path: display,
+                line: None,
+                column: None,
+                message: format!(
+                    "standard input is not valid UTF-8 (first invalid byte at offset {}); skipped",
+                    e.utf8_error().valid_up_to()
+                ),
+            }],
+            files: 1,
+            ..Report::default()
+        }),
+    }
 }
 
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+/// `--baseline` / `--write-baseline` over a finished report. Notes go to stderr (not with
+/// `--quiet`); stale entries are warned about on stderr always.
+fn adopt_baseline(
+    report: &mut Report,
+    read: Option<&Path>,
+    write: Option<&Path>,
+    quiet: bool,
+) -> Result<(), String> {
+    if read.is_none() && write.is_none() {
+        return Ok(());
     }
-    prev[b.len()]
+    let findings = std::mem::take(&mut report.findings);
+    let adopted = crate::baseline::adopt(findings, read, write)?;
+    report.findings = adopted.findings;
+    if let Some((file, entries, findings, dropped)) = adopted.written.as_ref().filter(|_| !quiet) {
+        eprintln!(
+            "idemlint: wrote {file}: {entries} entr{} for {findings} finding{}{}",
+            if *entries == 1 { "y" } else { "ies" },
+            if *findings == 1 { "" } else { "s" },
+            if *dropped > 0 {
+                format!(" ({dropped} no longer found, dropped)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(o) = &adopted.outcome {
+        if o.matched > 0 && !quiet {
+            eprintln!(
+                "idemlint: {} finding{} recorded in {} not shown",
+                o.matched,
+                if o.matched == 1 { "" } else { "s" },
+                o.file
+            );
+        }
+        for s in &o.stale {
+            eprintln!(
+                "warning: stale baseline entry in {}: {} `{}` in {} (recorded {}, found {}); rewrite the baseline with --baseline {} --write-baseline {} to drop it",
+                o.file, s.rule, s.source, s.path, s.recorded, s.found, o.file, o.file
+            );
+        }
+    }
+    report.baseline = adopted.outcome;
+    Ok(())
 }
+
+/// Colour on stderr: only on a terminal and never with `NO_COLOR`.
+fn stderr_colour() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+}
+
+/// The closest candidate within edit distance 3, for "did you mean" (see
+/// [`crate::text::did_you_mean`]).
+pub use crate::text::did_you_mean;
 
 #[cfg(test)]
 mod tests {

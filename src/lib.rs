@@ -7,10 +7,13 @@
 //! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`] → [`rules`] →
 //! [`report`], [`fix`], [`discover`] → [`check`] (the pipeline) → [`cli`]. See ARCHITECTURE.md.
 
+pub mod baseline;
+pub mod cargo;
 pub mod catalogue;
 pub mod check;
 pub mod classify;
 pub mod cli;
+pub mod config;
 pub mod discover;
 pub mod finding;
 pub mod fix;
@@ -20,4 +23,5 @@ pub mod lang;
 pub mod model;
 pub mod report;
 pub mod rules;
+pub mod suppress;
 pub mod text;

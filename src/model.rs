@@ -117,7 +117,13 @@ pub struct Annotation {
     /// The annotation's arguments as written, each unquoted when it is a string literal
     /// (`@Header("Idempotency-Key")` → `["Idempotency-Key"]`; `@Header(value = "X")` → `["X"]`).
     pub args: Vec<String>,
+    /// Byte span of the annotation itself (`@` included).
     pub span: Span,
+    /// Byte span of the annotated construct: the whole declaration (modifiers, body)
+    /// for a class, function, property, field, local or parameter; the whole file for
+    /// Kotlin `@file:` annotations. Equal to `span` where the frontend does not know it
+    /// (Rust attributes). Used to scope `@Suppress` / `@SuppressWarnings`.
+    pub target: Span,
 }
 
 /// Facts about a function scope.

@@ -56,15 +56,12 @@ fn every_fixture_fix_is_snapshotted_and_well_behaved() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        let report = run(
-            &Options {
-                paths: vec![file.clone()],
-                ..Options::default()
-            },
-            &cat,
-        )
-        .unwrap();
-        let (fixed, errors) = compute_fixes(&report, Mode::All, &cat);
+        let opts = Options {
+            paths: vec![file.clone()],
+            ..Options::default()
+        };
+        let report = run(&opts, &cat).unwrap();
+        let (fixed, errors) = compute_fixes(&report, Mode::All, &opts, &cat);
         assert!(errors.is_empty(), "{rel}: {errors:?}");
         let Some(f) = fixed.first() else { continue };
         fixed_count += 1;
@@ -238,14 +235,11 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
     let src = "class Job {\n  void run() {\n    retryTemplate.execute(c -> send(UUID.randomUUID()));\n  }\n  void send(String idempotencyKey) {}\n}\n";
     std::fs::write(&file, src).unwrap();
     let cat = Catalogue::builtin();
-    let mut report = run(
-        &Options {
-            paths: vec![file.clone()],
-            ..Options::default()
-        },
-        &cat,
-    )
-    .unwrap();
+    let opts = Options {
+        paths: vec![file.clone()],
+        ..Options::default()
+    };
+    let mut report = run(&opts, &cat).unwrap();
     assert_eq!(report.findings.len(), 1);
     // Replace the real fix with one that deletes a brace.
     let brace = src.find("{\n  void run").unwrap();
@@ -262,7 +256,7 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
             content: String::new(),
         }],
     });
-    let (fixed, errors) = compute_fixes(&report, Mode::All, &cat);
+    let (fixed, errors) = compute_fixes(&report, Mode::All, &opts, &cat);
     assert!(fixed.is_empty());
     assert_eq!(errors.len(), 1);
     assert!(

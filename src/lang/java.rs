@@ -249,6 +249,16 @@ fn kind_table(language: &tree_sitter::Language) -> Vec<K> {
         .collect()
 }
 
+/// The construct an annotation belongs to: the declaration owning its `modifiers`, or its
+/// parent node otherwise.
+fn annotated_target(annotation: Node) -> Span {
+    match annotation.parent() {
+        Some(p) if p.kind() == "modifiers" => span(p.parent().unwrap_or(p)),
+        Some(p) => span(p),
+        None => span(annotation),
+    }
+}
+
 fn span(node: Node) -> Span {
     Span::new(node.start_byte(), node.end_byte())
 }
@@ -760,6 +770,7 @@ impl<'a> Lower<'a> {
             name,
             args,
             span: span(node),
+            target: annotated_target(node),
         };
         self.m.annotations.push(annotation.clone());
         annotation

@@ -1046,9 +1046,25 @@ impl<'a> Lowerer<'a> {
                 name,
                 args: list,
                 span: span(a),
+                target: self.annotated_target(a),
             };
             self.m.annotations.push(ann.clone());
             out.push(ann);
+        }
+    }
+
+    /// The construct an annotation belongs to: the whole file for `@file:`, the
+    /// declaration owning its `modifiers` / `parameter_modifiers`, or its parent node.
+    fn annotated_target(&self, a: Node) -> Span {
+        if a.kind() == "file_annotation" {
+            return Span::new(0, self.m.scopes[0].span.end);
+        }
+        match a.parent() {
+            Some(p) if matches!(p.kind(), "modifiers" | "parameter_modifiers") => {
+                span(p.parent().unwrap_or(p))
+            }
+            Some(p) => span(p),
+            None => span(a),
         }
     }
 

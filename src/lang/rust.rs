@@ -250,6 +250,7 @@ impl<'a> Lowerer<'a> {
                 .unwrap_or_default(),
             args: Vec::new(),
             span: self.sp(attr),
+            target: self.sp(attr),
         }
     }
 

@@ -48,8 +48,13 @@ impl Diagnostic for FindingDiagnostic<'_> {
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         let f = self.finding;
+        let label = match f.rule {
+            crate::suppress::UNUSED_SUPPRESSION => "suppresses nothing",
+            crate::suppress::SUPPRESSION_WITHOUT_REASON => "no reason given",
+            _ => "evaluated again on every run",
+        };
         let mut labels = vec![LabeledSpan::new_primary_with_span(
-            Some("evaluated again on every run".to_string()),
+            Some(label.to_string()),
             (f.span.start, f.span.end - f.span.start),
         )];
         if let Some(b) = &f.boundary

@@ -14,6 +14,10 @@ struct JsonReport<'a> {
     version: u32,
     findings: &'a [Finding],
     errors: &'a [FileError],
+    /// Present when a baseline was applied: the file, how many findings it hid, and its
+    /// stale entries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<&'a crate::baseline::Outcome>,
 }
 
 /// Renders the report as pretty-printed JSON with a trailing newline.
@@ -22,6 +26,7 @@ pub fn render(report: &Report) -> String {
         version: VERSION,
         findings: &report.findings,
         errors: &report.errors,
+        baseline: report.baseline.as_ref(),
     };
     let mut s = serde_json::to_string_pretty(&r).unwrap_or_else(|e| {
         format!("{{\"version\": {VERSION}, \"findings\": [], \"errors\": [{{\"path\": \"\", \"message\": \"could not serialise: {e}\"}}]}}")

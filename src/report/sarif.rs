@@ -362,7 +362,13 @@ fn rule_descriptor(rule: &'static RuleMeta) -> Rule<'static> {
             level: level(rule.severity),
         },
         properties: RuleProperties {
-            tags: vec!["correctness", "reliability", "idempotency"],
+            tags: match rule.id {
+                crate::suppress::UNUSED_SUPPRESSION
+                | crate::suppress::SUPPRESSION_WITHOUT_REASON => {
+                    vec!["maintainability", "suppression"]
+                }
+                _ => vec!["correctness", "reliability", "idempotency"],
+            },
             precision: precision(rule),
         },
     }

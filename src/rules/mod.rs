@@ -38,7 +38,8 @@ impl RuleMeta {
     }
 }
 
-/// Every rule, in id order.
+/// Every rule, in id order. `unused-suppression` and `suppression-without-reason` are
+/// reported by [`crate::suppress`], not by a file here.
 pub const RULES: &[RuleMeta] = &[
     RuleMeta {
         id: "interceptor-mints-key",
@@ -61,6 +62,11 @@ pub const RULES: &[RuleMeta] = &[
         doc: include_str!("../../rules/docs/key-in-retry-scope.md"),
     },
     RuleMeta {
+        id: "suppression-without-reason",
+        severity: Severity::Warning,
+        doc: include_str!("../../rules/docs/suppression-without-reason.md"),
+    },
+    RuleMeta {
         id: "time-in-key",
         severity: Severity::Warning,
         doc: include_str!("../../rules/docs/time-in-key.md"),
@@ -69,6 +75,11 @@ pub const RULES: &[RuleMeta] = &[
         id: "unlocked-scheduled-job",
         severity: Severity::Error,
         doc: include_str!("../../rules/docs/unlocked-scheduled-job.md"),
+    },
+    RuleMeta {
+        id: "unused-suppression",
+        severity: Severity::Warning,
+        doc: include_str!("../../rules/docs/unused-suppression.md"),
     },
 ];
 

@@ -1,0 +1,785 @@
+//! Configuration: rule levels, include/exclude globs, catalogue extensions and the
+//! suppression-reason switch, read from `idemlint.toml`, `.idemlint.toml` or the
+//! `[package.metadata.idemlint]` / `[workspace.metadata.idemlint]` table of a `Cargo.toml`.
+//!
+//! Discovery ([`Resolver::for_path`]): from the directory of each analysed file, walk up to
+//! the file-system root; in each directory take, in this order, `idemlint.toml`,
+//! `.idemlint.toml`, then a `Cargo.toml` that has an idemlint table. The nearest one wins
+//! and is used alone (configurations are not merged). In a `Cargo.toml`,
+//! `[package.metadata.idemlint]` counts only for the files of that package (the first
+//! `Cargo.toml` met on the walk up) and wins over `[workspace.metadata.idemlint]` of the same
+//! file; `[workspace.metadata.idemlint]` counts for every file below it. `--config FILE`
+//! replaces discovery: that file applies to every analysed file.
+//!
+//! Errors are [`ConfigError`]s: miette diagnostics with the span inside the TOML file and a
+//! help line (the CLI exits with code 2).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::ops::Range;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::catalogue::{Catalogue, CatalogueError};
+use crate::finding::Severity;
+use crate::rules::RULES;
+use crate::text::did_you_mean;
+
+/// Configuration file names looked for in every directory, in this order.
+pub const CONFIG_FILES: &[&str] = &["idemlint.toml", ".idemlint.toml"];
+
+/// The keys of a configuration besides the catalogue tables (`[[boundary]]`, ...).
+pub const CONFIG_KEYS: &[&str] = &["rules", "include", "exclude", "require-suppression-reason"];
+
+/// What a configuration says about one rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// The rule does not run: its findings are dropped, and suppressions naming it are not
+    /// reported as unused.
+    Off,
+    /// The rule runs; its findings get this severity.
+    On(Severity),
+}
+
+impl Level {
+    /// `"off"`, `"note"`, `"warning"` or `"error"`.
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "off" => Some(Level::Off),
+            "note" => Some(Level::On(Severity::Note)),
+            "warning" => Some(Level::On(Severity::Warning)),
+            "error" => Some(Level::On(Severity::Error)),
+            _ => None,
+        }
+    }
+}
+
+/// `--select` / `--ignore` from the command line; they win over every configuration file.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSelection {
+    /// Only these rules run (at their configured or default severity, even when a
+    /// configuration turns them off); `None` = every rule.
+    pub select: Option<Vec<String>>,
+    /// These rules do not run.
+    pub ignore: Vec<String>,
+}
+
+impl RuleSelection {
+    /// Checks every id against the known rules. Errors name the first unknown id, with a
+    /// "did you mean" when one is close.
+    pub fn validate(&self) -> Result<(), String> {
+        let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        for id in self.select.iter().flatten().chain(&self.ignore) {
+            if !ids.contains(&id.as_str()) {
+                return Err(format!(
+                    "unknown rule `{id}`{}\n  known rules: {}",
+                    did_you_mean(id, &ids)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default(),
+                    ids.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One resolved configuration: what applies to the files it governs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The file it was read from; `None` for the built-in defaults.
+    pub origin: Option<PathBuf>,
+    /// The directory include/exclude globs are relative to (the configuration file's).
+    pub root: PathBuf,
+    /// The built-in catalogue plus this configuration's catalogue tables.
+    pub catalogue: Arc<Catalogue>,
+    levels: BTreeMap<String, Level>,
+    include: Option<GlobSet>,
+    exclude: Option<GlobSet>,
+    /// `require-suppression-reason = true`: suppressions without `-- reason` are reported
+    /// (rule `suppression-without-reason`).
+    pub require_suppression_reason: bool,
+}
+
+impl Config {
+    /// The defaults: every rule at its default severity, every file, the given catalogue.
+    pub fn builtin(catalogue: Catalogue) -> Config {
+        Config {
+            origin: None,
+            root: PathBuf::new(),
+            catalogue: Arc::new(catalogue),
+            levels: BTreeMap::new(),
+            include: None,
+            exclude: None,
+            require_suppression_reason: false,
+        }
+    }
+
+    /// The severity findings of `rule` get, or `None` when the rule is off (or unknown).
+    pub fn severity(&self, rule: &str) -> Option<Severity> {
+        match self.levels.get(rule) {
+            Some(Level::Off) => None,
+            Some(Level::On(s)) => Some(*s),
+            None => crate::rules::rule(rule).map(|r| r.severity),
+        }
+    }
+
+    /// Applies `--select` / `--ignore` on top of the file's `[rules]`.
+    pub fn select(&mut self, selection: &RuleSelection) {
+        if let Some(select) = &selection.select {
+            for r in RULES {
+                if !select.iter().any(|s| s == r.id) {
+                    self.levels.insert(r.id.to_string(), Level::Off);
+                } else if self.levels.get(r.id) == Some(&Level::Off) {
+                    self.levels.remove(r.id);
+                }
+            }
+        }
+        for id in &selection.ignore {
+            self.levels.insert(id.clone(), Level::Off);
+        }
+    }
+
+    /// True when `path` is analysed under this configuration: it matches an `include` glob
+    /// (when there are any) and no `exclude` glob. Globs are matched against the path
+    /// relative to [`Config::root`] (the absolute path when the file is outside it).
+    pub fn includes(&self, path: &Path) -> bool {
+        if self.include.is_none() && self.exclude.is_none() {
+            return true;
+        }
+        let abs = absolute_path(path);
+        let rel = abs.strip_prefix(&self.root).unwrap_or(&abs);
+        if let Some(inc) = &self.include
+            && !inc.is_match(rel)
+        {
+            return false;
+        }
+        !self.exclude.as_ref().is_some_and(|e| e.is_match(rel))
+    }
+}
+
+/// `path` made absolute: canonical when it exists, otherwise joined to the current
+/// directory with `.` and `..` resolved lexically.
+pub fn absolute_path(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    let joined = match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path.to_path_buf(),
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` for messages: relative to the current directory when it is inside it.
+pub fn display_path(path: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .map(|cwd| absolute_path(&cwd))
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    shown.display().to_string()
+}
+
+/// A configuration that cannot be used. Rendered by miette with the TOML snippet.
+#[derive(Debug)]
+pub struct ConfigError {
+    /// The configuration file as the user should find it.
+    pub file: String,
+    pub message: String,
+    /// Byte range in the file's text.
+    pub span: Option<Range<usize>>,
+    pub help: Option<String>,
+    source: Option<Box<NamedSource<String>>>,
+}
+
+impl ConfigError {
+    fn new(file: &Path, text: Option<&str>, message: String) -> ConfigError {
+        let name = display_path(file);
+        ConfigError {
+            source: text.map(|t| Box::new(NamedSource::new(&name, t.to_string()))),
+            file: name,
+            message,
+            span: None,
+            help: None,
+        }
+    }
+
+    fn at(file: &Path, text: &str, span: Range<usize>, message: String, help: String) -> Self {
+        let mut e = ConfigError::new(file, Some(text), message);
+        e.span = Some(span);
+        e.help = Some(help);
+        e
+    }
+
+    fn from_catalogue(file: &Path, text: &str, e: CatalogueError) -> ConfigError {
+        let mut c = ConfigError::new(file, Some(text), e.message);
+        c.span = e.span;
+        c.help = Some(e.help.unwrap_or_else(|| {
+            "catalogue tables have the shape of idemlint's `rules/*.toml` (see CONTRIBUTING.md)"
+                .to_string()
+        }));
+        c
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid configuration {}: {}", self.file, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Diagnostic for ConfigError {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new("idemlint::config"))
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        self.source.as_deref().map(|s| s as &dyn SourceCode)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let span = self.span.clone()?;
+        self.source.as_ref()?;
+        Some(Box::new(std::iter::once(
+            LabeledSpan::new_primary_with_span(
+                Some("here".to_string()),
+                (span.start, span.end.saturating_sub(span.start)),
+            ),
+        )))
+    }
+}
+
+/// Renders a configuration error as miette's graphical report (the TOML snippet with the
+/// span labelled, and the help line), in colour only when `colour`.
+pub fn render_error(e: &ConfigError, colour: bool) -> String {
+    let theme = if colour {
+        miette::GraphicalTheme::unicode()
+    } else {
+        miette::GraphicalTheme::unicode_nocolor()
+    };
+    let mut out = String::new();
+    if miette::GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .render_report(&mut out, e)
+        .is_err()
+    {
+        out = format!("error: {e}\n");
+    }
+    out
+}
+
+const HELP: &str = "see the Configuration section of idemlint's README";
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(path, None, format!("could not read it: {e}")))
+}
+
+/// Parses an `idemlint.toml` / `.idemlint.toml` text. `builtin` is the catalogue the
+/// configuration's catalogue tables are added to.
+pub fn parse_config(path: &Path, text: &str, builtin: &Catalogue) -> Result<Config, ConfigError> {
+    let table = DeTable::parse(text).map_err(|e| toml_error(path, text, &e))?;
+    from_table(path, text, table, builtin)
+}
+
+/// Parses a `Cargo.toml`: the idemlint table of `[package.metadata]` (only when
+/// `allow_package`) or else of `[workspace.metadata]`; `Ok(None)` when there is none.
+pub fn parse_cargo_manifest(
+    path: &Path,
+    text: &str,
+    builtin: &Catalogue,
+    allow_package: bool,
+) -> Result<Option<Config>, ConfigError> {
+    let root = DeTable::parse(text).map_err(|e| toml_error(path, text, &e))?;
+    let sections: &[&str] = if allow_package {
+        &["package", "workspace"]
+    } else {
+        &["workspace"]
+    };
+    for section in sections {
+        let found = root
+            .get_ref()
+            .get(*section)
+            .and_then(|v| v.get_ref().as_table())
+            .and_then(|t| t.get("metadata"))
+            .and_then(|v| v.get_ref().as_table())
+            .and_then(|t| t.get("idemlint"));
+        let Some(value) = found else { continue };
+        let span = value.span();
+        let DeValue::Table(table) = value.get_ref().clone() else {
+            return Err(ConfigError::at(
+                path,
+                text,
+                span,
+                format!("`{section}.metadata.idemlint` must be a table"),
+                format!("write `[{section}.metadata.idemlint]` followed by its keys"),
+            ));
+        };
+        return from_table(path, text, Spanned::new(span, table), builtin).map(Some);
+    }
+    Ok(None)
+}
+
+fn toml_error(path: &Path, text: &str, e: &toml::de::Error) -> ConfigError {
+    let mut c = ConfigError::new(path, Some(text), e.message().trim_end().to_string());
+    c.span = e.span();
+    c.help = Some(format!("the file is not valid TOML; {HELP}"));
+    c
+}
+
+fn from_table(
+    path: &Path,
+    text: &str,
+    table: Spanned<DeTable<'_>>,
+    builtin: &Catalogue,
+) -> Result<Config, ConfigError> {
+    let span = table.span();
+    let table = table.into_inner();
+    let catalogue_tables = crate::catalogue::table_names();
+    let mut config = Config::builtin(Catalogue::default());
+    config.origin = Some(path.to_path_buf());
+    config.root = path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut catalogue_part = DeTable::new();
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        match name {
+            "rules" => config.levels = rule_levels(path, text, value)?,
+            "include" => config.include = globs(path, text, name, value)?,
+            "exclude" => config.exclude = globs(path, text, name, value)?,
+            "require-suppression-reason" => {
+                config.require_suppression_reason = value.get_ref().as_bool().ok_or_else(|| {
+                    ConfigError::at(
+                        path,
+                        text,
+                        value.span(),
+                        "`require-suppression-reason` must be `true` or `false`".into(),
+                        "write `require-suppression-reason = true`".into(),
+                    )
+                })?;
+            }
+            _ if catalogue_tables.contains(&name) => {
+                catalogue_part.insert(key.clone(), value.clone());
+            }
+            _ => {
+                let known: Vec<&str> = CONFIG_KEYS
+                    .iter()
+                    .copied()
+                    .chain(catalogue_tables.iter().copied())
+                    .collect();
+                return Err(ConfigError::at(
+                    path,
+                    text,
+                    key.span(),
+                    format!("unknown configuration key `{name}`"),
+                    match did_you_mean(name, &known) {
+                        Some(s) => format!("did you mean `{s}`? known keys: {}", known.join(", ")),
+                        None => format!("known keys: {}", known.join(", ")),
+                    },
+                ));
+            }
+        }
+    }
+    let mut catalogue = builtin.clone();
+    if !catalogue_part.is_empty() {
+        let file = display_path(path);
+        let parsed = crate::catalogue::parse_table(&file, Spanned::new(span, catalogue_part))
+            .map_err(|e| ConfigError::from_catalogue(path, text, e))?;
+        catalogue.merge(parsed);
+    }
+    config.catalogue = Arc::new(catalogue);
+    Ok(config)
+}
+
+fn rule_levels(
+    path: &Path,
+    text: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<BTreeMap<String, Level>, ConfigError> {
+    let Some(table) = value.get_ref().as_table() else {
+        return Err(ConfigError::at(
+            path,
+            text,
+            value.span(),
+            "`rules` must be a table of rule ids".into(),
+            "write `[rules]` followed by lines such as `time-in-key = \"off\"`".into(),
+        ));
+    };
+    let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+    let mut levels = BTreeMap::new();
+    for (key, v) in table.iter() {
+        let id: &str = key.get_ref();
+        if !ids.contains(&id) {
+            return Err(ConfigError::at(
+                path,
+                text,
+                key.span(),
+                format!("unknown rule `{id}`"),
+                match did_you_mean(id, &ids) {
+                    Some(s) => format!("did you mean `{s}`? `idemlint rules` lists every rule"),
+                    None => format!("`idemlint rules` lists every rule: {}", ids.join(", ")),
+                },
+            ));
+        }
+        let level = v.get_ref().as_str().and_then(Level::parse).ok_or_else(|| {
+            ConfigError::at(
+                path,
+                text,
+                v.span(),
+                format!("invalid level for `{id}`"),
+                "use \"off\", \"note\", \"warning\" or \"error\"".into(),
+            )
+        })?;
+        levels.insert(id.to_string(), level);
+    }
+    Ok(levels)
+}
+
+/// Compiles an include/exclude list. A pattern without `/` matches a file or directory
+/// name at any depth (`generated`, `*Test.kt`); a pattern with `/` is anchored at the
+/// configuration's directory (`src/legacy/**`, `/build`). A pattern that names a directory
+/// also matches everything below it. `*` does not cross `/`; `**` does.
+fn globs(
+    path: &Path,
+    text: &str,
+    key: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<Option<GlobSet>, ConfigError> {
+    let list_error = |span: Range<usize>| {
+        ConfigError::at(
+            path,
+            text,
+            span,
+            format!("`{key}` must be a list of glob strings"),
+            format!("write `{key} = [\"generated\", \"src/legacy/**\"]`"),
+        )
+    };
+    let Some(items) = value.get_ref().as_array() else {
+        return Err(list_error(value.span()));
+    };
+    let mut builder = GlobSetBuilder::new();
+    for item in items.iter() {
+        let Some(pattern) = item.get_ref().as_str() else {
+            return Err(list_error(item.span()));
+        };
+        let anchored = pattern.starts_with('/');
+        let p = pattern
+            .trim_start_matches("./")
+            .trim_start_matches('/')
+            .trim_end_matches('/');
+        if p.is_empty() {
+            return Err(ConfigError::at(
+                path,
+                text,
+                item.span(),
+                format!("empty pattern in `{key}`"),
+                "remove it, or name a file or directory".into(),
+            ));
+        }
+        let forms = if anchored || p.contains('/') {
+            [p.to_string(), format!("{p}/**")]
+        } else {
+            [format!("**/{p}"), format!("**/{p}/**")]
+        };
+        for g in forms {
+            let glob = GlobBuilder::new(&g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| {
+                    ConfigError::at(
+                        path,
+                        text,
+                        item.span(),
+                        format!("invalid glob `{pattern}`: {}", e.kind()),
+                        "globs use `*` (within a directory), `**` (across directories), `?`, `[abc]` and `{a,b}`".into(),
+                    )
+                })?;
+            builder.add(glob);
+        }
+    }
+    builder.build().map(Some).map_err(|e| {
+        ConfigError::at(
+            path,
+            text,
+            value.span(),
+            format!("invalid `{key}`: {e}"),
+            HELP.into(),
+        )
+    })
+}
+
+/// Finds the configuration of each analysed file (see the module docs) and caches it per
+/// directory, so every file under one configuration shares one [`Config`] (and one
+/// catalogue).
+pub struct Resolver {
+    builtin: Catalogue,
+    selection: RuleSelection,
+    explicit: Option<Arc<Config>>,
+    default: Arc<Config>,
+    by_dir: HashMap<PathBuf, Arc<Config>>,
+    /// Parsed files, keyed by path and whether package metadata was allowed.
+    by_file: HashMap<(PathBuf, bool), Option<Arc<Config>>>,
+}
+
+impl Resolver {
+    /// `config_file` (`--config`) replaces discovery; `selection` (`--select`/`--ignore`)
+    /// applies on top of every configuration. Errors: `config_file` cannot be read or is
+    /// invalid.
+    pub fn new(
+        builtin: &Catalogue,
+        config_file: Option<&Path>,
+        selection: RuleSelection,
+    ) -> Result<Resolver, ConfigError> {
+        let mut default = Config::builtin(builtin.clone());
+        default.select(&selection);
+        let mut r = Resolver {
+            builtin: builtin.clone(),
+            selection,
+            explicit: None,
+            default: Arc::new(default),
+            by_dir: HashMap::new(),
+            by_file: HashMap::new(),
+        };
+        if let Some(file) = config_file {
+            if !file.is_file() {
+                return Err(ConfigError::new(
+                    file,
+                    None,
+                    "no such file (given with --config)".into(),
+                ));
+            }
+            let text = read(file)?;
+            let is_manifest = file.file_name().is_some_and(|n| n == "Cargo.toml");
+            let mut config = if is_manifest {
+                parse_cargo_manifest(file, &text, builtin, true)?.ok_or_else(|| {
+                    ConfigError::new(
+                        file,
+                        None,
+                        "has no [package.metadata.idemlint] or [workspace.metadata.idemlint] table"
+                            .into(),
+                    )
+                })?
+            } else {
+                parse_config(file, &text, builtin)?
+            };
+            config.root = absolute_path(&config.root);
+            config.select(&r.selection);
+            r.explicit = Some(Arc::new(config));
+        }
+        Ok(r)
+    }
+
+    /// The configuration that applies to `path` (a file, or a directory for a file not on
+    /// disk, like `--stdin-filename`'s). Errors: a configuration file on the way up is
+    /// unreadable or invalid.
+    pub fn for_path(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
+        if let Some(c) = &self.explicit {
+            return Ok(c.clone());
+        }
+        let abs = absolute_path(path);
+        let dir = if abs.is_dir() {
+            abs
+        } else {
+            abs.parent().map(Path::to_path_buf).unwrap_or(abs)
+        };
+        if let Some(c) = self.by_dir.get(&dir) {
+            return Ok(c.clone());
+        }
+        let found = self.walk_up(&dir)?;
+        let config = found.unwrap_or_else(|| self.default.clone());
+        self.by_dir.insert(dir, config.clone());
+        Ok(config)
+    }
+
+    fn walk_up(&mut self, dir: &Path) -> Result<Option<Arc<Config>>, ConfigError> {
+        let mut seen_manifest = false;
+        for d in dir.ancestors() {
+            for name in CONFIG_FILES {
+                let candidate = d.join(name);
+                if candidate.is_file() {
+                    return self.load(&candidate, false);
+                }
+            }
+            let manifest = d.join("Cargo.toml");
+            if manifest.is_file() {
+                if let Some(c) = self.load(&manifest, !seen_manifest)? {
+                    return Ok(Some(c));
+                }
+                seen_manifest = true;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Loads (once) a configuration file; for a `Cargo.toml`, `allow_package` says whether
+    /// its package table counts. `Ok(None)`: a manifest without idemlint table.
+    fn load(
+        &mut self,
+        file: &Path,
+        allow_package: bool,
+    ) -> Result<Option<Arc<Config>>, ConfigError> {
+        let is_manifest = file.file_name().is_some_and(|n| n == "Cargo.toml");
+        let key = (file.to_path_buf(), is_manifest && allow_package);
+        if let Some(c) = self.by_file.get(&key) {
+            return Ok(c.clone());
+        }
+        let text = read(file)?;
+        let parsed = if is_manifest {
+            if text.contains("idemlint") {
+                parse_cargo_manifest(file, &text, &self.builtin, allow_package)?
+            } else {
+                None
+            }
+        } else {
+            Some(parse_config(file, &text, &self.builtin)?)
+        };
+        let parsed = parsed.map(|mut c| {
+            c.select(&self.selection);
+            Arc::new(c)
+        });
+        self.by_file.insert(key, parsed.clone());
+        Ok(parsed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        parse_config(Path::new("/p/idemlint.toml"), text, &Catalogue::builtin())
+    }
+
+    fn covered(text: &str) -> (ConfigError, String) {
+        let e = parse(text).unwrap_err();
+        let s = e
+            .span
+            .clone()
+            .map(|s| text[s].to_string())
+            .unwrap_or_default();
+        (e, s)
+    }
+
+    #[test]
+    fn levels_and_selection() {
+        let mut c =
+            parse("[rules]\ntime-in-key = \"off\"\nkey-in-retry-scope = \"note\"\n").unwrap();
+        assert_eq!(c.severity("time-in-key"), None);
+        assert_eq!(c.severity("key-in-retry-scope"), Some(Severity::Note));
+        assert_eq!(c.severity("key-in-interceptor"), Some(Severity::Error));
+        c.select(&RuleSelection {
+            select: Some(vec!["time-in-key".into(), "key-in-retry-scope".into()]),
+            ignore: vec![],
+        });
+        // --select turns a rule the file switched off back on, at its default severity.
+        assert_eq!(c.severity("time-in-key"), Some(Severity::Warning));
+        assert_eq!(c.severity("key-in-retry-scope"), Some(Severity::Note));
+        assert_eq!(c.severity("key-in-interceptor"), None);
+        c.select(&RuleSelection {
+            select: None,
+            ignore: vec!["time-in-key".into()],
+        });
+        assert_eq!(c.severity("time-in-key"), None);
+    }
+
+    #[test]
+    fn errors_point_into_the_file() {
+        let (e, s) = covered("[rules]\nkey-in-retry-scop = \"off\"\n");
+        assert_eq!(s, "key-in-retry-scop");
+        assert!(
+            e.help
+                .unwrap()
+                .contains("did you mean `key-in-retry-scope`?")
+        );
+        let (e, s) = covered("[rules]\ntime-in-key = \"of\"\n");
+        assert_eq!(s, "\"of\"");
+        assert!(e.help.unwrap().contains("\"off\""));
+        let (e, s) = covered("require_suppression_reason = true\n");
+        assert_eq!(s, "require_suppression_reason");
+        assert!(
+            e.help
+                .unwrap()
+                .contains("did you mean `require-suppression-reason`?")
+        );
+        let (_, s) = covered("exclude = \"generated\"\n");
+        assert_eq!(s, "\"generated\"");
+        let (e, s) = covered("include = [\"src/[\"]\n");
+        assert_eq!(s, "\"src/[\"");
+        assert!(e.message.contains("invalid glob"), "{}", e.message);
+        // Catalogue tables inside a configuration keep their spans.
+        let (e, s) = covered("[rules]\n\n[[boundary]]\nid = \"x\"\ncalle = [\"withBackoff\"]\n");
+        assert_eq!(s, "calle");
+        assert!(e.help.unwrap().contains("did you mean `callee`?"));
+        let (e, _) = covered("[rules\n");
+        assert!(e.span.is_some());
+        assert!(e.to_string().contains("/p/idemlint.toml"));
+    }
+
+    #[test]
+    fn globs_match_relative_to_the_config_directory() {
+        let c = parse(
+            "include = [\"src\"]\nexclude = [\"generated\", \"*Test.kt\", \"/src/legacy\"]\n",
+        )
+        .unwrap();
+        assert!(c.includes(Path::new("/p/src/a/Billing.kt")));
+        assert!(!c.includes(Path::new("/p/other/Billing.kt")));
+        assert!(!c.includes(Path::new("/p/src/generated/Billing.kt")));
+        assert!(!c.includes(Path::new("/p/src/a/BillingTest.kt")));
+        assert!(!c.includes(Path::new("/p/src/legacy/Billing.kt")));
+        assert!(c.includes(Path::new("/p/src/a/legacy/Billing.kt")));
+    }
+
+    #[test]
+    fn cargo_metadata_tables() {
+        let text = "[package]\nname = \"a\"\n[package.metadata.idemlint.rules]\ntime-in-key = \"off\"\n[workspace.metadata.idemlint.rules]\ntime-in-key = \"error\"\n";
+        let cat = Catalogue::builtin();
+        let p = Path::new("/w/Cargo.toml");
+        let own = parse_cargo_manifest(p, text, &cat, true).unwrap().unwrap();
+        assert_eq!(own.severity("time-in-key"), None);
+        let below = parse_cargo_manifest(p, text, &cat, false).unwrap().unwrap();
+        assert_eq!(below.severity("time-in-key"), Some(Severity::Error));
+        assert!(
+            parse_cargo_manifest(p, "[package]\nname = \"a\"\n", &cat, true)
+                .unwrap()
+                .is_none()
+        );
+        let bad = "[package.metadata.idemlint]\nrules = { key-in-retry = \"off\" }\n";
+        let e = parse_cargo_manifest(p, bad, &cat, true).unwrap_err();
+        assert_eq!(&bad[e.span.unwrap()], "key-in-retry");
+    }
+
+    #[test]
+    fn unknown_selection_ids_are_rejected() {
+        let e = RuleSelection {
+            select: Some(vec!["key-in-retry-scop".into()]),
+            ignore: vec![],
+        }
+        .validate()
+        .unwrap_err();
+        assert!(e.contains("did you mean `key-in-retry-scope`?"), "{e}");
+        assert!(RuleSelection::default().validate().is_ok());
+    }
+}
