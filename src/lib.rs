@@ -4,8 +4,9 @@
 //! on every replica — so each retry sends a new key and a customer is charged twice.
 //!
 //! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
-//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`] → [`rules`] →
-//! [`report`], [`fix`], [`discover`] → [`check`] (the pipeline) → [`cli`]. See ARCHITECTURE.md.
+//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`baseline`] →
+//! [`rules`] → [`config`] → [`suppress`] → [`report`], [`fix`], [`discover`] → [`check`]
+//! (the pipeline) → [`cargo`], [`cli`]. See ARCHITECTURE.md.
 
 pub mod baseline;
 pub mod cargo;
