@@ -126,6 +126,14 @@ fn comments(
             after_comment = text[body_end + 2..line_end].trim();
         }
         let body_start = at + MARKER.len();
+        // A second directive on the same line ends this one:
+        // `// idemlint: allow(a) -- why // idemlint: allow(unused-suppression)`.
+        if let Some(q) = text[body_start..body_end].find(MARKER) {
+            let head = &text[body_start..body_start + q];
+            if let Some(o) = head.rfind("//").or_else(|| head.rfind("/*")) {
+                body_end = body_start + o;
+            }
+        }
         let span = Span::new(opener, text[..body_end].trim_end().len().max(body_start));
         let directive = match parse_directive(text, body_start, body_end) {
             Ok(Some(d)) => d,
@@ -459,6 +467,13 @@ mod tests {
         let (s, bad) = sups(Language::Rust, text);
         assert!(bad.is_empty(), "{bad:?}");
         assert_eq!(s.len(), 3, "{s:#?}");
+        // Two directives on one line are read separately.
+        let two = "fn f() {\n    g(); // idemlint: allow(time-in-key) -- why // idemlint: allow(unused-suppression)\n}\n";
+        let (t, bad) = sups(Language::Rust, two);
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].reason.as_deref(), Some("why"));
+        assert_eq!(t[1].ids[0].0, "unused-suppression");
         assert_eq!(s[0].reach, Reach::Line(2));
         assert_eq!(s[0].ids.len(), 2);
         assert_eq!(
