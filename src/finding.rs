@@ -6,6 +6,35 @@ use sha2::{Digest, Sha256};
 
 use crate::model::Span;
 
+/// The path that goes into fingerprints: relative to the project root (the nearest
+/// ancestor holding `.git`, `idemlint.toml` or `.idemlint.toml`), with `/` separators, so
+/// a baseline does not depend on the directory idemlint runs from or on how the path was
+/// spelled. Falls back to `display` when the file is not on disk (stdin, unsaved buffers).
+pub fn project_relative(display: &str) -> String {
+    let fallback = || {
+        display
+            .replace('\\', "/")
+            .trim_start_matches("./")
+            .to_string()
+    };
+    let Ok(abs) = std::fs::canonicalize(display) else {
+        return fallback();
+    };
+    let mut dir = abs.parent();
+    while let Some(d) = dir {
+        if [".git", "idemlint.toml", ".idemlint.toml"]
+            .iter()
+            .any(|m| d.join(m).exists())
+        {
+            if let Ok(rel) = abs.strip_prefix(d) {
+                return rel.to_string_lossy().replace('\\', "/");
+            }
+        }
+        dir = d.parent();
+    }
+    fallback()
+}
+
 /// Computes [`Finding::fingerprint`] from its parts; `parts` are length-prefixed so no two
 /// different lists hash the same.
 pub fn fingerprint(parts: &[&str]) -> String {

@@ -539,8 +539,9 @@ fn sarif_fingerprints_survive_a_line_shift() {
     let added = shifted.lines().count() - before.lines().count();
     let renamed = before.replace("fun charge(", "fun chargeAgain(");
 
-    let fingerprints = |name: &str, text: &str| -> Vec<(u64, String)> {
-        let dir = scratch(name);
+    // The same file, edited: fingerprints include the project-relative path.
+    let fingerprints = |_name: &str, text: &str| -> Vec<(u64, String)> {
+        let dir = scratch("fingerprint_shift");
         std::fs::write(dir.join("Billing.kt"), text).unwrap();
         let log = sarif(&dir, &["Billing.kt"]);
         log["runs"][0]["results"]

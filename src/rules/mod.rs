@@ -259,7 +259,7 @@ impl Ctx<'_> {
         let end = self.lines.position(self.text, span.end);
         let source = self.snippet(span).to_string();
         let normalized: String = source.chars().filter(|c| !c.is_whitespace()).collect();
-        let path = self.path.replace('\\', "/");
+        let path = crate::finding::project_relative(self.path);
         let enclosing = self.enclosing_names(span.start);
         let boundary_sig = boundary
             .map(|b| {
