@@ -25,10 +25,9 @@ pub fn project_relative(display: &str) -> String {
         if [".git", "idemlint.toml", ".idemlint.toml"]
             .iter()
             .any(|m| d.join(m).exists())
+            && let Ok(rel) = abs.strip_prefix(d)
         {
-            if let Ok(rel) = abs.strip_prefix(d) {
-                return rel.to_string_lossy().replace('\\', "/");
-            }
+            return rel.to_string_lossy().replace('\\', "/");
         }
         dir = d.parent();
     }
