@@ -111,12 +111,19 @@ enum Command {
         /// A rule id, e.g. key-in-retry-scope.
         rule: String,
     },
+    /// Run the language server on stdin/stdout (for editors; see README.md).
+    Lsp {
+        /// Accepted and ignored: stdio is the only transport (some clients always pass it).
+        #[arg(long)]
+        stdio: bool,
+    },
 }
 
 const SUBCOMMANDS: &[&str] = &[
     "check",
     "rules",
     "explain",
+    "lsp",
     "help",
     "-h",
     "--help",
@@ -188,6 +195,11 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cli.command {
+        Command::Lsp { .. } => {
+            // The server writes stdout from its own thread: release the lock first.
+            drop(out);
+            crate::lsp::run_stdio()
+        }
         Command::Rules => {
             let _ = writeln!(out, "{:<24} {:<8} summary", "rule", "severity");
             for r in RULES {

@@ -6,7 +6,7 @@
 //! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
 //! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`baseline`] →
 //! [`rules`] → [`config`] → [`suppress`] → [`report`], [`fix`], [`discover`] → [`check`]
-//! (the pipeline) → [`cargo`], [`cli`]. See ARCHITECTURE.md.
+//! (the pipeline) → [`cargo`], [`lsp`], [`cli`]. See ARCHITECTURE.md.
 
 pub mod baseline;
 pub mod cargo;
@@ -21,6 +21,7 @@ pub mod fix;
 pub mod flow;
 pub mod index;
 pub mod lang;
+pub mod lsp;
 pub mod model;
 pub mod report;
 pub mod rules;

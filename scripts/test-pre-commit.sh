@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Tests .pre-commit-hooks.yaml with the real pre-commit (PyPI, pinned in
+# tests/pre_commit/requirements.txt): in a throw-away git repository with one bad and one
+# good Kotlin file, `pre-commit try-repo <this repository> idemlint --files …` must fail
+# on the bad file (printing the finding) and pass on the good one.
+#
+# How it works:
+# - try-repo clones HEAD of the repository it is given, so the working tree (tracked and
+#   untracked, not ignored files) is copied into a scratch git repository and committed
+#   there; try-repo is pointed at that copy.
+# - `language: rust` makes pre-commit run `cargo install --bins --root <env> --path .` in
+#   its clone, with CARGO_HOME set to that environment, so cargo's usual download cache is
+#   not used. To work offline, the locked dependencies are vendored from the local cache
+#   (`cargo vendor --offline`; online from crates.io only when the cache lacks some), and
+#   a `.cargo/config.toml` above pre-commit's temporary store replaces crates.io with that
+#   directory (`cargo install --path` reads configuration from the package directory
+#   upwards). TMPDIR points pre-commit's store below that file.
+# - CARGO_TARGET_DIR (passed through by pre-commit) is a directory kept between runs, so
+#   only the first run compiles the dependencies in release mode.
+# Skips (exit 0, with a message) only when no Python 3 is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+
+python=${PYTHON:-python3}
+if ! command -v "$python" >/dev/null 2>&1; then
+  echo "SKIPPED: pre-commit hook test: no Python 3 ('$python') on PATH"
+  exit 0
+fi
+
+target=${CARGO_TARGET_DIR:-$repo/target}
+work=$target/pre-commit-test
+build=$target/pre-commit-build
+rm -rf "$work"
+mkdir -p "$work/tmp/.cargo" "$work/hook-repo" "$work/project" "$build"
+
+echo "== pre-commit: virtualenv"
+if ! "$python" -m venv "$work/venv"; then
+  echo "error: '$python -m venv' failed; install the venv module (Debian: python3-venv)" >&2
+  exit 1
+fi
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  -r tests/pre_commit/requirements.txt
+pre_commit=$work/venv/bin/pre-commit
+"$pre_commit" --version
+
+git_commit() {
+  git -c user.name=idemlint-test -c user.email=idemlint-test@example.invalid \
+    -c commit.gpgsign=false commit --quiet --no-verify "$@"
+}
+
+echo "== pre-commit: snapshot of the working tree as a git repository"
+git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+  tar --null -T - -cf - | tar -xf - -C "$work/hook-repo"
+(
+  cd "$work/hook-repo"
+  git init --quiet
+  git add -A
+  git_commit -m "snapshot for the pre-commit hook test"
+)
+
+echo "== pre-commit: vendoring the locked dependencies for an offline cargo install"
+if ! (cd "$work/hook-repo" && cargo vendor --quiet --locked --offline "$work/vendor" >/dev/null); then
+  echo "   the local cargo cache lacks some crates; vendoring from crates.io instead"
+  (cd "$work/hook-repo" && cargo vendor --quiet --locked "$work/vendor" >/dev/null)
+fi
+cat >"$work/tmp/.cargo/config.toml" <<EOF
+[source.crates-io]
+replace-with = "idemlint-test-vendored"
+
+[source.idemlint-test-vendored]
+directory = "$work/vendor"
+
+[net]
+offline = true
+EOF
+
+echo "== pre-commit: a throw-away project"
+cd "$work/project"
+git init --quiet
+cat >Billing.kt <<'EOF'
+import java.util.UUID
+
+suspend fun charge(api: Api): Charge =
+    retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }
+EOF
+cat >BillingFixed.kt <<'EOF'
+import java.util.UUID
+
+suspend fun charge(api: Api): Charge {
+    val idempotencyKey = UUID.randomUUID().toString()
+    return retryOnTransient { api.createCharge(idempotencyKey = idempotencyKey) }
+}
+EOF
+printf '# notes\n' >README.md
+git add -A
+git_commit -m "project"
+
+# CARGO_NET_OFFLINE makes the install fail rather than download, should the vendored
+# sources not be picked up.
+try_repo() {
+  TMPDIR=$work/tmp CARGO_TARGET_DIR=$build CARGO_NET_OFFLINE=true \
+    "$pre_commit" try-repo "$work/hook-repo" idemlint --color=never "$@"
+}
+
+fail() {
+  echo "FAILED: $*" >&2
+  exit 1
+}
+
+echo "== pre-commit: the bad file fails the hook (first run builds idemlint)"
+start=$(date +%s)
+set +e
+try_repo --files Billing.kt >"$work/bad.log" 2>&1
+code=$?
+set -e
+echo "   try-repo with cargo install took $(($(date +%s) - start)) s"
+cat "$work/bad.log"
+[ "$code" -eq 1 ] || fail "expected pre-commit to exit 1 on Billing.kt, got $code"
+grep -q 'idemlint.*Failed' "$work/bad.log" || fail "the hook was not reported as Failed"
+grep -q 'key-in-retry-scope' "$work/bad.log" || fail "the finding was not printed"
+grep -q 'Billing.kt:4' "$work/bad.log" || fail "the finding does not point at Billing.kt line 4"
+
+echo "== pre-commit: the good file passes; other file types are not passed to the hook"
+start=$(date +%s)
+set +e
+try_repo --verbose --files BillingFixed.kt README.md >"$work/good.log" 2>&1
+code=$?
+set -e
+echo "   try-repo with cargo install took $(($(date +%s) - start)) s"
+cat "$work/good.log"
+[ "$code" -eq 0 ] || fail "expected pre-commit to exit 0 on BillingFixed.kt, got $code"
+grep -q 'idemlint.*Passed' "$work/good.log" || fail "the hook was not reported as Passed"
+# --verbose shows idemlint's summary: only the Kotlin file reached it (types_or).
+grep -q 'in 1 file checked' "$work/good.log" ||
+  fail "idemlint did not check exactly the one Kotlin file"
+if grep -q 'README.md' "$work/good.log"; then fail "README.md was passed to idemlint"; fi
+
+echo "pre-commit: 2 passed, 0 failed"

@@ -1,0 +1,1038 @@
+//! `idemlint lsp`: a language server over stdio (LSP 3.17, JSON-RPC framing from the
+//! `lsp-server` crate, types from `lsp-types`).
+//!
+//! It publishes diagnostics for open Rust, Java and Kotlin documents on `didOpen` and
+//! `didChange`, computed from the unsaved text by [`crate::check::check_text`] — the same
+//! analysis path as `idemlint check` — and clears them on `didClose`. Each diagnostic has
+//! the rule id as `code`, `codeDescription.href` pointing at the rule's documentation, the
+//! attempt boundary as `relatedInformation`, and hovering its range shows the rule's
+//! documentation (`rules/docs/<id>.md`). Parse errors are published as warnings with the
+//! code `parse-error`. No code actions are offered yet: quick fixes (the hoist of the key)
+//! arrive with the fix work.
+//!
+//! Positions: the core gives byte spans; they are converted with the document text into
+//! the position encoding negotiated in `initialize` (`utf-8`, `utf-16` or `utf-32`; the
+//! first the client lists among those, UTF-16 when it lists none).
+//!
+//! Robustness: a malformed message (bad header, bad JSON, unknown shape) is logged to
+//! stderr and skipped; a request that cannot be served gets a JSON-RPC error response; a
+//! panic while handling a message is caught and logged. Nothing the client sends stops
+//! the server except `exit` or the end of its input. Exit code: 0 after `shutdown` then
+//! `exit` (or end of input after `shutdown`), 1 otherwise (as the specification asks).
+
+pub mod position;
+pub mod uri;
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::{
+    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, Hover,
+    HoverContents, HoverParams, HoverProviderCapability, InitializeResult, Location, MarkupContent,
+    MarkupKind, NumberOrString, PositionEncodingKind, PublishDiagnosticsParams, Range,
+    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
+    TextDocumentSyncOptions, Uri,
+};
+use serde_json::Value;
+
+use crate::catalogue::Catalogue;
+use crate::finding::{FileError, Finding, Severity};
+use crate::model::Language;
+use crate::text::LineIndex;
+use position::{Encoding, LineMap};
+
+/// Where `codeDescription.href` points: the rule's documentation page, `<id>.md` appended.
+pub const RULE_DOCS_BASE: &str = "https://github.com/idemlint/idemlint/blob/main/rules/docs/";
+
+/// The `code` of a diagnostic for a parse error of the document.
+pub const PARSE_ERROR_CODE: &str = "parse-error";
+
+/// The `code` of a diagnostic for an internal error while analysing the document.
+pub const INTERNAL_ERROR_CODE: &str = "internal-error";
+
+/// Largest message body accepted, bytes; a larger one is read past and dropped.
+const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// Runs the server on stdin/stdout until `exit`; returns the process exit code.
+///
+/// The server loop runs on a thread with the analysis stack size
+/// ([`crate::check::STACK_SIZE`]), as `check`'s workers do.
+pub fn run_stdio() -> i32 {
+    let (tx, rx) = mpsc::channel();
+    spawn_reader(std::io::BufReader::new(std::io::stdin()), tx);
+    let worker = std::thread::Builder::new()
+        .name("idemlint-lsp".into())
+        .stack_size(crate::check::STACK_SIZE)
+        .spawn(move || serve(rx, std::io::stdout().lock()));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => {
+            log("the server thread panicked");
+            1
+        }
+        Err(e) => {
+            log(&format!("could not start the server thread: {e}"));
+            1
+        }
+    }
+}
+
+/// What the reader thread hands to the server loop.
+pub enum Incoming {
+    /// A well-formed message.
+    Message(Message),
+    /// A body that is JSON but not a valid message; carries its `id` when it had one, so
+    /// the request can be answered with an error instead of leaving the client waiting.
+    Invalid(Option<RequestId>),
+}
+
+/// Reads framed messages from `input` on a new thread and sends them to `tx` until the
+/// end of the input or an I/O error. Malformed messages are logged and skipped.
+pub fn spawn_reader<R: BufRead + Send + 'static>(mut input: R, tx: mpsc::Sender<Incoming>) {
+    let spawned = std::thread::Builder::new()
+        .name("idemlint-lsp-reader".into())
+        .spawn(move || {
+            loop {
+                match read_frame(&mut input) {
+                    Ok(Some(body)) => {
+                        if tx.send(parse_body(&body)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        log(&format!("stopped reading the input: {e}"));
+                        return;
+                    }
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        log(&format!("could not start the reader thread: {e}"));
+    }
+}
+
+/// Reads one `Content-Length`-framed body. `Ok(None)` at the end of the input. Header
+/// blocks without a usable `Content-Length`, and bodies over [`MAX_MESSAGE_BYTES`], are
+/// logged and skipped.
+fn read_frame(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    loop {
+        let mut length: Option<usize> = None;
+        let mut saw_header = false;
+        loop {
+            let mut line = Vec::new();
+            if input.read_until(b'\n', &mut line)? == 0 {
+                if saw_header {
+                    log("the input ended inside a message header");
+                }
+                return Ok(None);
+            }
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                if saw_header {
+                    break;
+                }
+                continue; // stray blank line between messages
+            }
+            saw_header = true;
+            match line.split_once(':') {
+                Some((name, value)) if name.trim().eq_ignore_ascii_case("content-length") => {
+                    match value.trim().parse::<usize>() {
+                        Ok(n) => length = Some(n),
+                        Err(_) => log(&format!("malformed Content-Length header: {line:?}")),
+                    }
+                }
+                Some(_) => {} // Content-Type and other headers
+                None => log(&format!("malformed header line skipped: {:?}", clip(line))),
+            }
+        }
+        let Some(length) = length else {
+            log("a message header without a valid Content-Length was skipped");
+            continue;
+        };
+        if length > MAX_MESSAGE_BYTES {
+            log(&format!(
+                "a message of {length} bytes is over the limit of {MAX_MESSAGE_BYTES}; skipped"
+            ));
+            let skipped = std::io::copy(
+                &mut input.by_ref().take(length as u64),
+                &mut std::io::sink(),
+            )?;
+            if skipped < length as u64 {
+                return Ok(None);
+            }
+            continue;
+        }
+        let mut body = vec![0; length];
+        match input.read_exact(&mut body) {
+            Ok(()) => return Ok(Some(body)),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                log("the input ended inside a message body");
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn parse_body(body: &[u8]) -> Incoming {
+    match serde_json::from_slice::<Message>(body) {
+        Ok(m) => Incoming::Message(m),
+        Err(e) => {
+            let text = String::from_utf8_lossy(body);
+            log(&format!(
+                "malformed message skipped ({e}): {:?}",
+                clip(&text)
+            ));
+            let id = serde_json::from_slice::<Value>(body)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .and_then(|id| serde_json::from_value::<RequestId>(id).ok());
+            Incoming::Invalid(id)
+        }
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= 200 {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(200).collect();
+        c.push('…');
+        c
+    }
+}
+
+fn log(msg: &str) {
+    eprintln!("idemlint lsp: {msg}");
+}
+
+/// One open document.
+struct Document {
+    uri: Uri,
+    text: String,
+    version: i32,
+    /// The path handed to `check_text`: the file's path for `file:` URIs, else the URI;
+    /// with the extension of the document's language appended when its own does not
+    /// name one.
+    display: String,
+    /// Whether the document is Rust, Java or Kotlin (by extension or `languageId`).
+    supported: bool,
+    /// What was last published, for hover.
+    published: Vec<Published>,
+}
+
+/// A published diagnostic, remembered for hover.
+struct Published {
+    /// Byte span in the text the diagnostic was computed from.
+    start: usize,
+    end: usize,
+    range: Range,
+    rule: Option<&'static str>,
+}
+
+/// The server state and loop; generic over the output for tests.
+struct Server<W: Write> {
+    out: W,
+    catalogue: Catalogue,
+    encoding: Encoding,
+    /// Hover contents in markdown (else plain text, when the client says so).
+    markdown: bool,
+    initialized: bool,
+    shutdown: bool,
+    documents: HashMap<String, Document>,
+    /// Documents changed since their diagnostics were last published.
+    dirty: BTreeSet<String>,
+}
+
+/// Serves the messages arriving on `rx`, writing to `out`, until `exit` or the end of the
+/// input; returns the exit code (0 only after `shutdown`).
+///
+/// Diagnostics are recomputed lazily: a document changed by `didOpen`/`didChange` is
+/// analysed once no further message is waiting (so a burst of edits is analysed once), or
+/// before a request that needs its diagnostics.
+pub fn serve<W: Write>(rx: mpsc::Receiver<Incoming>, out: W) -> i32 {
+    let mut server = Server {
+        out,
+        catalogue: Catalogue::builtin(),
+        encoding: Encoding::Utf16,
+        markdown: true,
+        initialized: false,
+        shutdown: false,
+        documents: HashMap::new(),
+        dirty: BTreeSet::new(),
+    };
+    loop {
+        let incoming = match rx.try_recv() {
+            Ok(m) => Some(m),
+            Err(mpsc::TryRecvError::Disconnected) => None,
+            Err(mpsc::TryRecvError::Empty) => {
+                if !server.dirty.is_empty() {
+                    if server.publish_dirty().is_err() {
+                        return 1;
+                    }
+                    continue;
+                }
+                rx.recv().ok()
+            }
+        };
+        let Some(incoming) = incoming else {
+            // End of input: like `exit`.
+            return if server.shutdown { 0 } else { 1 };
+        };
+        let step =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| server.handle(incoming)));
+        match step {
+            Ok(Ok(Flow::Continue)) => {}
+            Ok(Ok(Flow::Exit(code))) => return code,
+            Ok(Err(e)) => {
+                log(&format!("could not write to the client: {e}"));
+                return 1;
+            }
+            Err(p) => log(&format!(
+                "internal error while handling a message (please report it): {}",
+                panic_text(&p)
+            )),
+        }
+    }
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+enum Flow {
+    Continue,
+    Exit(i32),
+}
+
+type Io = std::io::Result<()>;
+
+impl<W: Write> Server<W> {
+    fn send(&mut self, msg: Message) -> Io {
+        msg.write(&mut self.out)
+    }
+
+    fn reply_err(&mut self, id: RequestId, code: ErrorCode, message: String) -> Io {
+        self.send(Response::new_err(id, code as i32, message).into())
+    }
+
+    fn handle(&mut self, incoming: Incoming) -> std::io::Result<Flow> {
+        match incoming {
+            Incoming::Invalid(Some(id)) => {
+                self.reply_err(id, ErrorCode::InvalidRequest, "malformed message".into())?;
+            }
+            Incoming::Invalid(None) | Incoming::Message(Message::Response(_)) => {}
+            Incoming::Message(Message::Request(req)) => self.request(req)?,
+            Incoming::Message(Message::Notification(n)) => {
+                if n.method == "exit" {
+                    return Ok(Flow::Exit(if self.shutdown { 0 } else { 1 }));
+                }
+                if self.initialized && !self.shutdown {
+                    self.notification(n)?;
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn request(&mut self, req: Request) -> Io {
+        if req.method == "initialize" {
+            if self.initialized {
+                return self.reply_err(
+                    req.id,
+                    ErrorCode::InvalidRequest,
+                    "initialize was already received".into(),
+                );
+            }
+            let result = self.initialize(&req.params);
+            self.initialized = true;
+            return self.send(Response::new_ok(req.id, result).into());
+        }
+        if !self.initialized {
+            return self.reply_err(
+                req.id,
+                ErrorCode::ServerNotInitialized,
+                format!("`{}` before `initialize`", req.method),
+            );
+        }
+        if self.shutdown {
+            return self.reply_err(
+                req.id,
+                ErrorCode::InvalidRequest,
+                format!("`{}` after `shutdown`", req.method),
+            );
+        }
+        match req.method.as_str() {
+            "shutdown" => {
+                self.shutdown = true;
+                self.dirty.clear();
+                self.send(Response::new_ok(req.id, Value::Null).into())
+            }
+            "textDocument/hover" => match serde_json::from_value::<HoverParams>(req.params) {
+                Ok(params) => {
+                    let hover = self.hover(&params)?;
+                    self.send(Response::new_ok(req.id, hover).into())
+                }
+                Err(e) => self.reply_err(req.id, ErrorCode::InvalidParams, e.to_string()),
+            },
+            other => self.reply_err(
+                req.id,
+                ErrorCode::MethodNotFound,
+                format!("idemlint does not handle `{other}`"),
+            ),
+        }
+    }
+
+    /// Reads the client capabilities this server cares about from the raw `initialize`
+    /// parameters (raw JSON, so a newer client's unknown fields cannot fail the
+    /// handshake) and builds the result.
+    fn initialize(&mut self, params: &Value) -> InitializeResult {
+        let caps = params.get("capabilities");
+        let offered = caps
+            .and_then(|c| c.pointer("/general/positionEncodings"))
+            .and_then(Value::as_array);
+        self.encoding = offered
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find_map(Encoding::from_name)
+            .unwrap_or(Encoding::Utf16);
+        if let Some(formats) = caps
+            .and_then(|c| c.pointer("/textDocument/hover/contentFormat"))
+            .and_then(Value::as_array)
+        {
+            self.markdown = formats.iter().any(|f| f.as_str() == Some("markdown"));
+        }
+        InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(PositionEncodingKind::from(
+                    self.encoding.name().to_string(),
+                )),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        ..TextDocumentSyncOptions::default()
+                    },
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                ..ServerCapabilities::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "idemlint".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+        }
+    }
+
+    fn notification(&mut self, n: Notification) -> Io {
+        match n.method.as_str() {
+            "textDocument/didOpen" => {
+                match serde_json::from_value::<DidOpenTextDocumentParams>(n.params) {
+                    Ok(p) => self.did_open(p),
+                    Err(e) => log(&format!("bad didOpen parameters: {e}")),
+                }
+            }
+            "textDocument/didChange" => {
+                match serde_json::from_value::<DidChangeTextDocumentParams>(n.params) {
+                    Ok(p) => self.did_change(p),
+                    Err(e) => log(&format!("bad didChange parameters: {e}")),
+                }
+            }
+            "textDocument/didClose" => {
+                match serde_json::from_value::<DidCloseTextDocumentParams>(n.params) {
+                    Ok(p) => return self.did_close(p),
+                    Err(e) => log(&format!("bad didClose parameters: {e}")),
+                }
+            }
+            // `initialized`, `$/cancelRequest` (every request is answered at once),
+            // `$/setTrace`, `workspace/*` and anything else: nothing to do.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn did_open(&mut self, p: DidOpenTextDocumentParams) {
+        let item = p.text_document;
+        let key = item.uri.as_str().to_string();
+        let (display, supported) = display_path(item.uri.as_str(), &item.language_id);
+        self.documents.insert(
+            key.clone(),
+            Document {
+                uri: item.uri,
+                text: item.text,
+                version: item.version,
+                display,
+                supported,
+                published: Vec::new(),
+            },
+        );
+        if supported {
+            self.dirty.insert(key);
+        }
+    }
+
+    fn did_change(&mut self, p: DidChangeTextDocumentParams) {
+        let key = p.text_document.uri.as_str().to_string();
+        let encoding = self.encoding;
+        let Some(doc) = self.documents.get_mut(&key) else {
+            log(&format!("didChange for a document that is not open: {key}"));
+            return;
+        };
+        for change in p.content_changes {
+            match change.range {
+                None => doc.text = change.text,
+                Some(range) => {
+                    let map = LineMap::new(&doc.text);
+                    let a = map.offset(&doc.text, range.start, encoding);
+                    let b = map.offset(&doc.text, range.end, encoding);
+                    doc.text.replace_range(a.min(b)..a.max(b), &change.text);
+                }
+            }
+        }
+        doc.version = p.text_document.version;
+        if doc.supported {
+            self.dirty.insert(key);
+        }
+    }
+
+    fn did_close(&mut self, p: DidCloseTextDocumentParams) -> Io {
+        let key = p.text_document.uri.as_str().to_string();
+        self.dirty.remove(&key);
+        if let Some(doc) = self.documents.remove(&key)
+            && doc.supported
+        {
+            let params = PublishDiagnosticsParams {
+                uri: doc.uri,
+                diagnostics: Vec::new(),
+                version: None,
+            };
+            return self.publish(params);
+        }
+        Ok(())
+    }
+
+    fn publish(&mut self, params: PublishDiagnosticsParams) -> Io {
+        self.send(Notification::new("textDocument/publishDiagnostics".into(), params).into())
+    }
+
+    /// Analyses every changed document and publishes its diagnostics.
+    fn publish_dirty(&mut self) -> Io {
+        for key in std::mem::take(&mut self.dirty) {
+            self.publish_one(&key)?;
+        }
+        Ok(())
+    }
+
+    fn publish_one(&mut self, key: &str) -> Io {
+        let encoding = self.encoding;
+        let Some(doc) = self.documents.get_mut(key) else {
+            return Ok(());
+        };
+        let Some((findings, errors)) =
+            crate::check::check_text(&doc.display, &doc.text, &self.catalogue)
+        else {
+            return Ok(());
+        };
+        let (diagnostics, published) = to_diagnostics(doc, &findings, &errors, encoding);
+        doc.published = published;
+        let params = PublishDiagnosticsParams {
+            uri: doc.uri.clone(),
+            diagnostics,
+            version: Some(doc.version),
+        };
+        self.publish(params)
+    }
+
+    fn hover(&mut self, p: &HoverParams) -> std::io::Result<Option<Hover>> {
+        let key = p
+            .text_document_position_params
+            .text_document
+            .uri
+            .as_str()
+            .to_string();
+        if self.dirty.remove(&key) {
+            self.publish_one(&key)?;
+        }
+        let Some(doc) = self.documents.get(&key) else {
+            return Ok(None);
+        };
+        let map = LineMap::new(&doc.text);
+        let at = map.offset(
+            &doc.text,
+            p.text_document_position_params.position,
+            self.encoding,
+        );
+        let mut rules: Vec<&'static str> = Vec::new();
+        let mut range = None;
+        for d in &doc.published {
+            let inside = d.start <= at && (at < d.end || d.start == d.end);
+            if let (true, Some(rule)) = (inside, d.rule)
+                && !rules.contains(&rule)
+            {
+                rules.push(rule);
+                range.get_or_insert(d.range);
+            }
+        }
+        let docs: Vec<&str> = rules
+            .iter()
+            .filter_map(|id| crate::rules::rule(id))
+            .map(|r| r.doc.trim_end())
+            .collect();
+        if docs.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: if self.markdown {
+                    MarkupKind::Markdown
+                } else {
+                    MarkupKind::PlainText
+                },
+                value: docs.join("\n\n---\n\n"),
+            }),
+            range,
+        }))
+    }
+}
+
+/// The path `check_text` gets for a document, and whether it is Rust, Java or Kotlin: a
+/// `file:` URI's path (absolute), else the URI itself; when its extension names none of
+/// the three but `language_id` (`rust`, `java`, `kotlin`) does, that language's extension
+/// is appended.
+fn display_path(uri: &str, language_id: &str) -> (String, bool) {
+    let base = match uri::to_path(uri) {
+        Some(p) => p.to_string_lossy().into_owned(),
+        None => uri.to_string(),
+    };
+    if Language::from_path(Path::new(&base)).is_some() {
+        return (base, true);
+    }
+    let ext = match language_id {
+        "rust" => "rs",
+        "java" => "java",
+        "kotlin" => "kt",
+        _ => return (base, false),
+    };
+    (format!("{base}.{ext}"), true)
+}
+
+/// The href of a rule's documentation.
+pub fn rule_docs_href(rule: &str) -> String {
+    format!("{RULE_DOCS_BASE}{rule}.md")
+}
+
+fn severity(s: Severity) -> DiagnosticSeverity {
+    match s {
+        Severity::Error => DiagnosticSeverity::ERROR,
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Note => DiagnosticSeverity::INFORMATION,
+    }
+}
+
+/// Converts the core's findings and errors for `doc` into LSP diagnostics (and what
+/// hover needs to remember about them).
+fn to_diagnostics(
+    doc: &Document,
+    findings: &[Finding],
+    errors: &[FileError],
+    enc: Encoding,
+) -> (Vec<Diagnostic>, Vec<Published>) {
+    let text = doc.text.as_str();
+    let map = LineMap::new(text);
+    let range = |start: usize, end: usize| Range {
+        start: map.position(text, start, enc),
+        end: map.position(text, end.max(start), enc),
+    };
+    let mut diagnostics = Vec::new();
+    let mut published = Vec::new();
+    for f in findings {
+        let r = range(f.span.start, f.span.end);
+        let related = f.boundary.as_ref().and_then(|b| {
+            let location = match &b.path {
+                None => Location {
+                    uri: doc.uri.clone(),
+                    range: range(b.span.start, b.span.end),
+                },
+                Some(path) => foreign_location(path, b.span.start, b.span.end, enc)?,
+            };
+            Some(vec![DiagnosticRelatedInformation {
+                location,
+                message: format!("{} boundary {}", b.kind, b.label),
+            }])
+        });
+        let message = if f.help.is_empty() {
+            f.message.clone()
+        } else {
+            format!("{}\nhelp: {}", f.message, f.help)
+        };
+        diagnostics.push(Diagnostic {
+            range: r,
+            severity: Some(severity(f.severity)),
+            code: Some(NumberOrString::String(f.rule.to_string())),
+            code_description: rule_docs_href(f.rule)
+                .parse::<Uri>()
+                .ok()
+                .map(|href| CodeDescription { href }),
+            source: Some("idemlint".into()),
+            message,
+            related_information: related,
+            ..Diagnostic::default()
+        });
+        published.push(Published {
+            start: f.span.start,
+            end: f.span.end.max(f.span.start),
+            range: r,
+            rule: Some(f.rule),
+        });
+    }
+    let lines = LineIndex::new(text);
+    for e in errors {
+        let (start, end, code) = match (e.line, e.column) {
+            (Some(line), Some(column)) => {
+                let start = char_column_offset(text, &lines, line, column);
+                let end = text
+                    .get(start..)
+                    .and_then(|rest| rest.chars().next())
+                    .filter(|c| *c != '\n' && *c != '\r')
+                    .map_or(start, |c| start + c.len_utf8());
+                (start, end, PARSE_ERROR_CODE)
+            }
+            _ => (0, 0, INTERNAL_ERROR_CODE),
+        };
+        let r = range(start, end);
+        diagnostics.push(Diagnostic {
+            range: r,
+            severity: Some(DiagnosticSeverity::WARNING),
+            code: Some(NumberOrString::String(code.into())),
+            source: Some("idemlint".into()),
+            message: e.message.clone(),
+            ..Diagnostic::default()
+        });
+        published.push(Published {
+            start,
+            end,
+            range: r,
+            rule: None,
+        });
+    }
+    (diagnostics, published)
+}
+
+/// Byte offset of 1-based `line` and 1-based char `column` (the core's convention for
+/// [`FileError`]), clamped to the line.
+fn char_column_offset(text: &str, lines: &LineIndex, line: usize, column: usize) -> usize {
+    let Some(start) = lines.line_start(line) else {
+        return text.len();
+    };
+    let rest = text.get(start..).unwrap_or("");
+    let mut offset = start;
+    for (n, c) in rest.chars().enumerate() {
+        if n + 1 >= column || c == '\n' {
+            break;
+        }
+        offset += c.len_utf8();
+    }
+    offset
+}
+
+/// A location in another file (a boundary found through the project index): its text is
+/// read from disk to convert the byte span; `None` when it cannot be read.
+fn foreign_location(path: &str, start: usize, end: usize, enc: Encoding) -> Option<Location> {
+    let path = PathBuf::from(path);
+    let text = std::fs::read_to_string(&path).ok()?;
+    let map = LineMap::new(&text);
+    let uri = uri::from_path(&path)?.parse::<Uri>().ok()?;
+    Some(Location {
+        uri,
+        range: Range {
+            start: map.position(&text, start, enc),
+            end: map.position(&text, end.max(start), enc),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(v: &Value) -> Vec<u8> {
+        let body = v.to_string();
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    }
+
+    /// Runs the server in-process on `input`; returns the exit code and every message it
+    /// wrote.
+    fn run(input: Vec<u8>) -> (i32, Vec<Value>) {
+        let (tx, rx) = mpsc::channel();
+        spawn_reader(std::io::Cursor::new(input), tx);
+        let mut out = Vec::new();
+        let code = serve(rx, &mut out);
+        let mut cursor = std::io::Cursor::new(out);
+        let mut msgs = Vec::new();
+        while let Some(body) = read_frame(&mut cursor).unwrap() {
+            msgs.push(serde_json::from_slice(&body).unwrap());
+        }
+        (code, msgs)
+    }
+
+    fn init(encodings: &[&str]) -> Value {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"general": {"positionEncodings": encodings}}}})
+    }
+
+    const BAD: &str = "import java.util.UUID\n\nsuspend fun charge(api: Api): Charge {\n    val note = \"ü💳\"; return retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n}\n";
+
+    fn open(uri: &str, text: &str) -> Value {
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "kotlin", "version": 1, "text": text}}})
+    }
+
+    /// A hover request; it also makes the server publish the document's diagnostics
+    /// first, so the test does not depend on when the queue runs empty.
+    fn hover_at(uri: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": 50, "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}})
+    }
+
+    fn session(encodings: &[&str], body: &[Value]) -> (i32, Vec<Value>) {
+        let mut input = frame(&init(encodings));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        ));
+        for m in body {
+            input.extend(frame(m));
+        }
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}),
+        ));
+        input.extend(frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
+        run(input)
+    }
+
+    fn diagnostics(msgs: &[Value]) -> Vec<&Value> {
+        msgs.iter()
+            .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+            .collect()
+    }
+
+    #[test]
+    fn negotiates_the_encoding_and_converts_the_range() {
+        // The source `UUID.randomUUID()` starts after `ü💳` on its line: char 81, UTF-16
+        // unit 82, byte 85.
+        for (offered, name, start) in [
+            (vec![], "utf-16", 82),
+            (vec!["utf-8", "utf-16"], "utf-8", 85),
+            (vec!["utf-32"], "utf-32", 81),
+            (vec!["utf-7", "utf-16"], "utf-16", 82),
+        ] {
+            let (code, msgs) = session(
+                &offered,
+                &[
+                    open("file:///tmp/Bad.kt", BAD),
+                    hover_at("file:///tmp/Bad.kt"),
+                ],
+            );
+            assert_eq!(code, 0);
+            assert_eq!(msgs[0]["result"]["capabilities"]["positionEncoding"], name);
+            let d = diagnostics(&msgs);
+            assert_eq!(d.len(), 1, "{msgs:?}");
+            let diag = &d[0]["params"]["diagnostics"][0];
+            assert_eq!(diag["code"], "key-in-retry-scope");
+            assert_eq!(
+                diag["range"]["start"],
+                json!({"line": 3, "character": start})
+            );
+            let len = "UUID.randomUUID()".len();
+            assert_eq!(
+                diag["range"]["end"],
+                json!({"line": 3, "character": start + len})
+            );
+        }
+    }
+
+    #[test]
+    fn incremental_change_clears_and_close_clears() {
+        let uri = "file:///tmp/Bad.kt";
+        let src = "UUID.randomUUID().toString()";
+        let line = BAD.lines().nth(3).unwrap();
+        let col16 = line[..line.find(src).unwrap()].encode_utf16().count() as u32;
+        let change = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [{"range": {
+                "start": {"line": 3, "character": col16},
+                "end": {"line": 3, "character": col16 + src.len() as u32}},
+                "text": "stableKey"}]}});
+        let hover = json!({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": {"line": 3, "character": col16 + 2}}});
+        let close = json!({"jsonrpc": "2.0", "method": "textDocument/didClose",
+            "params": {"textDocument": {"uri": uri}}});
+        let (code, msgs) = session(&[], &[open(uri, BAD), hover.clone(), change, hover, close]);
+        assert_eq!(code, 0);
+        let hovers: Vec<&Value> = msgs.iter().filter(|m| m["id"] == 5).collect();
+        assert_eq!(hovers.len(), 2);
+        let doc = crate::rules::rule("key-in-retry-scope")
+            .unwrap()
+            .doc
+            .trim_end();
+        assert_eq!(hovers[0]["result"]["contents"]["value"], doc);
+        assert_eq!(hovers[0]["result"]["contents"]["kind"], "markdown");
+        // After the edit there is no finding, so no hover.
+        assert_eq!(hovers[1]["result"], Value::Null);
+        let d = diagnostics(&msgs);
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert_eq!(d[0]["params"]["diagnostics"].as_array().unwrap().len(), 1);
+        assert_eq!(d[1]["params"]["version"], 2);
+        assert_eq!(d[1]["params"]["diagnostics"], json!([]));
+        assert_eq!(d[2]["params"]["diagnostics"], json!([]));
+    }
+
+    #[test]
+    fn diagnostic_fields_and_parse_errors() {
+        let broken = "fun f() {\n    val x = (1 +\n}\n";
+        let (_, msgs) = session(
+            &[],
+            &[
+                open("file:///tmp/Bad.kt", BAD),
+                open("file:///tmp/Broken.kt", broken),
+                hover_at("file:///tmp/Bad.kt"),
+                hover_at("file:///tmp/Broken.kt"),
+            ],
+        );
+        let d = diagnostics(&msgs);
+        let bad = d
+            .iter()
+            .find(|m| m["params"]["uri"] == "file:///tmp/Bad.kt")
+            .unwrap();
+        let diag = &bad["params"]["diagnostics"][0];
+        assert_eq!(diag["severity"], 1);
+        assert_eq!(diag["source"], "idemlint");
+        assert_eq!(
+            diag["codeDescription"]["href"],
+            "https://github.com/idemlint/idemlint/blob/main/rules/docs/key-in-retry-scope.md"
+        );
+        assert!(diag["message"].as_str().unwrap().contains("help: hoist"));
+        let rel = &diag["relatedInformation"][0];
+        assert_eq!(rel["location"]["uri"], "file:///tmp/Bad.kt");
+        // The boundary is anchored at the call name `retryOnTransient` (char 28 on line
+        // 3, after the 2-unit `💳`: UTF-16 unit 29).
+        assert_eq!(
+            rel["location"]["range"]["start"],
+            json!({"line": 3, "character": 29})
+        );
+        assert!(
+            rel["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("retry boundary")
+        );
+        let broken = d
+            .iter()
+            .find(|m| m["params"]["uri"] == "file:///tmp/Broken.kt")
+            .unwrap();
+        let errs = broken["params"]["diagnostics"].as_array().unwrap();
+        assert!(!errs.is_empty());
+        assert!(
+            errs.iter()
+                .all(|e| e["code"] == "parse-error" && e["severity"] == 2)
+        );
+    }
+
+    #[test]
+    fn malformed_input_does_not_stop_the_server() {
+        let mut input = b"garbage line\r\n\r\n".to_vec();
+        input.extend(b"Content-Length: 9\r\n\r\n{not json");
+        input.extend(b"Content-Length: abc\r\n\r\n");
+        input.extend(frame(&json!({"jsonrpc": "2.0", "id": 7, "method": 3})));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 8, "method": "textDocument/hover"}),
+        ));
+        input.extend(frame(&init(&[])));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+            "params": {"bogus": true}}),
+        ));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "workspace/symbol",
+            "params": {"query": ""}}),
+        ));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+            "params": {"nope": 1}}),
+        ));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}),
+        ));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover"}),
+        ));
+        input.extend(frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
+        let (code, msgs) = run(input);
+        assert_eq!(code, 0);
+        let err = |id: i32| {
+            msgs.iter()
+                .find(|m| m["id"] == id)
+                .map(|m| m["error"]["code"].clone())
+        };
+        assert_eq!(err(7), Some(json!(-32600))); // invalid message with an id
+        assert_eq!(err(8), Some(json!(-32002))); // before initialize
+        assert_eq!(err(2), Some(json!(-32602))); // bad params
+        assert_eq!(err(3), Some(json!(-32601))); // unknown method
+        assert_eq!(err(5), Some(json!(-32600))); // after shutdown
+        assert!(msgs.iter().any(|m| m["id"] == 4 && m["result"].is_null()));
+    }
+
+    #[test]
+    fn exit_without_shutdown_or_end_of_input_is_code_one() {
+        let mut input = frame(&init(&[]));
+        input.extend(frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
+        assert_eq!(run(input).0, 1);
+        assert_eq!(run(frame(&init(&[]))).0, 1);
+        let mut input = frame(&init(&[]));
+        input.extend(frame(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+        ));
+        assert_eq!(run(input).0, 0);
+    }
+
+    #[test]
+    fn display_paths() {
+        assert_eq!(
+            display_path("file:///tmp/A%20b.kt", "kotlin"),
+            ("/tmp/A b.kt".to_string(), true)
+        );
+        assert_eq!(
+            display_path("untitled:Untitled-1", "kotlin"),
+            ("untitled:Untitled-1.kt".to_string(), true)
+        );
+        assert_eq!(
+            display_path("file:///tmp/notes.txt", "plaintext"),
+            ("/tmp/notes.txt".to_string(), false)
+        );
+    }
+
+    #[test]
+    fn parse_error_columns_are_chars() {
+        let text = "ab\nü💳x\n";
+        let lines = LineIndex::new(text);
+        assert_eq!(
+            char_column_offset(text, &lines, 2, 3),
+            text.find('x').unwrap()
+        );
+        assert_eq!(char_column_offset(text, &lines, 2, 99), text.len() - 1);
+        assert_eq!(char_column_offset(text, &lines, 9, 1), text.len());
+    }
+}

@@ -1,0 +1,241 @@
+"""Drives `idemlint lsp` with a real client library: pytest-lsp's pygls client.
+
+Each test runs once per recorded client capability set that pytest-lsp ships (VS Code,
+Neovim, Emacs), so the position encoding the server negotiates differs between runs
+(VS Code offers none, so UTF-16; Neovim 0.11 lists utf-8 first; Emacs 29 utf-32). The
+expected ranges are computed here with pygls' own PositionCodec from the document text,
+independently of the server's conversion code.
+
+Run through scripts/test-lsp-client.sh, which builds the binary and passes its path in
+IDEMLINT_BIN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import subprocess
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+IDEMLINT = os.environ.get("IDEMLINT_BIN", "idemlint")
+TIMEOUT = 30  # seconds for any single server reply
+DOCS = "https://github.com/idemlint/idemlint/blob/main/rules/docs/"
+
+# Non-ASCII text before the finding on its line: "ü" is 2 UTF-8 bytes / 1 UTF-16 unit,
+# "💳" 4 bytes / 2 units, so each encoding gives a different column.
+KOTLIN_BAD = """import java.util.UUID
+
+suspend fun charge(api: Api): Charge {
+    val note = "ü💳"; return retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }
+}
+"""
+KOTLIN_FIXED = """import java.util.UUID
+
+suspend fun charge(api: Api): Charge {
+    val idempotencyKey = UUID.randomUUID().toString()
+    val note = "ü💳"; return retryOnTransient { api.createCharge(idempotencyKey = idempotencyKey) }
+}
+"""
+RUST_BAD = """// Überweisung: 💶 capture
+pub fn capture(client: &reqwest::blocking::Client) -> Result<reqwest::blocking::Response, backoff::Error<reqwest::Error>> {
+    backoff::retry(backoff::ExponentialBackoff::default(), || {
+        let key = /* 🔑 */ uuid::Uuid::new_v4().to_string();
+        Ok(client.post("https://psp.example.com/v1/charges").header("Idempotency-Key", key).send()?)
+    })
+}
+"""
+JAVA_BAD = """class ChargeJob {
+    Charge charge(PaymentsApi api, ChargeRequest body) {
+        return retryTemplate.execute(ctx -> {
+            String key = /* Schlüssel 🔑 */ UUID.randomUUID().toString();
+            return api.createCharge(key, body);
+        });
+    }
+}
+interface PaymentsApi {
+    @POST("v1/charges")
+    Call<Charge> createCharge(@Header("Idempotency-Key") String key, @Body ChargeRequest body);
+}
+"""
+
+# Client capability sets recorded by pytest-lsp, and the encoding the server must pick:
+# the first of utf-8/utf-16/utf-32 the client lists, UTF-16 when it lists none.
+CLIENTS = {"visual-studio-code": "utf-16", "neovim@v0.11.0": "utf-8", "emacs": "utf-32"}
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[IDEMLINT, "lsp"]),
+    params=list(CLIENTS),
+)
+async def client(lsp_client: LanguageClient, request):
+    result = await asyncio.wait_for(
+        lsp_client.initialize_session(
+            types.InitializeParams(capabilities=client_capabilities(request.param))
+        ),
+        TIMEOUT,
+    )
+    assert result.capabilities.position_encoding == CLIENTS[request.param]
+    lsp_client.idemlint_encoding = result.capabilities.position_encoding
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+    # shutdown then exit: the specification's exit code 0.
+    assert lsp_client._server is not None
+    assert lsp_client._server.returncode == 0
+
+
+def expected_range(client: LanguageClient, text: str, needle: str) -> types.Range:
+    """The range of `needle` in `text`, in the negotiated encoding, via pygls."""
+    lines = text.splitlines(keepends=True)
+    line = next(i for i, l in enumerate(lines) if needle in l)
+    col = lines[line].index(needle)  # UTF-32 (code points)
+    codec = PositionCodec(client.idemlint_encoding)
+    return codec.range_to_client_units(
+        lines,
+        types.Range(
+            start=types.Position(line=line, character=col),
+            end=types.Position(line=line, character=col + len(needle)),
+        ),
+    )
+
+
+async def open_and_wait(client: LanguageClient, uri: str, language: str, text: str):
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language, version=1, text=text
+            )
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    return client.diagnostics[uri]
+
+
+def file_uri(tmp_path: pathlib.Path, name: str) -> str:
+    return (tmp_path / name).as_uri()
+
+
+def explain(rule: str) -> str:
+    out = subprocess.run(
+        [IDEMLINT, "explain", rule], check=True, capture_output=True, text=True
+    )
+    return out.stdout.rstrip()
+
+
+async def test_kotlin_diagnostic_hover_fix_and_close(client: LanguageClient, tmp_path):
+    uri = file_uri(tmp_path, "Billing job.kt")
+    diagnostics = await open_and_wait(client, uri, "kotlin", KOTLIN_BAD)
+    assert len(diagnostics) == 1, diagnostics
+    d = diagnostics[0]
+    assert d.range == expected_range(client, KOTLIN_BAD, "UUID.randomUUID()")
+    assert d.code == "key-in-retry-scope"
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.source == "idemlint"
+    assert d.code_description is not None
+    assert d.code_description.href == DOCS + "key-in-retry-scope.md"
+    assert "retryOnTransient" in d.message
+    assert d.related_information
+    boundary = d.related_information[0]
+    assert boundary.location.uri == uri
+    assert boundary.location.range.start == expected_range(
+        client, KOTLIN_BAD, "retryOnTransient"
+    ).start
+
+    # Hover on the diagnostic shows the rule's documentation, as `explain` prints it.
+    hover = await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(
+                    line=d.range.start.line, character=d.range.start.character + 1
+                ),
+            )
+        ),
+        TIMEOUT,
+    )
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent)
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    assert hover.contents.value == explain("key-in-retry-scope")
+
+    # The fixed text, unsaved: the diagnostics are cleared.
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=KOTLIN_FIXED)],
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    assert list(client.diagnostics[uri]) == []
+
+    # Reintroduce the bug with an incremental edit, then close: cleared again.
+    fixed_lines = KOTLIN_FIXED.splitlines(keepends=True)
+    r = expected_range(client, KOTLIN_FIXED, "idempotencyKey)")
+    edit_range = types.Range(
+        start=r.start,
+        end=types.Position(line=r.start.line, character=r.start.character + len("idempotencyKey")),
+    )
+    assert fixed_lines[r.start.line].count("idempotencyKey)") == 1
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=edit_range, text="UUID.randomUUID().toString()"
+                )
+            ],
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    assert [x.code for x in client.diagnostics[uri]] == ["key-in-retry-scope"]
+
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    assert list(client.diagnostics[uri]) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "language", "text", "source"),
+    [
+        ("capture.rs", "rust", RUST_BAD, "uuid::Uuid::new_v4()"),
+        ("ChargeJob.java", "java", JAVA_BAD, "UUID.randomUUID()"),
+    ],
+    ids=["rust", "java"],
+)
+async def test_rust_and_java_documents(
+    client: LanguageClient, tmp_path, name, language, text, source
+):
+    uri = file_uri(tmp_path, name)
+    diagnostics = await open_and_wait(client, uri, language, text)
+    assert [d.code for d in diagnostics] == ["key-in-retry-scope"]
+    assert diagnostics[0].range == expected_range(client, text, source)
+
+
+async def test_parse_errors_are_warnings(client: LanguageClient, tmp_path):
+    uri = file_uri(tmp_path, "broken.rs")
+    diagnostics = await open_and_wait(client, uri, "rust", "fn main() {\n    let x = ;\n}\n")
+    assert diagnostics, "a Rust parse error is published"
+    assert all(d.code == "parse-error" for d in diagnostics)
+    assert all(d.severity == types.DiagnosticSeverity.Warning for d in diagnostics)
+    assert diagnostics[0].range.start.line == 1
