@@ -7,8 +7,9 @@
 //! the rule id as `code`, `codeDescription.href` pointing at the rule's documentation, the
 //! attempt boundary as `relatedInformation`, and hovering its range shows the rule's
 //! documentation (`rules/docs/<id>.md`). Parse errors are published as warnings with the
-//! code `parse-error`. No code actions are offered yet: quick fixes (the hoist of the key)
-//! arrive with the fix work.
+//! code `parse-error`. Code actions: each finding's fix (`crate::fix`: hoisting the key out
+//! of the retry, `call.clone()` in a callback) as a quick fix, and
+//! `source.fixAll.idemlint` for every safe fix of the document.
 //!
 //! Positions: the core gives byte spans; they are converted with the document text into
 //! the position encoding negotiated in `initialize` (`utf-8`, `utf-16` or `utf-32`; the
@@ -30,17 +31,19 @@ use std::sync::mpsc;
 
 use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::{
-    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity,
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams, Hover,
-    HoverContents, HoverParams, HoverProviderCapability, InitializeResult, Location, MarkupContent,
-    MarkupKind, NumberOrString, PositionEncodingKind, PublishDiagnosticsParams, Range,
-    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, Uri,
+    CodeAction, CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
+    CodeActionProviderCapability, CodeDescription, Diagnostic, DiagnosticRelatedInformation,
+    DiagnosticSeverity, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DocumentChanges, Hover, HoverContents, HoverParams,
+    HoverProviderCapability, InitializeResult, Location, MarkupContent, MarkupKind, NumberOrString,
+    OneOf, OptionalVersionedTextDocumentIdentifier, PositionEncodingKind, PublishDiagnosticsParams,
+    Range, ServerCapabilities, ServerInfo, TextDocumentEdit, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextDocumentSyncOptions, TextEdit, Uri, WorkspaceEdit,
 };
 use serde_json::Value;
 
 use crate::catalogue::Catalogue;
-use crate::finding::{FileError, Finding, Severity};
+use crate::finding::{Applicability, FileError, Finding, Fix, Severity};
 use crate::model::Language;
 use crate::text::LineIndex;
 use position::{Encoding, LineMap};
@@ -53,6 +56,10 @@ pub const PARSE_ERROR_CODE: &str = "parse-error";
 
 /// The `code` of a diagnostic for an internal error while analysing the document.
 pub const INTERNAL_ERROR_CODE: &str = "internal-error";
+
+/// The code action kind of "apply every safe fix in this document" (under
+/// `source.fixAll`, which editors run on save when asked to).
+pub const FIX_ALL_KIND: &str = "source.fixAll.idemlint";
 
 /// Largest message body accepted, bytes; a larger one is read past and dropped.
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
@@ -223,17 +230,22 @@ struct Document {
     display: String,
     /// Whether the document is Rust, Java or Kotlin (by extension or `languageId`).
     supported: bool,
-    /// What was last published, for hover.
+    /// What was last published, for hover and code actions.
     published: Vec<Published>,
+    /// The findings behind `published` (for "fix all").
+    findings: Vec<Finding>,
 }
 
-/// A published diagnostic, remembered for hover.
+/// A published diagnostic, remembered for hover and code actions.
 struct Published {
     /// Byte span in the text the diagnostic was computed from.
     start: usize,
     end: usize,
     range: Range,
     rule: Option<&'static str>,
+    diagnostic: Diagnostic,
+    /// The finding's fix (byte edits into the same text).
+    fix: Option<Fix>,
 }
 
 /// The server state and loop; generic over the output for tests.
@@ -243,6 +255,9 @@ struct Server<W: Write> {
     encoding: Encoding,
     /// Hover contents in markdown (else plain text, when the client says so).
     markdown: bool,
+    /// Workspace edits as versioned `documentChanges` (when the client supports them)
+    /// rather than `changes`.
+    document_changes: bool,
     initialized: bool,
     shutdown: bool,
     documents: HashMap<String, Document>,
@@ -262,6 +277,7 @@ pub fn serve<W: Write>(rx: mpsc::Receiver<Incoming>, out: W) -> i32 {
         catalogue: Catalogue::builtin(),
         encoding: Encoding::Utf16,
         markdown: true,
+        document_changes: false,
         initialized: false,
         shutdown: false,
         documents: HashMap::new(),
@@ -380,6 +396,15 @@ impl<W: Write> Server<W> {
                 self.dirty.clear();
                 self.send(Response::new_ok(req.id, Value::Null).into())
             }
+            "textDocument/codeAction" => {
+                match serde_json::from_value::<CodeActionParams>(req.params) {
+                    Ok(params) => {
+                        let actions = self.code_actions(&params)?;
+                        self.send(Response::new_ok(req.id, actions).into())
+                    }
+                    Err(e) => self.reply_err(req.id, ErrorCode::InvalidParams, e.to_string()),
+                }
+            }
             "textDocument/hover" => match serde_json::from_value::<HoverParams>(req.params) {
                 Ok(params) => {
                     let hover = self.hover(&params)?;
@@ -415,6 +440,10 @@ impl<W: Write> Server<W> {
         {
             self.markdown = formats.iter().any(|f| f.as_str() == Some("markdown"));
         }
+        self.document_changes = caps
+            .and_then(|c| c.pointer("/workspace/workspaceEdit/documentChanges"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(PositionEncodingKind::from(
@@ -428,6 +457,15 @@ impl<W: Write> Server<W> {
                     },
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::from(FIX_ALL_KIND),
+                        ]),
+                        ..CodeActionOptions::default()
+                    },
+                )),
                 ..ServerCapabilities::default()
             },
             server_info: Some(ServerInfo {
@@ -477,6 +515,7 @@ impl<W: Write> Server<W> {
                 display,
                 supported,
                 published: Vec::new(),
+                findings: Vec::new(),
             },
         );
         if supported {
@@ -548,12 +587,121 @@ impl<W: Write> Server<W> {
         };
         let (diagnostics, published) = to_diagnostics(doc, &findings, &errors, encoding);
         doc.published = published;
+        doc.findings = findings;
         let params = PublishDiagnosticsParams {
             uri: doc.uri.clone(),
             diagnostics,
             version: Some(doc.version),
         };
         self.publish(params)
+    }
+
+    /// Publishes `key`'s diagnostics now if the document changed since they were last
+    /// computed, so a request sees the current text's findings.
+    fn refresh(&mut self, key: &str) -> Io {
+        if self.dirty.remove(key) {
+            self.publish_one(key)?;
+        }
+        Ok(())
+    }
+
+    /// Quick fixes for the findings in the requested range (each finding's fix, unsafe
+    /// ones labelled so), and a `source.fixAll.idemlint` action that applies every safe
+    /// fix of the document, as `idemlint check --fix` would.
+    fn code_actions(&mut self, p: &CodeActionParams) -> std::io::Result<Vec<CodeActionOrCommand>> {
+        let key = p.text_document.uri.as_str().to_string();
+        self.refresh(&key)?;
+        let Some(doc) = self.documents.get(&key) else {
+            return Ok(Vec::new());
+        };
+        let enc = self.encoding;
+        let text = doc.text.as_str();
+        let map = LineMap::new(text);
+        let a = map.offset(text, p.range.start, enc);
+        let b = map.offset(text, p.range.end, enc);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let only = p.context.only.as_deref();
+        let wanted = |kind: &str| {
+            only.is_none_or(|o| {
+                o.iter().any(|k| {
+                    let k = k.as_str();
+                    kind == k || kind.strip_prefix(k).is_some_and(|r| r.starts_with('.'))
+                })
+            })
+        };
+        let to_lsp = |start: usize, end: usize, content: &str| TextEdit {
+            range: Range {
+                start: map.position(text, start, enc),
+                end: map.position(text, end, enc),
+            },
+            new_text: content.to_string(),
+        };
+        let mut actions = Vec::new();
+        if wanted(CodeActionKind::QUICKFIX.as_str()) {
+            for d in &doc.published {
+                let Some(fix) = &d.fix else { continue };
+                if !(d.start <= hi && lo <= d.end) {
+                    continue;
+                }
+                let safe = fix.applicability == Applicability::Safe;
+                let edits = fix
+                    .edits
+                    .iter()
+                    .map(|e| to_lsp(e.start, e.end, &e.content))
+                    .collect();
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: if safe {
+                        format!("idemlint: {}", fix.message)
+                    } else {
+                        format!("idemlint: {} (unsafe fix: review the result)", fix.message)
+                    },
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![d.diagnostic.clone()]),
+                    edit: Some(self.workspace_edit(&doc.uri, doc.version, edits)),
+                    is_preferred: Some(safe),
+                    ..CodeAction::default()
+                }));
+            }
+        }
+        if wanted(FIX_ALL_KIND) {
+            let (fixed, rules) =
+                crate::fix::apply::apply(text, &doc.findings, crate::fix::apply::Mode::Safe);
+            if !rules.is_empty() && fixed != text {
+                let n = rules.len();
+                let edit = to_lsp(0, text.len(), &fixed);
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!(
+                        "idemlint: apply {n} safe fix{}",
+                        if n == 1 { "" } else { "es" }
+                    ),
+                    kind: Some(CodeActionKind::from(FIX_ALL_KIND)),
+                    edit: Some(self.workspace_edit(&doc.uri, doc.version, vec![edit])),
+                    ..CodeAction::default()
+                }));
+            }
+        }
+        Ok(actions)
+    }
+
+    /// Edits to one document, versioned when the client supports `documentChanges`.
+    fn workspace_edit(&self, uri: &Uri, version: i32, edits: Vec<TextEdit>) -> WorkspaceEdit {
+        if self.document_changes {
+            WorkspaceEdit {
+                document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: uri.clone(),
+                        version: Some(version),
+                    },
+                    edits: edits.into_iter().map(OneOf::Left).collect(),
+                }])),
+                ..WorkspaceEdit::default()
+            }
+        } else {
+            WorkspaceEdit {
+                changes: Some(HashMap::from([(uri.clone(), edits)])),
+                ..WorkspaceEdit::default()
+            }
+        }
     }
 
     fn hover(&mut self, p: &HoverParams) -> std::io::Result<Option<Hover>> {
@@ -563,9 +711,7 @@ impl<W: Write> Server<W> {
             .uri
             .as_str()
             .to_string();
-        if self.dirty.remove(&key) {
-            self.publish_one(&key)?;
-        }
+        self.refresh(&key)?;
         let Some(doc) = self.documents.get(&key) else {
             return Ok(None);
         };
@@ -678,7 +824,7 @@ fn to_diagnostics(
         } else {
             format!("{}\nhelp: {}", f.message, f.help)
         };
-        diagnostics.push(Diagnostic {
+        let diagnostic = Diagnostic {
             range: r,
             severity: Some(severity(f.severity)),
             code: Some(NumberOrString::String(f.rule.to_string())),
@@ -690,12 +836,15 @@ fn to_diagnostics(
             message,
             related_information: related,
             ..Diagnostic::default()
-        });
+        };
+        diagnostics.push(diagnostic.clone());
         published.push(Published {
             start: f.span.start,
             end: f.span.end.max(f.span.start),
             range: r,
             rule: Some(f.rule),
+            diagnostic,
+            fix: f.fix.clone(),
         });
     }
     let lines = LineIndex::new(text);
@@ -713,19 +862,22 @@ fn to_diagnostics(
             _ => (0, 0, INTERNAL_ERROR_CODE),
         };
         let r = range(start, end);
-        diagnostics.push(Diagnostic {
+        let diagnostic = Diagnostic {
             range: r,
             severity: Some(DiagnosticSeverity::WARNING),
             code: Some(NumberOrString::String(code.into())),
             source: Some("idemlint".into()),
             message: e.message.clone(),
             ..Diagnostic::default()
-        });
+        };
+        diagnostics.push(diagnostic.clone());
         published.push(Published {
             start,
             end,
             range: r,
             rule: None,
+            diagnostic,
+            fix: None,
         });
     }
     (diagnostics, published)
@@ -809,7 +961,11 @@ mod tests {
     }
 
     fn session(encodings: &[&str], body: &[Value]) -> (i32, Vec<Value>) {
-        let mut input = frame(&init(encodings));
+        session_with(init(encodings), body)
+    }
+
+    fn session_with(init: Value, body: &[Value]) -> (i32, Vec<Value>) {
+        let mut input = frame(&init);
         input.extend(frame(
             &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
         ));
@@ -924,7 +1080,12 @@ mod tests {
             diag["codeDescription"]["href"],
             "https://github.com/idemlint/idemlint/blob/main/rules/docs/key-in-retry-scope.md"
         );
-        assert!(diag["message"].as_str().unwrap().contains("help: hoist"));
+        let cat = Catalogue::builtin();
+        let (findings, _) = crate::check::check_text("/tmp/Bad.kt", BAD, &cat).unwrap();
+        assert_eq!(
+            diag["message"],
+            format!("{}\nhelp: {}", findings[0].message, findings[0].help)
+        );
         let rel = &diag["relatedInformation"][0];
         assert_eq!(rel["location"]["uri"], "file:///tmp/Bad.kt");
         // The boundary is anchored at the call name `retryOnTransient` (char 28 on line
@@ -1006,6 +1167,103 @@ mod tests {
             &json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
         ));
         assert_eq!(run(input).0, 0);
+    }
+
+    /// Applies LSP text edits (UTF-16 positions, all relative to `text`) as a client does.
+    fn apply_edits(text: &str, edits: &[Value]) -> String {
+        let map = LineMap::new(text);
+        let pos = |v: &Value| lsp_types::Position {
+            line: v["line"].as_u64().unwrap() as u32,
+            character: v["character"].as_u64().unwrap() as u32,
+        };
+        let mut spans: Vec<(usize, usize, &str)> = edits
+            .iter()
+            .map(|e| {
+                (
+                    map.offset(text, pos(&e["range"]["start"]), Encoding::Utf16),
+                    map.offset(text, pos(&e["range"]["end"]), Encoding::Utf16),
+                    e["newText"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        spans.sort_by_key(|(a, b, _)| std::cmp::Reverse((*a, *b)));
+        let mut out = text.to_string();
+        for (a, b, t) in spans {
+            out.replace_range(a..b, t);
+        }
+        out
+    }
+
+    fn code_action_request(id: i32, uri: &str, character: u32, only: Option<&[&str]>) -> Value {
+        let mut context = json!({"diagnostics": []});
+        if let Some(only) = only {
+            context["only"] = json!(only);
+        }
+        json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/codeAction", "params": {
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": 3, "character": character},
+                      "end": {"line": 3, "character": character}},
+            "context": context}})
+    }
+
+    #[test]
+    fn code_actions_carry_the_fix() {
+        let uri = "file:///tmp/Bad.kt";
+        let cat = Catalogue::builtin();
+        let (findings, _) = crate::check::check_text("/tmp/Bad.kt", BAD, &cat).unwrap();
+        let (expected, rules) =
+            crate::fix::apply::apply(BAD, &findings, crate::fix::apply::Mode::Safe);
+        assert_eq!(rules, ["key-in-retry-scope"], "the sample has a safe fix");
+        let (_, msgs) = session(
+            &[],
+            &[
+                open(uri, BAD),
+                code_action_request(6, uri, 85, None),
+                code_action_request(7, uri, 85, Some(&["source.fixAll"])),
+                code_action_request(8, uri, 0, Some(&["quickfix"])),
+            ],
+        );
+        let result = |id: i32| msgs.iter().find(|m| m["id"] == id).unwrap()["result"].clone();
+        let actions = result(6);
+        let actions = actions.as_array().unwrap();
+        assert_eq!(actions.len(), 2, "{actions:#?}");
+        let quick = &actions[0];
+        assert_eq!(quick["kind"], "quickfix");
+        assert_eq!(quick["isPreferred"], true);
+        assert_eq!(quick["diagnostics"][0]["code"], "key-in-retry-scope");
+        let edits = quick["edit"]["changes"][uri].as_array().unwrap();
+        let fixed = apply_edits(BAD, edits);
+        assert_eq!(fixed, expected);
+        let (after, _) = crate::check::check_text("/tmp/Bad.kt", &fixed, &cat).unwrap();
+        assert!(after.is_empty(), "{after:#?}");
+        // fixAll: one edit replacing the document with the same result.
+        assert_eq!(actions[1]["kind"], FIX_ALL_KIND);
+        let only_fix_all = result(7);
+        assert_eq!(only_fix_all.as_array().unwrap().len(), 1);
+        assert_eq!(only_fix_all[0]["kind"], FIX_ALL_KIND);
+        let edits = only_fix_all[0]["edit"]["changes"][uri].as_array().unwrap();
+        assert_eq!(apply_edits(BAD, edits), expected);
+        // Outside the finding: no quick fix.
+        assert_eq!(result(8), json!([]));
+    }
+
+    #[test]
+    fn code_actions_use_versioned_document_changes_when_supported() {
+        let uri = "file:///tmp/Bad.kt";
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "capabilities": {"workspace": {"workspaceEdit": {"documentChanges": true}}}}});
+        let (_, msgs) = session_with(
+            init,
+            &[
+                open(uri, BAD),
+                code_action_request(6, uri, 85, Some(&["quickfix"])),
+            ],
+        );
+        let actions = &msgs.iter().find(|m| m["id"] == 6).unwrap()["result"];
+        let change = &actions[0]["edit"]["documentChanges"][0];
+        assert_eq!(change["textDocument"], json!({"uri": uri, "version": 1}));
+        assert_eq!(change["edits"].as_array().unwrap().len(), 2);
+        assert!(actions[0]["edit"].get("changes").is_none());
     }
 
     #[test]

@@ -139,6 +139,50 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
     serde_json::from_slice(&body).ok()
 }
 
+/// Byte offset of a 0-based line and UTF-16 `character` in `text` (lines end at `\n`).
+fn utf16_offset(text: &str, line: u64, character: u64) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line as usize)
+        .map(str::len)
+        .sum();
+    let mut units = 0;
+    for (i, ch) in text[start..].char_indices() {
+        if units >= character || ch == '\n' {
+            return start + i;
+        }
+        units += ch.len_utf16() as u64;
+    }
+    text.len()
+}
+
+/// Applies LSP `TextEdit`s whose ranges all refer to `text`, as a client does.
+fn apply_utf16_edits(text: &str, edits: &[Value]) -> String {
+    let at = |p: &Value| {
+        utf16_offset(
+            text,
+            p["line"].as_u64().unwrap(),
+            p["character"].as_u64().unwrap(),
+        )
+    };
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| {
+            (
+                at(&e["range"]["start"]),
+                at(&e["range"]["end"]),
+                e["newText"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    spans.sort_by_key(|&(a, b, _)| std::cmp::Reverse((a, b)));
+    let mut out = text.to_string();
+    for (a, b, t) in spans {
+        out.replace_range(a..b, t);
+    }
+    out
+}
+
 fn file_uri(name: &str) -> String {
     let dir = std::env::temp_dir();
     format!("file://{}/idemlint lsp test/{name}", dir.display()).replace(' ', "%20")
@@ -160,6 +204,10 @@ fn diagnostics_follow_the_unsaved_text_and_hover_shows_the_docs() {
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["positionEncoding"], "utf-16");
     assert_eq!(caps["hoverProvider"], true);
+    assert_eq!(
+        caps["codeActionProvider"]["codeActionKinds"],
+        json!(["quickfix", "source.fixAll.idemlint"])
+    );
     assert_eq!(init["result"]["serverInfo"]["name"], "idemlint");
     c.notify("initialized", json!({}));
 
@@ -230,10 +278,45 @@ fn diagnostics_follow_the_unsaved_text_and_hover_shows_the_docs() {
     assert_eq!(published["version"], 2);
     assert_eq!(published["diagnostics"], json!([]));
 
-    // Back to the bug, then close: closing clears the diagnostics.
+    // Back to the bug.
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 3},
+               "contentChanges": [{"text": BAD}]}),
+    );
+    assert_eq!(
+        c.diagnostics_for(&uri)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // The quick fix on the diagnostic: applying its edits (as a client does) removes it.
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": d["range"],
+               "context": {"diagnostics": [d], "only": ["quickfix"]}}),
+    )["result"]
+        .clone();
+    let quick = &actions[0];
+    assert_eq!(quick["kind"], "quickfix");
+    assert_eq!(quick["diagnostics"][0]["code"], "key-in-retry-scope");
+    let edits = quick["edit"]["changes"][uri.as_str()].as_array().unwrap();
+    let fixed_by_action = apply_utf16_edits(BAD, edits);
+    assert!(fixed_by_action.contains("retryOnTransient"));
+    assert!(!fixed_by_action.contains("idempotencyKey = UUID.randomUUID()"));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 4},
+               "contentChanges": [{"text": fixed_by_action}]}),
+    );
+    assert_eq!(c.diagnostics_for(&uri)["diagnostics"], json!([]));
+
+    // Back to the bug, then close: closing clears the diagnostics.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 5},
                "contentChanges": [{"text": BAD}]}),
     );
     assert_eq!(

@@ -215,6 +215,70 @@ async def test_kotlin_diagnostic_hover_fix_and_close(client: LanguageClient, tmp
     assert list(client.diagnostics[uri]) == []
 
 
+def edits_for(client: LanguageClient, edit: types.WorkspaceEdit, uri: str):
+    """The text edits of `edit` for `uri`, whichever form the server chose."""
+    if edit.document_changes:
+        (change,) = edit.document_changes
+        assert isinstance(change, types.TextDocumentEdit)
+        assert change.text_document.uri == uri
+        return list(change.edits)
+    assert edit.changes is not None
+    return list(edit.changes[uri])
+
+
+def apply_edits(client: LanguageClient, text: str, edits) -> str:
+    """Applies text edits (ranges in the negotiated encoding, all relative to `text`)."""
+    lines = text.splitlines(keepends=True)
+    codec = PositionCodec(client.idemlint_encoding)
+
+    def index(pos: types.Position) -> int:
+        p = codec.position_from_client_units(lines, types.Position(pos.line, pos.character))
+        return sum(len(l) for l in lines[: p.line]) + p.character
+
+    spans = sorted(
+        ((index(e.range.start), index(e.range.end), e.new_text) for e in edits),
+        reverse=True,
+    )
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+async def test_quick_fix_and_fix_all(client: LanguageClient, tmp_path):
+    uri = file_uri(tmp_path, "Billing.kt")
+    (d,) = await open_and_wait(client, uri, "kotlin", KOTLIN_BAD)
+    actions = await asyncio.wait_for(
+        client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=d.range,
+                context=types.CodeActionContext(diagnostics=[d]),
+            )
+        ),
+        TIMEOUT,
+    )
+    kinds = [a.kind for a in actions]
+    assert kinds == [types.CodeActionKind.QuickFix, "source.fixAll.idemlint"], kinds
+    quick, fix_all = actions
+    assert quick.diagnostics and quick.diagnostics[0].code == "key-in-retry-scope"
+    assert quick.is_preferred
+    fixed = apply_edits(client, KOTLIN_BAD, edits_for(client, quick.edit, uri))
+    assert apply_edits(client, KOTLIN_BAD, edits_for(client, fix_all.edit, uri)) == fixed
+    assert "idempotencyKey = UUID.randomUUID()" not in fixed
+
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    assert list(client.diagnostics[uri]) == []
+
+
 @pytest.mark.parametrize(
     ("name", "language", "text", "source"),
     [
