@@ -2,8 +2,10 @@
 //! `lsp-server` crate, types from `lsp-types`).
 //!
 //! It publishes diagnostics for open Rust, Java and Kotlin documents on `didOpen` and
-//! `didChange`, computed from the unsaved text by [`crate::check::check_text`] — the same
-//! analysis path as `idemlint check` — and clears them on `didClose`. Each diagnostic has
+//! `didChange`, computed from the unsaved text by [`crate::check::check_text_with`] under
+//! the configuration `check` would use for that path (nearest `idemlint.toml`, rule levels,
+//! include/exclude, suppressions) — the same analysis path as `idemlint check` — and clears
+//! them on `didClose`. Each diagnostic has
 //! the rule id as `code`, `codeDescription.href` pointing at the rule's documentation, the
 //! attempt boundary as `relatedInformation`, and hovering its range shows the rule's
 //! documentation (`rules/docs/<id>.md`). Parse errors are published as warnings with the
@@ -43,6 +45,7 @@ use lsp_types::{
 use serde_json::Value;
 
 use crate::catalogue::Catalogue;
+use crate::config::{ConfigError, Resolver, RuleSelection};
 use crate::finding::{Applicability, FileError, Finding, Fix, Severity};
 use crate::model::Language;
 use crate::text::LineIndex;
@@ -53,6 +56,10 @@ pub const RULE_DOCS_BASE: &str = "https://github.com/idemlint/idemlint/blob/main
 
 /// The `code` of a diagnostic for a parse error of the document.
 pub const PARSE_ERROR_CODE: &str = "parse-error";
+
+/// The `code` of the diagnostic for an invalid configuration file that applies to the
+/// document.
+pub const CONFIG_ERROR_CODE: &str = "config-error";
 
 /// The `code` of a diagnostic for an internal error while analysing the document.
 pub const INTERNAL_ERROR_CODE: &str = "internal-error";
@@ -580,12 +587,23 @@ impl<W: Write> Server<W> {
         let Some(doc) = self.documents.get_mut(key) else {
             return Ok(());
         };
-        let Some((findings, errors)) =
-            crate::check::check_text(&doc.display, &doc.text, &self.catalogue)
-        else {
-            return Ok(());
+        // The configuration is looked up afresh for every analysis (as `check` does per
+        // run), so edits to `idemlint.toml` apply from the document's next change.
+        let path = Path::new(&doc.display);
+        let resolved = Resolver::new(&self.catalogue, None, RuleSelection::default())
+            .and_then(|mut r| r.for_path(path));
+        let (findings, errors, config_error) = match resolved {
+            Ok(config) if !config.includes(path) => (Vec::new(), Vec::new(), None),
+            Ok(config) => match crate::check::check_text_with(&doc.display, &doc.text, &config) {
+                Some((findings, errors)) => (findings, errors, None),
+                None => return Ok(()),
+            },
+            Err(e) => (Vec::new(), Vec::new(), Some(e)),
         };
-        let (diagnostics, published) = to_diagnostics(doc, &findings, &errors, encoding);
+        let (mut diagnostics, published) = to_diagnostics(doc, &findings, &errors, encoding);
+        if let Some(e) = config_error {
+            diagnostics.push(config_diagnostic(&e, encoding));
+        }
         doc.published = published;
         doc.findings = findings;
         let params = PublishDiagnosticsParams {
@@ -881,6 +899,33 @@ fn to_diagnostics(
         });
     }
     (diagnostics, published)
+}
+
+/// A configuration file that cannot be used: reported on the document at its start (the
+/// document is not analysed, as `check` refuses to run), with the place in the
+/// configuration file as related information.
+fn config_diagnostic(e: &ConfigError, enc: Encoding) -> Diagnostic {
+    let mut message = e.to_string();
+    if let Some(help) = &e.help {
+        message.push_str("\nhelp: ");
+        message.push_str(help);
+    }
+    let (start, end) = e.span.as_ref().map_or((0, 0), |s| (s.start, s.end));
+    let related = foreign_location(&e.file, start, end, enc).map(|location| {
+        vec![DiagnosticRelatedInformation {
+            location,
+            message: "the configuration".into(),
+        }]
+    });
+    Diagnostic {
+        range: Range::default(),
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String(CONFIG_ERROR_CODE.into())),
+        source: Some("idemlint".into()),
+        message,
+        related_information: related,
+        ..Diagnostic::default()
+    }
 }
 
 /// Byte offset of 1-based `line` and 1-based char `column` (the core's convention for

@@ -386,3 +386,80 @@ fn exit_without_shutdown_is_an_error_exit() {
     c.notify("exit", Value::Null);
     assert_eq!(c.wait_exit(), 1);
 }
+
+/// A fresh directory under cargo's per-test temporary directory.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn uri_of(path: &std::path::Path) -> String {
+    format!("file://{}", path.display()).replace(' ', "%20")
+}
+
+/// Configuration files, rule levels and suppressions apply in the editor exactly as in
+/// `check`; a broken configuration is reported on the document.
+#[test]
+fn configuration_and_suppressions_apply() {
+    let off = scratch("lsp_config_off");
+    std::fs::write(
+        off.join("idemlint.toml"),
+        "[rules]\nkey-in-retry-scope = \"warning\"\n",
+    )
+    .unwrap();
+    let broken = scratch("lsp_config_broken");
+    let toml = "[rules]\nkey-in-retry-scop = \"off\"\n";
+    std::fs::write(broken.join("idemlint.toml"), toml).unwrap();
+    let plain = scratch("lsp_config_none");
+
+    let mut c = Client::start();
+    c.request("initialize", json!({"capabilities": {}}));
+    c.notify("initialized", json!({}));
+    let open = |c: &mut Client, uri: &str, text: &str| {
+        c.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "kotlin", "version": 1, "text": text}}),
+        );
+        c.diagnostics_for(uri)["diagnostics"].clone()
+    };
+
+    // The level from idemlint.toml: a warning instead of the default error.
+    let d = open(&mut c, &uri_of(&off.join("Billing.kt")), BAD);
+    assert_eq!(d.as_array().unwrap().len(), 1, "{d:#?}");
+    assert_eq!(d[0]["code"], "key-in-retry-scope");
+    assert_eq!(d[0]["severity"], 2);
+
+    // A suppression comment on the line above.
+    let suppressed = BAD.replace(
+        "    val note",
+        "    // idemlint: allow(key-in-retry-scope) -- the API dedupes by body hash\n    val note",
+    );
+    let d = open(&mut c, &uri_of(&plain.join("Billing.kt")), &suppressed);
+    assert_eq!(d, json!([]));
+
+    // An unknown rule id in the configuration: one error on the document, pointing at the
+    // key in idemlint.toml.
+    let d = open(&mut c, &uri_of(&broken.join("Billing.kt")), BAD);
+    assert_eq!(d.as_array().unwrap().len(), 1, "{d:#?}");
+    assert_eq!(d[0]["code"], "config-error");
+    assert_eq!(d[0]["severity"], 1);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("key-in-retry-scope"),
+        "suggests the right id: {d:#?}"
+    );
+    let related = &d[0]["relatedInformation"][0]["location"];
+    assert_eq!(related["uri"], uri_of(&broken.join("idemlint.toml")));
+    assert_eq!(
+        related["range"]["start"],
+        json!({"line": 1, "character": 0})
+    );
+
+    c.request("shutdown", Value::Null);
+    c.notify("exit", Value::Null);
+    assert_eq!(c.wait_exit(), 0);
+}
