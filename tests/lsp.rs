@@ -305,7 +305,9 @@ fn diagnostics_follow_the_unsaved_text_and_hover_shows_the_docs() {
     let edits = quick["edit"]["changes"][uri.as_str()].as_array().unwrap();
     let fixed_by_action = apply_utf16_edits(BAD, edits);
     assert!(fixed_by_action.contains("retryOnTransient"));
-    assert!(!fixed_by_action.contains("idempotencyKey = UUID.randomUUID()"));
+    // The key moved out of the lambda: it is declared once, and the argument reads it.
+    assert!(fixed_by_action.contains("val idempotencyKey = UUID.randomUUID()"));
+    assert!(fixed_by_action.contains("idempotencyKey = idempotencyKey"));
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 4},

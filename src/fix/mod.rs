@@ -289,6 +289,11 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
             !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
                 && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
                 && (!after.starts_with(':') || after.starts_with("::"))
+                // A Kotlin named argument label (`idempotencyKey = …`) is not a variable.
+                && !(m.language == Language::Kotlin && {
+                    let a = after.trim_start();
+                    a.starts_with('=') && !a.starts_with("==")
+                })
         })
     };
     let mut name = base.to_string();
