@@ -135,6 +135,12 @@ fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> bool {
     })
 }
 
+/// `after` follows a name that is a Kotlin named-argument label (`name = value`).
+fn is_named_label(lang: Language, after: &str) -> bool {
+    let a = after.trim_start();
+    lang == Language::Kotlin && a.starts_with('=') && !a.starts_with("==")
+}
+
 fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
     let m = ctx.model;
     let text = ctx.text;
@@ -290,10 +296,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
                 && !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
                 && (!after.starts_with(':') || after.starts_with("::"))
                 // A Kotlin named argument label (`idempotencyKey = …`) is not a variable.
-                && !(m.language == Language::Kotlin && {
-                    let a = after.trim_start();
-                    a.starts_with('=') && !a.starts_with("==")
-                })
+                && !is_named_label(m.language, after)
         })
     };
     let mut name = base.to_string();
