@@ -23,9 +23,13 @@ use crate::model::{FileModel, Language};
 use crate::rules::{Ctx, check_file};
 use crate::text::LineIndex;
 
-/// Stack size of analysis threads, bytes. syn and the tree walkers recurse per nesting
-/// level; the walkers stop at 1,000 levels, syn does not.
-pub const STACK_SIZE: usize = 256 << 20;
+/// Stack size of analysis threads, bytes (reserved, not committed, until used). syn and
+/// the tree walkers recurse per nesting level; the walkers stop at 1,000 levels and Rust
+/// files nested deeper than `lang::rust::PARSE_DEPTH_LIMIT` are not given to syn.
+pub const STACK_SIZE: usize = 1 << 30;
+
+/// Most worker threads `--jobs` starts, whatever it asks for.
+pub const MAX_JOBS: usize = 256;
 
 /// What to run.
 #[derive(Clone, Debug, Default)]
@@ -291,7 +295,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
     if let Some(j) = opts.jobs {
-        builder = builder.num_threads(j.max(1));
+        builder = builder.num_threads(j.clamp(1, MAX_JOBS));
     }
     let pool = builder
         .build()

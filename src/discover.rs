@@ -21,10 +21,27 @@ pub struct Candidate {
 #[derive(Debug)]
 pub struct MissingPath(pub PathBuf);
 
+/// How a path is shown: `.` components dropped (`.//a/./b.kt` → `a/b.kt`), and control
+/// characters escaped so a file name cannot forge report lines.
 fn display_of(p: &Path) -> String {
-    let s = p.to_string_lossy();
-    let s = s.strip_prefix("./").unwrap_or(&s);
-    s.to_string()
+    let cleaned: PathBuf = p
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    let s = if cleaned.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        cleaned.to_string_lossy().into_owned()
+    };
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 /// Walks `paths`. Files named explicitly are kept whatever their extension says as long as
@@ -37,8 +54,40 @@ pub fn discover(paths: &[PathBuf]) -> Result<(Vec<Candidate>, Vec<FileError>), M
     for root in paths {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
-            Err(_) => return Err(MissingPath(root.clone())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling symlink is "not found" too; say what it is.
+                if std::fs::symlink_metadata(root).is_ok() {
+                    errors.push(FileError {
+                        path: display_of(root),
+                        line: None,
+                        column: None,
+                        message: "a symbolic link whose target does not exist; skipped".into(),
+                    });
+                    continue;
+                }
+                return Err(MissingPath(root.clone()));
+            }
+            Err(e) => {
+                // Permission denied, a symlink loop, a name too long: reported, not fatal.
+                errors.push(FileError {
+                    path: display_of(root),
+                    line: None,
+                    column: None,
+                    message: format!("could not read: {e}"),
+                });
+                continue;
+            }
         };
+        if !meta.is_file() && !meta.is_dir() {
+            errors.push(FileError {
+                path: display_of(root),
+                line: None,
+                column: None,
+                message: "not a regular file or directory (a FIFO, socket or device); skipped"
+                    .into(),
+            });
+            continue;
+        }
         if meta.is_file() {
             match Language::from_path(root) {
                 Some(language) => files.push(Candidate {

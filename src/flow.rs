@@ -61,7 +61,7 @@ impl HelperOracle for Recorder {
 pub struct Flow<'m> {
     pub model: &'m FileModel,
     cat: &'m Catalogue,
-    bindings_by_name: HashMap<&'m str, Vec<usize>>,
+    bindings_by_scope: HashMap<(&'m str, ScopeId), Vec<(usize, usize)>>,
     assigns_by_name: HashMap<&'m str, Vec<usize>>,
     returns_by_scope: HashMap<ScopeId, Vec<usize>>,
     /// Scopes sorted by start (then by index), for innermost-scope queries.
@@ -72,9 +72,15 @@ const MAX_STEPS: usize = 20_000;
 
 impl<'m> Flow<'m> {
     pub fn new(model: &'m FileModel, cat: &'m Catalogue) -> Flow<'m> {
-        let mut bindings_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut bindings_by_scope: HashMap<(&str, ScopeId), Vec<(usize, usize)>> = HashMap::new();
         for (i, b) in model.bindings.iter().enumerate() {
-            bindings_by_name.entry(b.name.as_str()).or_default().push(i);
+            bindings_by_scope
+                .entry((b.name.as_str(), b.scope))
+                .or_default()
+                .push((b.name_span.start, i));
+        }
+        for list in bindings_by_scope.values_mut() {
+            list.sort_unstable();
         }
         let mut assigns_by_name: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, a) in model.assigns.iter().enumerate() {
@@ -89,7 +95,7 @@ impl<'m> Flow<'m> {
         Flow {
             model,
             cat,
-            bindings_by_name,
+            bindings_by_scope,
             assigns_by_name,
             returns_by_scope,
             scope_order,
@@ -116,17 +122,22 @@ impl<'m> Flow<'m> {
 
     /// The binding `name` refers to at byte `offset`, if declared in this file.
     pub fn lookup(&self, name: &str, offset: usize) -> Option<usize> {
-        let candidates = self.bindings_by_name.get(name)?;
         let use_scope = self.scope_at(offset);
         for s in self.model.ancestors(use_scope) {
-            let best = candidates
+            // Bindings of `name` in scope `s`, sorted by start: the last one declared at or
+            // before the use; a field (class member) is in effect wherever it is declared.
+            let Some(list) = self.bindings_by_scope.get(&(name, s)) else {
+                continue;
+            };
+            let n = list.partition_point(|(start, _)| *start <= offset);
+            if n > 0 {
+                return Some(list[n - 1].1);
+            }
+            if let Some((_, b)) = list
                 .iter()
-                .filter(|b| {
-                    let b = &self.model.bindings[**b];
-                    b.scope == s && (b.kind == BindingKind::Field || b.name_span.start <= offset)
-                })
-                .max_by_key(|b| self.model.bindings[**b].name_span.start);
-            if let Some(b) = best {
+                .rev()
+                .find(|(_, b)| self.model.bindings[*b].kind == BindingKind::Field)
+            {
                 return Some(*b);
             }
         }

@@ -41,6 +41,8 @@ pub struct FnDecl {
     pub location: String,
     /// The file's display path.
     pub path: String,
+    /// Rust functions are only called from Rust; Java and Kotlin call each other.
+    pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
     pub type_name: String,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
@@ -153,6 +155,7 @@ pub fn summarize(
             key_params,
             location: location(path, lines, text, f.name_span.start),
             path: path.to_string(),
+            jvm: lang != Language::Rust,
             type_name,
             reads_key_header,
             ..FnDecl::default()
@@ -540,7 +543,11 @@ impl ProjectIndex {
             return Vec::new();
         };
         let args = call.args.len();
-        let all = decls.iter().enumerate().filter(|(_, d)| arity_ok(d, args));
+        let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
+        let all = decls
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| arity_ok(d, args) && d.jvm == jvm);
         let receiver = crate::catalogue::receiver_text(call);
         match receiver.as_deref().map(str::trim) {
             None | Some("this") | Some("self") | Some("super") | Some("Self") => {

@@ -27,6 +27,23 @@
 
 use serde::Serialize;
 
+/// Receiver texts longer than this many bytes are cut to their tail (see [`receiver_tail`]).
+pub const RECEIVER_MAX_BYTES: usize = 512;
+
+/// The last [`RECEIVER_MAX_BYTES`] bytes of a receiver text (cut on a char boundary). The
+/// catalogue only looks at a receiver's last segments and at substrings like `retry`, so
+/// the tail is enough, and it keeps very long call chains linear.
+pub fn receiver_tail(raw: &str) -> &str {
+    if raw.len() <= RECEIVER_MAX_BYTES {
+        return raw;
+    }
+    let mut cut = raw.len() - RECEIVER_MAX_BYTES;
+    while !raw.is_char_boundary(cut) {
+        cut += 1;
+    }
+    &raw[cut..]
+}
+
 /// Source language of a file, chosen by extension (`.rs`, `.java`, `.kt`/`.kts`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]

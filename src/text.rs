@@ -18,13 +18,15 @@ pub struct Position {
 }
 
 impl LineIndex {
-    /// Indexes `text`; `\n` ends a line (a `\r` before it stays part of the line).
+    /// Indexes `text`; `\n`, `\r\n` and a lone `\r` (old Mac line endings, which Java and
+    /// Kotlin accept) each end a line.
     pub fn new(text: &str) -> LineIndex {
+        let b = text.as_bytes();
         let mut starts = vec![0];
         starts.extend(
-            text.bytes()
+            b.iter()
                 .enumerate()
-                .filter(|(_, b)| *b == b'\n')
+                .filter(|(i, c)| **c == b'\n' || (**c == b'\r' && b.get(i + 1) != Some(&b'\n')))
                 .map(|(i, _)| i + 1),
         );
         LineIndex {
@@ -103,5 +105,9 @@ mod tests {
         let p = idx.position(text, x);
         assert_eq!((p.line, p.column, p.byte_column), (2, 2, 3));
         assert_eq!(idx.position(text, text.len()).line, 3);
+        let cr = "a\rb\r\nc";
+        let idx = LineIndex::new(cr);
+        assert_eq!(idx.position(cr, 2).line, 2);
+        assert_eq!(idx.position(cr, 5).line, 3);
     }
 }

@@ -1171,7 +1171,9 @@ impl<'a> Lower<'a> {
 
     #[inline(never)]
     fn receiver_text(&mut self, id: CallId, object: Node<'a>) {
-        let text = collapse(self.t(object));
+        // Long chains: only the tail matters, and copying the whole prefix for every call
+        // of a chain would be quadratic.
+        let text = collapse(receiver_tail(self.t(object)));
         let path = self.dotted_path(object);
         let call = &mut self.m.calls[id];
         call.receiver = Some(text);

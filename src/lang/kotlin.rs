@@ -146,11 +146,25 @@ fn string_nesting_exceeds(text: &str, limit: usize) -> bool {
                     i += 1;
                 }
                 b'\'' => {
-                    i += 1;
-                    while i < b.len() && b[i] != b'\'' && b[i] != b'\n' {
-                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    // A char literal is short ('a', '\n', '\u0041'); a lone quote (inside a
+                    // backticked name, say) must not hide the rest of the line.
+                    let mut j = i + 1;
+                    while j < b.len() && j < i + 10 && b[j] != b'\'' && b[j] != b'\n' {
+                        j += if b[j] == b'\\' { 2 } else { 1 };
                     }
-                    i += 1;
+                    i = if b.get(j) == Some(&b'\'') {
+                        j + 1
+                    } else {
+                        i + 1
+                    };
+                }
+                b'`' => {
+                    // A backticked identifier: skip to its closing backtick on this line.
+                    let mut j = i + 1;
+                    while j < b.len() && b[j] != b'`' && b[j] != b'\n' {
+                        j += 1;
+                    }
+                    i = j + 1;
                 }
                 b'/' if b.get(i + 1) == Some(&b'/') => {
                     while i < b.len() && b[i] != b'\n' {
@@ -775,6 +789,11 @@ impl<'a> Lowerer<'a> {
     /// Receiver text, whitespace-collapsed, comments dropped.
     fn receiver_text(&self, n: Node) -> String {
         let raw = self.t(n);
+        if raw.len() > RECEIVER_MAX_BYTES {
+            // Long chains: only the tail matters (the last segments), and copying the whole
+            // prefix for every call of a chain would be quadratic.
+            return collapse(receiver_tail(raw));
+        }
         if !raw.contains("//") && !raw.contains("/*") {
             return collapse(raw);
         }

@@ -21,6 +21,17 @@ pub const MAX_DEPTH: usize = 1000;
 /// Parses `text` and lowers it. Never panics on any input.
 pub fn lower(text: &str) -> FileModel {
     let mut model = FileModel::new(Language::Rust, text.len());
+    // syn recurses once per nesting level and per prefix operator; past a few thousand
+    // levels it would exhaust even a large stack, which aborts the process. Refuse first.
+    if let Some(at) = too_deeply_nested(text, PARSE_DEPTH_LIMIT) {
+        model.errors.push(ParseError {
+            message: format!(
+                "nesting deeper than {PARSE_DEPTH_LIMIT} levels (brackets or prefix operators); the file is not parsed"
+            ),
+            span: Span::new(at, at),
+        });
+        return model;
+    }
     let prefix = stripped_prefix(text);
     match syn::parse_file(text) {
         Ok(file) => {
@@ -63,6 +74,80 @@ pub fn lower(text: &str) -> FileModel {
     }
     proc_macro2::extra::invalidate_current_thread_spans();
     model
+}
+
+/// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
+pub const PARSE_DEPTH_LIMIT: usize = 5_000;
+
+/// A byte offset where `(`/`[`/`{` nesting, `<` nesting within one statement, or a run of prefix operators (`-`, `!`,
+/// `*`, `&`), first exceeds `limit`; `None` when the text stays within it. Comments and
+/// string literals are skipped approximately (raw strings are treated as plain strings),
+/// which can only make the count larger, never hide real nesting.
+fn too_deeply_nested(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut angles = 0usize;
+    let mut run = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !b[i..].starts_with(b"*/") {
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                run = 0;
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        // Generic nesting (`Vec<Vec<…>>`) never crosses `;`, `{` or `}`, so comparisons
+        // (`a < b`) cannot add up across statements.
+        match c {
+            b'<' => {
+                angles += 1;
+                if angles > limit {
+                    return Some(i);
+                }
+            }
+            b'>' => angles = angles.saturating_sub(1),
+            b';' | b'{' | b'}' => angles = 0,
+            _ => {}
+        }
+        if matches!(c, b'-' | b'!' | b'*' | b'&') {
+            run += 1;
+            if run > limit {
+                return Some(i);
+            }
+        } else if !c.is_ascii_whitespace() && c != b'(' {
+            run = 0;
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Bytes syn skips before lexing: a UTF-8 BOM and a shebang line (not `#![`).
@@ -195,7 +280,7 @@ impl<'a> Lowerer<'a> {
 
     /// Source text of a span, whitespace-collapsed, at most 256 bytes (the tail).
     fn text_of(&self, s: Span) -> String {
-        let raw = self.text.get(s.start..s.end).unwrap_or("");
+        let raw = receiver_tail(self.text.get(s.start..s.end).unwrap_or(""));
         let mut out = String::with_capacity(raw.len().min(256));
         let mut last_ws = false;
         for c in raw.chars() {
@@ -1252,6 +1337,29 @@ mod tests {
                 .any(|a| matches!(a, Atom::Call(c) if m.calls[*c].callee == "new_v4"))
         );
         assert_eq!(m.assigns[0].name, "idempotency_key");
+    }
+
+    #[test]
+    fn pathological_nesting_is_refused_before_syn() {
+        for src in [
+            format!("fn f() {{ let x = {}1; }}", "-".repeat(20_000)),
+            format!("fn f() {{ {}{} }}", "{".repeat(20_000), "}".repeat(20_000)),
+            format!(
+                "type T = {}u8{};",
+                "Vec<".repeat(20_000),
+                ">".repeat(20_000)
+            ),
+        ] {
+            let m = lower(&src);
+            assert!(
+                m.errors[0].message.contains("nesting deeper"),
+                "{:?}",
+                m.errors
+            );
+        }
+        // Ordinary code with many `<`/`>` comparisons and closures is fine.
+        let ok = "fn f(a: i32) -> bool { a < 3 && a > -1 && !(a == 2) }";
+        assert!(lower(ok).errors.is_empty());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::finding::{Finding, Severity};
 
 struct FindingDiagnostic<'a> {
     finding: &'a Finding,
-    source: NamedSource<String>,
+    source: NamedSource<std::sync::Arc<str>>,
 }
 
 impl fmt::Debug for FindingDiagnostic<'_> {
@@ -96,24 +96,34 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
     let mut out = String::new();
     for f in &report.findings {
-        let text = report
+        // The file's text is shared, not copied, per finding.
+        let text: std::sync::Arc<str> = report
             .texts
             .get(&f.path)
-            .map(|t| t.to_string())
-            .unwrap_or_default();
+            .cloned()
+            .unwrap_or_else(|| std::sync::Arc::from(""));
         let diag = FindingDiagnostic {
             finding: f,
             source: NamedSource::new(&f.path, text),
         };
-        if handler.render_report(&mut out, &diag).is_err() {
+        // miette can panic on extreme inputs (a column past 65,535): fall back to one line.
+        let mut one = String::new();
+        let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handler.render_report(&mut one, &diag).is_ok()
+        }))
+        .unwrap_or(false);
+        if rendered {
+            out.push_str(&one);
+        } else {
             out.push_str(&format!(
-                "{}:{}:{}: {}[{}] {}\n",
+                "{}:{}:{}: {}[{}] {}\n  help: {}\n",
                 f.path,
                 f.line,
                 f.column,
                 f.severity.name(),
                 f.rule,
-                f.message
+                f.message,
+                f.help
             ));
         }
         out.push('\n');
