@@ -105,18 +105,37 @@ struct Analysed {
 }
 
 /// Reads a file as UTF-8 source. Errors name the problem in words a user can act on.
-pub fn read_source(path: &std::path::Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("could not read: {e}"))?;
+pub fn read_source(path: &std::path::Path) -> Result<String, SourceError> {
+    let bytes = std::fs::read(path).map_err(|e| SourceError {
+        message: format!("could not read: {e}"),
+        position: None,
+    })?;
     let probe = &bytes[..bytes.len().min(8192)];
     if probe.contains(&0) {
-        return Err("binary file (contains NUL bytes); skipped".into());
+        return Err(SourceError {
+            message: "binary file (contains NUL bytes); skipped".into(),
+            position: None,
+        });
     }
     String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not valid UTF-8 (first invalid byte at offset {}); skipped",
-            e.utf8_error().valid_up_to()
-        )
+        let at = e.utf8_error().valid_up_to();
+        let valid = &e.as_bytes()[..at];
+        // The valid prefix is UTF-8, so its lines and characters can be counted.
+        let prefix = std::str::from_utf8(valid).unwrap_or("");
+        let p = LineIndex::new(prefix).position(prefix, at);
+        SourceError {
+            message: format!("not valid UTF-8 (first invalid byte at byte offset {at}); skipped"),
+            position: Some((p.line, p.column)),
+        }
     })
+}
+
+/// Why a file could not be read as source, with the 1-based line and column of the
+/// problem when there is one (the first invalid UTF-8 byte).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceError {
+    pub message: String,
+    pub position: Option<(usize, usize)>,
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
@@ -382,12 +401,12 @@ fn run_in_pool(
             let cat: &Catalogue = &config.catalogue;
             let text = match read_source(&c.path) {
                 Ok(t) => t,
-                Err(message) => {
+                Err(e) => {
                     return Pass1::Failed(FileError {
                         path: c.display.clone(),
-                        line: None,
-                        column: None,
-                        message,
+                        line: e.position.map(|p| p.0),
+                        column: e.position.map(|p| p.1),
+                        message: e.message,
                     });
                 }
             };

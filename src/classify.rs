@@ -495,6 +495,17 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
         if constant_like && crate::catalogue::normalize_name(id).contains("idempotency") {
             return Some(id.clone());
         }
+        // A constant declared in this file whose value is the header name
+        // (`const val IDEM_HEADER = "Idempotency-Key"`).
+        if let Some(h) = model.bindings.iter().find_map(|b| {
+            (b.kind == BindingKind::Field && b.name == *id)
+                .then_some(b.value)
+                .flatten()
+                .and_then(|bv| model.values[bv].literal.clone())
+                .filter(|l| cat.is_key_header(l))
+        }) {
+            return Some(h);
+        }
     }
     model
         .strings
@@ -510,14 +521,23 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             if call.args.len() <= hs.name_arg.max(hs.value_arg) || !hs.call.matches(lang, call) {
                 continue;
             }
-            let name_v = &model.values[call.args[hs.name_arg].value];
+            // Kotlin named arguments (`header(value = v, name = "Idempotency-Key")`) may come
+            // in any order: pick them by name when present.
+            let named = |names: &[&str]| {
+                call.args
+                    .iter()
+                    .position(|a| a.name.as_deref().is_some_and(|n| names.contains(&n)))
+            };
+            let name_idx = named(&["name", "key", "headerName"]).unwrap_or(hs.name_arg);
+            let value_idx = named(&["value", "headerValue"]).unwrap_or(hs.value_arg);
+            let name_v = &model.values[call.args[name_idx].value];
             // `params.put("idempotency_key", key)`: a request-body field named after the key.
             if let Some(l) = &name_v.literal
                 && cat.is_key_name(l)
                 && !cat.is_key_header(l)
             {
                 facts.sinks.push(Sink {
-                    value: call.args[hs.value_arg].value,
+                    value: call.args[value_idx].value,
                     scope: call.scope,
                     label: format!("the `{l}` field"),
                     call: Some(cid),
@@ -526,7 +546,7 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             }
             if let Some(h) = names_key_header(model, cat, name_v) {
                 facts.sinks.push(Sink {
-                    value: call.args[hs.value_arg].value,
+                    value: call.args[value_idx].value,
                     scope: call.scope,
                     label: format!("the `{h}` header"),
                     call: Some(cid),

@@ -1,0 +1,199 @@
+//! Regression tests for problems found by trying to break idemlint with hostile input.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const GOOD: &str = "import java.util.UUID\nsuspend fun charge(api: Api) = retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n";
+
+fn json(dir: &Path, args: &[&str]) -> (i32, serde_json::Value) {
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), v)
+}
+
+fn good_finding_present(v: &serde_json::Value) -> bool {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["path"] == "Good.kt" && f["rule"] == "key-in-retry-scope")
+}
+
+#[test]
+fn kotlin_templates_hidden_behind_a_backticked_quote_do_not_abort_the_run() {
+    let dir = scratch("kt_backtick");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let depth = 700;
+    let deep = format!(
+        "fun `it's`() = 1\nval s = {}x{}\n",
+        "\"${".repeat(depth),
+        "}\"".repeat(depth)
+    );
+    std::fs::write(dir.join("Deep.kt"), deep).unwrap();
+    let (code, v) = json(&dir, &["check", "."]);
+    assert_eq!(code, 1);
+    assert!(good_finding_present(&v), "{v:#}");
+    assert!(
+        v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["path"] == "Deep.kt")
+    );
+}
+
+#[test]
+fn rust_nesting_beyond_the_limit_is_refused_not_a_crash() {
+    let dir = scratch("rust_deep");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    std::fs::write(
+        dir.join("deep.rs"),
+        format!("fn f() {{ let x = {}1; }}\n", "-".repeat(300_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("generic.rs"),
+        format!(
+            "type T = {}u8{};\n",
+            "Vec<".repeat(200_000),
+            ">".repeat(200_000)
+        ),
+    )
+    .unwrap();
+    let (code, v) = json(&dir, &["check", "."]);
+    assert_eq!(code, 1);
+    assert!(good_finding_present(&v));
+    let errors = v["errors"].as_array().unwrap();
+    for f in ["deep.rs", "generic.rs"] {
+        let e = errors.iter().find(|e| e["path"] == f).expect(f);
+        assert!(
+            e["message"].as_str().unwrap().contains("nesting deeper"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn huge_job_counts_are_capped() {
+    let dir = scratch("jobs");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let (code, v) = json(&dir, &["check", "--jobs", "99999999999", "."]);
+    assert_eq!(code, 1);
+    assert!(good_finding_present(&v));
+}
+
+#[test]
+fn rust_helpers_do_not_answer_for_kotlin_calls() {
+    let dir = scratch("cross_language");
+    std::fs::write(
+        dir.join("keys.rs"),
+        "pub fn newKey() -> String { uuid::Uuid::new_v4().to_string() }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Pay.kt"),
+        "fun newKey(): String = \"order-42\"\nsuspend fun pay(api: Api) = retryOnTransient { api.pay(idempotencyKey = newKey()) }\n",
+    )
+    .unwrap();
+    let (code, v) = json(&dir, &["check", "."]);
+    assert_eq!(code, 0, "{v:#}");
+}
+
+#[test]
+fn paths_are_cleaned_and_named_once() {
+    let dir = scratch("paths");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let (_, v) = json(&dir, &["check", ".//Good.kt", "Good.kt", "."]);
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v:#}");
+    assert_eq!(findings[0]["path"], "Good.kt");
+}
+
+#[test]
+fn lone_carriage_returns_end_lines() {
+    let dir = scratch("lone_cr");
+    std::fs::write(dir.join("Good.kt"), GOOD.replace('\n', "\r")).unwrap();
+    let (_, v) = json(&dir, &["check", "Good.kt"]);
+    assert_eq!(v["findings"][0]["line"], 2, "{v:#}");
+}
+
+#[test]
+fn invalid_utf8_is_reported_with_its_position() {
+    let dir = scratch("utf8");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let mut bad = b"class A {\n  val s = \"".to_vec();
+    bad.extend([0xff, 0xfe]);
+    bad.extend(b"\"\n}\n");
+    std::fs::write(dir.join("Bad.java"), bad).unwrap();
+    let (code, v) = json(&dir, &["check", "."]);
+    assert_eq!(code, 1);
+    assert!(good_finding_present(&v));
+    let e = &v["errors"][0];
+    assert_eq!(e["path"], "Bad.java");
+    assert_eq!(e["line"], 2);
+    assert_eq!(e["column"], 12);
+}
+
+#[test]
+fn very_long_lines_render_in_human_output() {
+    let dir = scratch("long_line");
+    let padding = " ".repeat(70_000);
+    std::fs::write(
+        dir.join("Good.kt"),
+        GOOD.replace("retryOnTransient", &format!("{padding}retryOnTransient")),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .args(["check", "Good.kt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("key-in-retry-scope"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_fifo_is_reported_not_ignored() {
+    let dir = scratch("fifo");
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let ok = std::process::Command::new("mkfifo")
+        .arg(dir.join("Pipe.java"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: mkfifo unavailable");
+        return;
+    }
+    let (code, v) = json(&dir, &["check", "Pipe.java", "Good.kt"]);
+    assert_eq!(code, 1);
+    assert!(good_finding_present(&v));
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file")
+    );
+}
