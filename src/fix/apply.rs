@@ -44,6 +44,9 @@ pub fn apply(text: &str, findings: &[Finding], mode: Mode) -> (String, Vec<&'sta
                 (e.start < a.end && a.start < e.end)
                     || (e.start == e.end && a.start < e.start && e.start < a.end)
                     || (a.start == a.end && e.start < a.start && a.start < e.end)
+                    // Two insertions at one point (two hoists before one statement) would
+                    // pick the same new name: one per round, then re-analyse.
+                    || (e.start == e.end && a.start == a.end && e.start == a.start)
             })
         });
         if !valid || overlaps {

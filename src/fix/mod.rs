@@ -159,6 +159,12 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
     if !statement_boundary_before(text, m.language, insert_at) {
         return None;
     }
+    // The line must be inside the enclosing function's body, not its declaration
+    // (`fun post() = retry { … }` has no statement to insert before).
+    match m.enclosing_function(b) {
+        Some(f) if insert_at > m.scopes[f].span.start => {}
+        _ => return None,
+    }
     let indent: String = text[insert_at..]
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
