@@ -1,8 +1,15 @@
 //! The one pipeline both the CLI and (later) the LSP server call:
-//! discover → read → lower → classify → summarise (pass 1, parallel) → project index →
-//! rules (pass 2, parallel) → configuration and suppressions ([`crate::suppress::apply`]) →
+//! discover → read and prefilter every file ([`crate::prefilter`]) → lower, classify and
+//! summarise the files that can matter (pass 1, parallel, in rounds while pass 1 finds
+//! names that make more files matter) → project index → read, lower and check again the
+//! files that can have a finding (pass 2, parallel) → configuration and suppressions
+//! ([`crate::suppress::apply`]) →
 //! sorted findings. Each file is analysed under its own configuration
 //! ([`crate::config::Resolver`]): its catalogue, rule levels, include/exclude globs.
+//!
+//! Memory does not grow with the files that cannot matter: pass 1 keeps a small summary
+//! per parsed file and nothing of the others; no text or model is kept between the
+//! passes, except the text of files with findings (for rendering snippets and fixes).
 //!
 //! Every file is analysed on its own inside `catch_unwind`, on worker threads with a large
 //! stack (deeply nested code recurses in the parsers), so one bad file is reported in
@@ -16,10 +23,11 @@ use rayon::prelude::*;
 use crate::catalogue::Catalogue;
 use crate::classify::{FileFacts, classify};
 use crate::config::{Config, ConfigError, Resolver, RuleSelection};
-use crate::discover::{Candidate, MissingPath, discover};
+use crate::discover::{Candidate, MissingPath, discover_with};
 use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, summarize};
 use crate::model::{FileModel, Language};
+use crate::prefilter::{FileDemand, FileWords, NameScan, Prefilter, demanded_names, needs_check};
 use crate::rules::{Ctx, check_file};
 use crate::text::LineIndex;
 
@@ -47,6 +55,54 @@ pub struct Options {
     /// directory of `paths` (`cargo idemlint --workspace --exclude PKG`: an excluded
     /// member's directory, while a member nested inside it is still checked).
     pub skip_dirs: Vec<PathBuf>,
+    /// Parse every file instead of only those the prefilter selects ([`crate::prefilter`]).
+    pub no_prefilter: bool,
+    /// Report only this part of the files (the project index still covers all of them).
+    pub shard: Option<Shard>,
+}
+
+/// `--shard I/N`: the files whose path hash is `I-1` modulo `N`. The hash is FNV-1a (64
+/// bit) of the displayed path with `\\` replaced by `/`, so the split is the same on every
+/// machine and run for the same command line. Every shard still reads every file and
+/// builds the whole project index (facts cross files); it parses, checks and reports only
+/// its own files, so the shards' outputs together are the unsharded output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// 0-based.
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// True when the file displayed as `path` belongs to this shard.
+    pub fn contains(&self, path: &str) -> bool {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in path.bytes() {
+            let b = if b == b'\\' { b'/' } else { b };
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h % self.count == self.index
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// Parses `I/N` with `1 <= I <= N` (1-based, as CI matrices count).
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let err = || format!("expected I/N with 1 <= I <= N (e.g. 2/4), got `{s}`");
+        let (i, n) = s.split_once('/').ok_or_else(err)?;
+        let i: u64 = i.trim().parse().map_err(|_| err())?;
+        let n: u64 = n.trim().parse().map_err(|_| err())?;
+        if n == 0 || i == 0 || i > n {
+            return Err(err());
+        }
+        Ok(Shard {
+            index: i - 1,
+            count: n,
+        })
+    }
 }
 
 /// The outcome of a run.
@@ -56,8 +112,12 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Sorted by path, line.
     pub errors: Vec<FileError>,
+    /// Files checked (of this shard), and their size in bytes.
     pub files: usize,
     pub bytes: u64,
+    /// Files parsed in pass 1 (for the project index) and checked in pass 2 (all shards).
+    pub parsed: usize,
+    pub checked: usize,
     /// Text of every file that has a finding, by display path (for rendering snippets).
     pub texts: std::collections::HashMap<String, Arc<str>>,
     /// Set when a baseline was applied (`--baseline`, `--write-baseline`).
@@ -93,16 +153,6 @@ impl std::fmt::Display for ToolError {
 }
 
 impl std::error::Error for ToolError {}
-
-/// One file after pass 1.
-struct Analysed {
-    candidate: Candidate,
-    text: Arc<str>,
-    lines: LineIndex,
-    model: FileModel,
-    facts: FileFacts,
-    config: Arc<Config>,
-}
 
 /// Reads a file as UTF-8 source. Errors name the problem in words a user can act on.
 pub fn read_source(path: &std::path::Path) -> Result<String, SourceError> {
@@ -295,6 +345,8 @@ pub fn run_text(
         errors,
         files: 1,
         bytes: text.len() as u64,
+        parsed: 1,
+        checked: 1,
         texts,
         baseline: None,
     })
@@ -307,8 +359,11 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     } else {
         opts.paths.clone()
     };
-    let (candidates, mut errors) =
-        discover(&paths).map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let (candidates, mut errors) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
+        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    if let Some(shard) = opts.shard {
+        errors.retain(|e| shard.contains(&e.path));
+    }
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
@@ -319,13 +374,12 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    pool.install(|| run_in_pool(candidates, &mut errors, opts))
-        .map(|mut r| {
-            r.errors.extend(errors);
-            r.errors
-                .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
-            r
-        })
+    let mut r = pool.install(|| run_in_pool(&candidates, opts));
+    r.errors.extend(errors);
+    r.errors.sort_by(|a, b| {
+        (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
+    });
+    Ok(r)
 }
 
 /// Pairs each candidate with its configuration and drops the files that configuration
@@ -379,145 +433,217 @@ fn configure(
     Ok(out)
 }
 
-/// Pass 2 output for one file: its findings, an internal error, and its text when it has
-/// findings (for rendering).
-type Pass2 = (Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>);
-
-enum Pass1 {
-    Done(Box<Analysed>, FileSummary, Vec<FileError>),
-    ParsedOnly(u64, Vec<FileError>),
-    Failed(FileError),
+/// A file parsed in pass 1: what the rest of the run keeps of it.
+struct Parsed {
+    summary: FileSummary,
+    demand: FileDemand,
+    /// Hash of the text, to notice a file that changes before pass 2 reads it again.
+    hash: u64,
+    errors: Vec<FileError>,
 }
 
-fn run_in_pool(
-    candidates: Vec<(Candidate, Arc<Config>)>,
-    _errors: &mut [FileError],
-    opts: &Options,
-) -> Result<Report, ToolError> {
-    let files = candidates.len();
-    let pass1: Vec<Pass1> = candidates
-        .into_par_iter()
-        .map(|(c, config)| {
-            let cat: &Catalogue = &config.catalogue;
-            let text = match read_source(&c.path) {
-                Ok(t) => t,
-                Err(e) => {
-                    return Pass1::Failed(FileError {
-                        path: c.display.clone(),
-                        line: e.position.map(|p| p.0),
-                        column: e.position.map(|p| p.1),
-                        message: e.message,
-                    });
+/// Stage 0 result for one file.
+enum Read {
+    Failed(FileError),
+    /// Read and scanned; parsed already when its words said so.
+    Ok {
+        bytes: u64,
+        words: FileWords,
+        parsed: Option<Result<Parsed, FileError>>,
+    },
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+fn internal_error(c: &Candidate, what: &str, p: Box<dyn std::any::Any + Send>) -> FileError {
+    FileError {
+        path: c.display.clone(),
+        line: None,
+        column: None,
+        message: format!(
+            "internal error while {what} this file (please report it): {}",
+            panic_message(p)
+        ),
+    }
+}
+
+fn read_error(c: &Candidate, e: SourceError) -> FileError {
+    FileError {
+        path: c.display.clone(),
+        line: e.position.map(|p| p.0),
+        column: e.position.map(|p| p.1),
+        message: e.message,
+    }
+}
+
+/// Pass 1 for one file: lower, classify, summarise.
+fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let lines = LineIndex::new(text);
+        let (model, facts) = analyse_text(c.language, text, cat);
+        let errors = parse_errors(c, text, &lines, &model);
+        let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
+        let demand = FileDemand::of(&model, &facts, &summary);
+        Parsed {
+            summary,
+            demand,
+            hash: text_hash(text),
+            errors,
+        }
+    }))
+    .map_err(|p| internal_error(c, "analysing", p))
+}
+
+/// The project index over the parsed files, merged in path order (`candidates` is sorted
+/// by display path).
+fn build_index(parsed: &[Option<Parsed>]) -> ProjectIndex {
+    ProjectIndex::build(parsed.iter().flatten().map(|p| p.summary.clone()).collect())
+}
+
+type Configured = (Candidate, Arc<Config>);
+
+fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
+    let in_shard: Vec<bool> = candidates
+        .iter()
+        .map(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
+        .collect();
+    let mut report = Report {
+        files: in_shard.iter().filter(|x| **x).count(),
+        ..Report::default()
+    };
+    if opts.parse_only {
+        return parse_only(candidates, &in_shard, report);
+    }
+    // One prefilter per distinct configuration (each has its own catalogue).
+    let mut prefilters: Vec<Prefilter> = Vec::new();
+    let mut prefilter_of: Vec<Option<usize>> = vec![None; candidates.len()];
+    if !opts.no_prefilter {
+        let mut seen: Vec<*const Config> = Vec::new();
+        for (i, (_, config)) in candidates.iter().enumerate() {
+            let ptr = Arc::as_ptr(config);
+            let k = match seen.iter().position(|p| *p == ptr) {
+                Some(k) => k,
+                None => {
+                    seen.push(ptr);
+                    prefilters.push(Prefilter::new(&config.catalogue));
+                    prefilters.len() - 1
                 }
             };
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let lines = LineIndex::new(&text);
-                if opts.parse_only {
-                    let model = crate::lang::lower(c.language, &text);
-                    let errs = parse_errors(&c, &text, &lines, &model);
-                    return Pass1::ParsedOnly(text.len() as u64, errs);
-                }
-                let (model, facts) = analyse_text(c.language, &text, cat);
-                let errs = parse_errors(&c, &text, &lines, &model);
-                let summary = summarize(&c.display, &text, &lines, &model, &facts, cat);
-                Pass1::Done(
-                    Box::new(Analysed {
-                        candidate: c.clone(),
-                        text: Arc::from(text.as_str()),
-                        lines,
-                        model,
-                        facts,
-                        config: config.clone(),
-                    }),
-                    summary,
-                    errs,
-                )
-            }));
-            result.unwrap_or_else(|p| {
-                Pass1::Failed(FileError {
-                    path: c.display.clone(),
-                    line: None,
-                    column: None,
-                    message: format!(
-                        "internal error while analysing this file (please report it): {}",
-                        panic_message(p)
-                    ),
-                })
-            })
+            prefilter_of[i] = Some(k);
+        }
+    }
+
+    // Stage 0: read and scan every file; parse those with a sink word at once (they are
+    // needed whenever anything is), or every file without the prefilter.
+    let stage0: Vec<Read> = candidates
+        .par_iter()
+        .enumerate()
+        .map_init(Vec::new, |scratch, (i, (c, config))| {
+            let text = match read_source(&c.path) {
+                Ok(t) => t,
+                Err(e) => return Read::Failed(read_error(c, e)),
+            };
+            let words = match prefilter_of[i] {
+                Some(k) => prefilters[k].scan(c.language, &text, scratch),
+                None => FileWords {
+                    source: true,
+                    sink: true,
+                    shedlock: true,
+                },
+            };
+            let parsed = words.sink.then(|| parse_one(c, &text, &config.catalogue));
+            Read::Ok {
+                bytes: text.len() as u64,
+                words,
+                parsed,
+            }
         })
         .collect();
 
-    let mut report = Report {
-        files,
-        ..Report::default()
+    let mut parsed: Vec<Option<Parsed>> = Vec::with_capacity(candidates.len());
+    let mut readable = vec![false; candidates.len()];
+    let mut deferred = Vec::new();
+    let mut any_sink = false;
+    for (i, r) in stage0.into_iter().enumerate() {
+        let mut slot = None;
+        match r {
+            Read::Failed(e) => {
+                if in_shard[i] {
+                    report.errors.push(e);
+                }
+            }
+            Read::Ok {
+                bytes,
+                words,
+                parsed: p,
+            } => {
+                readable[i] = true;
+                if in_shard[i] {
+                    report.bytes += bytes;
+                }
+                any_sink |= words.sink;
+                match p {
+                    Some(Ok(p)) => slot = Some(p),
+                    Some(Err(e)) => {
+                        readable[i] = false;
+                        if in_shard[i] {
+                            report.errors.push(e);
+                        }
+                    }
+                    None if words.is_seed() => deferred.push(i),
+                    None => {}
+                }
+            }
+        }
+        parsed.push(slot);
+    }
+
+    let mut state = Rounds {
+        candidates,
+        parsed,
+        readable,
+        in_shard: &in_shard,
+        errors: &mut report.errors,
     };
-    let mut analysed = Vec::new();
-    let mut summaries = Vec::new();
-    for p in pass1 {
-        match p {
-            Pass1::Done(a, s, errs) => {
-                report.bytes += a.text.len() as u64;
-                report.errors.extend(errs);
-                analysed.push(*a);
-                summaries.push(s);
-            }
-            Pass1::ParsedOnly(bytes, errs) => {
-                report.bytes += bytes;
-                report.errors.extend(errs);
-            }
-            Pass1::Failed(e) => report.errors.push(e),
+    // Round 0 continued: with a sink word somewhere, every source or ShedLock file too.
+    if any_sink {
+        state.parse_more(&deferred, None);
+    }
+    // Later rounds: files that mention a name pass 1 found.
+    if !opts.no_prefilter && any_sink {
+        state.name_rounds();
+    }
+    let Rounds { mut parsed, .. } = state;
+
+    for (i, p) in parsed.iter_mut().enumerate() {
+        if let Some(p) = p
+            && in_shard[i]
+        {
+            report.errors.append(&mut p.errors);
         }
     }
-    if opts.parse_only {
-        return Ok(report);
-    }
-    let index = ProjectIndex::build(summaries);
-    let per_file: Vec<Pass2> = analysed
-        .par_iter()
-        .map(|a| {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let ctx = Ctx {
-                    path: &a.candidate.display,
-                    text: &a.text,
-                    lines: &a.lines,
-                    model: &a.model,
-                    facts: &a.facts,
-                    index: &index,
-                    catalogue: &a.config.catalogue,
-                };
-                let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), &a.config);
-                crate::fix::attach(
-                    &crate::fix::FixCtx {
-                        text: &a.text,
-                        lines: &a.lines,
-                        model: &a.model,
-                        facts: &a.facts,
-                    },
-                    &mut findings,
-                );
-                findings
-            }));
-            match r {
-                Ok(f) => {
-                    let text =
-                        (!f.is_empty()).then(|| (a.candidate.display.clone(), a.text.clone()));
-                    (f, None, text)
-                }
-                Err(p) => (
-                    Vec::new(),
-                    Some(FileError {
-                        path: a.candidate.display.clone(),
-                        line: None,
-                        column: None,
-                        message: format!(
-                            "internal error while checking this file (please report it): {}",
-                            panic_message(p)
-                        ),
-                    }),
-                    None,
-                ),
-            }
+    report.parsed = parsed.iter().flatten().count();
+    let index = build_index(&parsed);
+
+    // Pass 2: the files that can have a finding, read and analysed again.
+    let todo: Vec<(usize, u64)> = parsed
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let p = p.as_ref()?;
+            (in_shard[i] && needs_check(&p.demand, &index)).then_some((i, p.hash))
         })
+        .collect();
+    drop(parsed);
+    report.checked = todo.len();
+    let per_file: Vec<Pass2> = todo
+        .par_iter()
+        .map(|&(i, hash)| check_one(&candidates[i], hash, &index))
         .collect();
     for (f, e, t) in per_file {
         report.findings.extend(f);
@@ -529,7 +655,187 @@ fn run_in_pool(
     report
         .findings
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    Ok(report)
+    report
+}
+
+/// Pass 1 beyond stage 0: the parsed files so far and how to parse more.
+struct Rounds<'a> {
+    candidates: &'a [Configured],
+    parsed: Vec<Option<Parsed>>,
+    /// Read successfully in stage 0 and not failed since.
+    readable: Vec<bool>,
+    in_shard: &'a [bool],
+    errors: &'a mut Vec<FileError>,
+}
+
+impl Rounds<'_> {
+    /// Reads and parses `which` (only those matching `scan`, when given); returns how many
+    /// were parsed. Files that cannot be read any more (they vanished since stage 0) or
+    /// whose analysis panicked are reported (when in the shard) and marked unreadable.
+    fn parse_more(&mut self, which: &[usize], scan: Option<&NameScan>) -> usize {
+        let candidates = self.candidates;
+        let results: Vec<(usize, Result<Parsed, FileError>)> = which
+            .par_iter()
+            .filter_map(|&i| {
+                let (c, config) = &candidates[i];
+                let text = match read_source(&c.path) {
+                    Ok(t) => t,
+                    Err(e) => return Some((i, Err(read_error(c, e)))),
+                };
+                if let Some(s) = scan
+                    && !s.matches(c.language, &text)
+                {
+                    return None;
+                }
+                Some((i, parse_one(c, &text, &config.catalogue)))
+            })
+            .collect();
+        let mut n = 0;
+        for (i, p) in results {
+            match p {
+                Ok(p) => {
+                    self.parsed[i] = Some(p);
+                    n += 1;
+                }
+                Err(e) => {
+                    self.readable[i] = false;
+                    if self.in_shard[i] {
+                        self.errors.push(e);
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    fn unparsed(&self) -> Vec<usize> {
+        (0..self.candidates.len())
+            .filter(|i| self.readable[*i] && self.parsed[*i].is_none())
+            .collect()
+    }
+
+    /// Scans the files not parsed yet for the names the parsed ones demand, until nothing
+    /// new is parsed; then, when an interceptor's case depends on whether the project
+    /// retries calls anywhere and no parsed file says so, parses the rest in chunks until
+    /// one does (see [`crate::prefilter::needs_retry_evidence`]).
+    fn name_rounds(&mut self) {
+        let mut asked: std::collections::BTreeSet<String> = Default::default();
+        loop {
+            let index = build_index(&self.parsed);
+            let names: std::collections::BTreeSet<String> =
+                demanded_names(&index, self.parsed.iter().flatten().map(|p| &p.demand))
+                    .into_iter()
+                    .filter(|n| !asked.contains(n))
+                    .collect();
+            if names.is_empty() {
+                break;
+            }
+            asked.extend(names.iter().cloned());
+            let scan = NameScan::new(&names);
+            let rest = self.unparsed();
+            if rest.is_empty() || scan.is_empty() || self.parse_more(&rest, Some(&scan)) == 0 {
+                break;
+            }
+        }
+        let index = build_index(&self.parsed);
+        if crate::prefilter::needs_retry_evidence(
+            &index,
+            self.parsed.iter().flatten().map(|p| &p.demand),
+        ) {
+            let rest = self.unparsed();
+            for chunk in rest.chunks(64) {
+                self.parse_more(chunk, None);
+                let index = build_index(&self.parsed);
+                if index.retry_boundaries > 0 || !index.clone_sites.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Pass 2 output for one file: its findings, an error, and its text when it has findings
+/// (for rendering and fixes).
+type Pass2 = (Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>);
+
+fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2 {
+    let text = match read_source(&c.path) {
+        Ok(t) => t,
+        Err(e) => return (Vec::new(), Some(read_error(c, e)), None),
+    };
+    if text_hash(&text) != hash {
+        return (
+            Vec::new(),
+            Some(FileError {
+                path: c.display.clone(),
+                line: None,
+                column: None,
+                message: "the file changed while idemlint was running; skipped (run again)".into(),
+            }),
+            None,
+        );
+    }
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let lines = LineIndex::new(&text);
+        let (model, facts) = analyse_text(c.language, &text, &config.catalogue);
+        let ctx = Ctx {
+            path: &c.display,
+            text: &text,
+            lines: &lines,
+            model: &model,
+            facts: &facts,
+            index,
+            catalogue: &config.catalogue,
+        };
+        let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), config);
+        crate::fix::attach(
+            &crate::fix::FixCtx {
+                text: &text,
+                lines: &lines,
+                model: &model,
+                facts: &facts,
+            },
+            &mut findings,
+        );
+        findings
+    }));
+    match r {
+        Ok(f) => {
+            let t = (!f.is_empty()).then(|| (c.display.clone(), Arc::from(text.as_str())));
+            (f, None, t)
+        }
+        Err(p) => (Vec::new(), Some(internal_error(c, "checking", p)), None),
+    }
+}
+
+/// `--parse-only`: read and parse every file of the shard, report parse errors.
+fn parse_only(candidates: &[Configured], in_shard: &[bool], mut report: Report) -> Report {
+    let results: Vec<(u64, Vec<FileError>)> = candidates
+        .par_iter()
+        .zip(in_shard.par_iter())
+        .filter(|(_, s)| **s)
+        .map(|((c, _), _)| {
+            let text = match read_source(&c.path) {
+                Ok(t) => t,
+                Err(e) => return (0, vec![read_error(c, e)]),
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let lines = LineIndex::new(&text);
+                let model = crate::lang::lower(c.language, &text);
+                parse_errors(c, &text, &lines, &model)
+            }));
+            match r {
+                Ok(errs) => (text.len() as u64, errs),
+                Err(p) => (text.len() as u64, vec![internal_error(c, "parsing", p)]),
+            }
+        })
+        .collect();
+    for (b, errs) in results {
+        report.bytes += b;
+        report.errors.extend(errs);
+    }
+    report.parsed = report.files;
+    report
 }
 
 /// A file whose text fixes would change.

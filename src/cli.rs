@@ -62,6 +62,14 @@ enum Command {
         /// Only read and parse the files (measures the parsing floor); reports parse errors.
         #[arg(long)]
         parse_only: bool,
+        /// Parse every file, not only those the literal prefilter selects (same findings;
+        /// also reports syntax errors in files that cannot matter).
+        #[arg(long)]
+        no_prefilter: bool,
+        /// Check only shard I of N (1-based, e.g. `--shard 2/4`): a deterministic split of
+        /// the files by path hash for CI matrices. Every shard reads the whole project.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<crate::check::Shard>,
         /// Apply safe fixes in place, then report what remains.
         #[arg(long)]
         fix: bool,
@@ -229,6 +237,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             format,
             jobs,
             parse_only,
+            no_prefilter,
+            shard,
             fix,
             unsafe_fixes,
             diff,
@@ -281,6 +291,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 paths,
                 jobs,
                 parse_only,
+                no_prefilter,
+                shard,
                 config_file: config,
                 selection,
                 skip_dirs,

@@ -49,6 +49,15 @@ fn display_of(p: &Path) -> String {
 /// problems (permission denied, symlink loops, paths vanishing) are reported in `errors`
 /// and the walk goes on. The result is sorted by display path and deduplicated.
 pub fn discover(paths: &[PathBuf]) -> Result<(Vec<Candidate>, Vec<FileError>), MissingPath> {
+    discover_with(paths, 0)
+}
+
+/// [`discover`] with `threads` walker threads (0: the `ignore` crate's default, one per
+/// core).
+pub fn discover_with(
+    paths: &[PathBuf],
+    threads: usize,
+) -> Result<(Vec<Candidate>, Vec<FileError>), MissingPath> {
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for root in paths {
@@ -105,44 +114,61 @@ pub fn discover(paths: &[PathBuf]) -> Result<(Vec<Candidate>, Vec<FileError>), M
             }
             continue;
         }
-        let walker = ignore::WalkBuilder::new(root)
+        // Directories are read in parallel; the result is sorted below, so it does not
+        // depend on the order.
+        let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
+        ignore::WalkBuilder::new(root)
             .require_git(false)
             .follow_links(false)
-            .build();
-        for entry in walker {
-            match entry {
-                Ok(e) => {
-                    if !e.file_type().is_some_and(|t| t.is_file()) {
-                        continue;
+            .threads(threads)
+            .build_parallel()
+            .run(|| {
+                let found = &found;
+                Box::new(move |entry| {
+                    let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
+                    match entry {
+                        Ok(e) => {
+                            if e.file_type().is_some_and(|t| t.is_file())
+                                && let Some(language) = Language::from_path(e.path())
+                            {
+                                found.0.push(Candidate {
+                                    display: display_of(e.path()),
+                                    path: e.path().to_path_buf(),
+                                    language,
+                                });
+                            }
+                        }
+                        Err(err) => {
+                            let path = match &err {
+                                ignore::Error::WithPath { path, .. } => display_of(path),
+                                _ => display_of(root),
+                            };
+                            found.1.push(FileError {
+                                path,
+                                line: None,
+                                column: None,
+                                message: format!("could not walk: {err}"),
+                            });
+                        }
                     }
-                    if let Some(language) = Language::from_path(e.path()) {
-                        files.push(Candidate {
-                            display: display_of(e.path()),
-                            path: e.path().to_path_buf(),
-                            language,
-                        });
-                    }
-                }
-                Err(err) => {
-                    let path = match &err {
-                        ignore::Error::WithPath { path, .. } => display_of(path),
-                        _ => display_of(root),
-                    };
-                    errors.push(FileError {
-                        path,
-                        line: None,
-                        column: None,
-                        message: format!("could not walk: {err}"),
-                    });
-                }
-            }
-        }
+                    ignore::WalkState::Continue
+                })
+            });
+        let (f, e) = found.into_inner().unwrap_or_else(|p| p.into_inner());
+        files.extend(f);
+        errors.extend(e);
     }
+    errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     // The same file named twice (`. /abs/same/dir`, a symlinked directory) is analysed
     // once, under the first name it was found by.
-    let mut seen = std::collections::HashSet::new();
-    files
-        .retain(|c| seen.insert(std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone())));
+    // One root walked without following links yields every file once: no need to resolve
+    // 10,000s of paths then.
+    if paths.len() > 1 {
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|c| {
+            seen.insert(std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone()))
+        });
+    }
     files.sort();
     Ok((files, errors))
 }

@@ -487,7 +487,9 @@ impl ProjectIndex {
     pub fn build(summaries: Vec<FileSummary>) -> ProjectIndex {
         let mut idx = ProjectIndex::default();
         for s in summaries {
-            for f in s.functions {
+            // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
+            // empty callee (`(f)()`) must not find it.
+            for f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
                 idx.functions.entry(f.name.clone()).or_default().push(f);
             }
             idx.registrations.extend(s.registrations);
@@ -779,6 +781,33 @@ impl ProjectIndex {
             }
         }
         info.cloned()
+    }
+
+    /// True when some declaration of `name` returns a fresh value.
+    pub fn is_fresh_name(&self, name: &str) -> bool {
+        self.with_fresh.contains(name)
+    }
+
+    /// True when some declaration of `name` mints a key itself.
+    pub fn is_mint_name(&self, name: &str) -> bool {
+        self.with_mints.contains(name)
+    }
+
+    /// True when some declaration of `name` has a key parameter.
+    pub fn has_key_params(&self, name: &str) -> bool {
+        self.with_key_params.contains(name)
+    }
+
+    /// Names with a declaration that returns a fresh value, mints a key, has a key
+    /// parameter or reads a key header: answers about calls of them depend on every
+    /// declaration of the name (see `crate::prefilter`).
+    pub fn special_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.with_fresh
+            .iter()
+            .chain(&self.with_mints)
+            .chain(&self.with_key_params)
+            .chain(&self.with_header_reads)
+            .map(String::as_str)
     }
 
     /// A view answering helper questions for calls made in `path`.

@@ -4,9 +4,9 @@
 //! on every replica — so each retry sends a new key and a customer is charged twice.
 //!
 //! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
-//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`baseline`] →
-//! [`rules`] → [`config`] → [`suppress`] → [`report`], [`fix`], [`discover`] → [`check`]
-//! (the pipeline) → [`cargo`], [`lsp`], [`cli`]. See ARCHITECTURE.md.
+//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`baseline`],
+//! [`prefilter`] → [`rules`] → [`config`] → [`suppress`] → [`report`], [`fix`], [`discover`]
+//! → [`check`] (the pipeline) → [`cargo`], [`lsp`], [`cli`]. See ARCHITECTURE.md.
 
 pub mod baseline;
 pub mod cargo;
@@ -23,6 +23,7 @@ pub mod index;
 pub mod lang;
 pub mod lsp;
 pub mod model;
+pub mod prefilter;
 pub mod report;
 pub mod rules;
 pub mod suppress;

@@ -48,7 +48,12 @@ impl LineIndex {
         while end > start && !text.is_char_boundary(end) {
             end -= 1;
         }
-        let chars = text.get(start..end).map(|s| s.chars().count()).unwrap_or(0);
+        let mut chars = text.get(start..end).map(|s| s.chars().count()).unwrap_or(0);
+        // A byte-order mark is not a character an editor shows: columns on the first line
+        // count from after it.
+        if line0 == 0 && end >= 3 && text.starts_with('\u{feff}') {
+            chars -= 1;
+        }
         Position {
             line: line0 + 1,
             column: chars + 1,

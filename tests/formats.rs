@@ -294,7 +294,12 @@ fn sarif_samples() -> Vec<(String, Value)> {
     let dir = scratch("sarif_samples");
     std::fs::create_dir_all(dir.join("sub dir")).unwrap();
     std::fs::write(dir.join("sub dir/Zahlung ü.kt"), kotlin_file(&["charge"])).unwrap();
-    std::fs::write(dir.join("broken.rs"), "fn f() {\n    let x = ;\n}\n").unwrap();
+    // A key word makes the prefilter parse it (files that cannot matter are not parsed).
+    std::fs::write(
+        dir.join("broken.rs"),
+        "fn f() {\n    let idempotency_key = ;\n}\n",
+    )
+    .unwrap();
     std::fs::write(dir.join("bad.java"), [0xff, 0xfe, 0x00, 0x41]).unwrap();
     let scratch = sarif(&dir, &["."]);
     vec![("fixtures".into(), fixtures), ("scratch".into(), scratch)]
@@ -640,7 +645,12 @@ fn github_annotations_parse_back_to_the_findings() {
     let dir = scratch("github");
     // A name with the characters property escaping exists for.
     std::fs::write(dir.join("Pay,ment:s.kt"), kotlin_file(&["charge"])).unwrap();
-    std::fs::write(dir.join("broken.rs"), "fn f() {\n    let x = ;\n}\n").unwrap();
+    // A key word makes the prefilter parse it (files that cannot matter are not parsed).
+    std::fs::write(
+        dir.join("broken.rs"),
+        "fn f() {\n    let idempotency_key = ;\n}\n",
+    )
+    .unwrap();
     let findings = json(&dir, &["."])["findings"].as_array().unwrap().clone();
     assert_eq!(findings.len(), 1);
     let f = &findings[0];
@@ -718,7 +728,8 @@ fn github_says_once_when_annotations_exceed_the_limit() {
 fn short_prints_one_parsable_line_per_finding() {
     let dir = scratch("short");
     std::fs::write(dir.join("Billing.kt"), kotlin_file(&["charge", "refund"])).unwrap();
-    std::fs::write(dir.join("broken.rs"), "fn f( {").unwrap();
+    // A key word makes the prefilter parse it (files that cannot matter are not parsed).
+    std::fs::write(dir.join("broken.rs"), "fn idempotency_key( {").unwrap();
     let findings = json(&dir, &["."])["findings"].as_array().unwrap().clone();
     let (code, stdout, stderr) = run(&dir, &[".", "--format", "short"]);
     assert_eq!(code, 1);
@@ -826,7 +837,8 @@ fn exit_zero_reports_but_exits_zero() {
 fn quiet_prints_only_findings() {
     let dir = scratch("quiet");
     std::fs::write(dir.join("Billing.kt"), kotlin_file(&["charge"])).unwrap();
-    std::fs::write(dir.join("broken.rs"), "fn f( {").unwrap();
+    // A key word makes the prefilter parse it (files that cannot matter are not parsed).
+    std::fs::write(dir.join("broken.rs"), "fn idempotency_key( {").unwrap();
     let (code, loud, _) = run(&dir, &["."]);
     assert_eq!(code, 1);
     assert!(loud.contains("idemlint: 1 finding") && loud.contains("warning: broken.rs"));

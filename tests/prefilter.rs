@@ -1,0 +1,399 @@
+//! The prefilter must never change a finding: every fixture (alone and as one project), a
+//! generated multi-file project whose flows cross files in every way the index knows
+//! (fresh helpers, wrappers of wrappers, key-parameter functions, key-minting chains,
+//! name collisions that cancel a helper, interceptors registered elsewhere, retrying
+//! interceptors, `call.clone()`), and real code (this repository and crates from the
+//! local cargo registry) give the same findings with and without it. The frontends'
+//! invariant the prefilter's argument rests on (every recorded name is a token of the
+//! text) is checked on the same files.
+
+use std::path::{Path, PathBuf};
+
+use idemlint::catalogue::Catalogue;
+use idemlint::check::{Options, Report, run};
+use idemlint::model::Language;
+use idemlint::prefilter::SYNTHETIC_CALLEES;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn check(paths: Vec<PathBuf>, no_prefilter: bool) -> Report {
+    run(
+        &Options {
+            paths,
+            no_prefilter,
+            ..Options::default()
+        },
+        &Catalogue::builtin(),
+    )
+    .expect("run")
+}
+
+/// Findings as comparable JSON lines (every field, message and fingerprint included).
+fn findings(r: &Report) -> Vec<String> {
+    r.findings
+        .iter()
+        .map(|f| serde_json::to_string(f).unwrap())
+        .collect()
+}
+
+fn assert_same(paths: Vec<PathBuf>, what: &str) -> (Report, Report) {
+    let with = check(paths.clone(), false);
+    let without = check(paths, true);
+    let (a, b) = (findings(&with), findings(&without));
+    if a != b {
+        let only_with: Vec<_> = a.iter().filter(|x| !b.contains(x)).collect();
+        let only_without: Vec<_> = b.iter().filter(|x| !a.contains(x)).collect();
+        panic!(
+            "{what}: findings differ\nonly with the prefilter:\n{only_with:#?}\nonly without:\n{only_without:#?}"
+        );
+    }
+    assert_eq!(with.files, without.files, "{what}: files");
+    assert_eq!(with.bytes, without.bytes, "{what}: bytes");
+    (with, without)
+}
+
+fn fixtures_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            source_files(&p, out);
+        } else if Language::from_path(&p).is_some() {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn fixtures_alone_and_together_give_the_same_findings() {
+    let mut files = Vec::new();
+    source_files(&fixtures_root(), &mut files);
+    assert!(files.len() > 40, "{} fixtures", files.len());
+    let mut total = 0;
+    for f in &files {
+        let (with, _) = assert_same(vec![f.clone()], &f.display().to_string());
+        total += with.findings.len();
+    }
+    assert!(total > 40, "the fixtures have {total} findings");
+    let (with, _) = assert_same(vec![fixtures_root()], "fixtures/ as one project");
+    assert!(!with.findings.is_empty());
+}
+
+/// A tiny deterministic generator (xorshift), so the project is the same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[(self.next() % xs.len() as u64) as usize]
+    }
+}
+
+/// Names are drawn from small pools so that declarations collide across files.
+const HELPERS: &[&str] = &["newKey", "freshId", "stamp", "nextToken", "makeKey"];
+const WRAPPERS: &[&str] = &["keyFor", "wrapKey", "outerKey", "requestKey"];
+const KEY_FNS: &[&str] = &["submit", "createCharge", "sendPayment", "postRefund"];
+const MINTERS: &[&str] = &["chargeOnce", "mintAndSend", "payNow"];
+const MINT_WRAPPERS: &[&str] = &["settle", "runBilling", "collect"];
+const TYPES: &[&str] = &[
+    "KeyInterceptor",
+    "AuthInterceptor",
+    "RetryingInterceptor",
+    "TraceInterceptor",
+];
+
+fn kotlin_unit(rng: &mut Rng, n: usize) -> String {
+    let h = rng.pick(HELPERS);
+    let w = rng.pick(WRAPPERS);
+    let k = rng.pick(KEY_FNS);
+    let m = rng.pick(MINTERS);
+    let mw = rng.pick(MINT_WRAPPERS);
+    let t = rng.pick(TYPES);
+    let t2 = rng.pick(TYPES);
+    match rng.next() % 13 {
+        0 => format!("import java.util.UUID\nfun {h}(): String = UUID.randomUUID().toString()\n"),
+        1 => format!("fun {h}(): Long = System.currentTimeMillis()\n"),
+        // Same name, not fresh: cancels the helper project-wide (every declaration must agree).
+        2 => format!("fun {h}(): String = \"constant-{n}\"\n"),
+        3 => format!("fun {w}(): String = {h}()\n"),
+        4 => format!("fun {k}(idempotencyKey: String, body: String): String = body\n"),
+        5 => format!(
+            "suspend fun job{n}(api: Api) = retryOnTransient {{ api.send({k}({w}(), \"b\")) }}\n"
+        ),
+        6 => format!(
+            "import java.util.UUID\nfun {m}(api: Api) {{ api.charge(idempotencyKey = UUID.randomUUID().toString()) }}\n"
+        ),
+        7 => format!("fun {mw}(api: Api) {{ {m}(api) }}\n"),
+        8 => format!(
+            "fun tick{n}(api: Api) {{ fixedRateTimer(period = 1000L) {{ {mw}(api) }} }}\nsuspend fun again{n}(api: Api) = retryOnTransient {{ {m}(api); val x = {h}(); api.put(idempotencyKey = x) }}\n"
+        ),
+        9 => format!(
+            "import java.util.UUID\nclass {t} : Interceptor {{\n    override fun intercept(chain: Interceptor.Chain): Response {{\n        val r = chain.request().newBuilder().header(\"Idempotency-Key\", UUID.randomUUID().toString()).build()\n        return chain.proceed(r)\n    }}\n}}\n"
+        ),
+        10 => format!(
+            "class {t2} : Interceptor {{\n    override fun intercept(chain: Interceptor.Chain): Response {{\n        val first = chain.proceed(chain.request())\n        if (first.code == 503) return chain.proceed(chain.request())\n        return first\n    }}\n}}\n"
+        ),
+        11 => format!(
+            "val client{n} = OkHttpClient.Builder().addInterceptor({t2}()).addInterceptor({t}()).build()\nfun again{n}(call: Call) = call.clone().execute()\n"
+        ),
+        // Noise: ordinary code the prefilter should skip.
+        _ => format!(
+            "fun noise{n}(xs: List<Int>): Int = xs.map {{ it * 2 }}.filter {{ it > {n} }}.sum()\nfun get(x: Int) = x\n"
+        ),
+    }
+}
+
+fn java_unit(rng: &mut Rng, n: usize) -> String {
+    let h = rng.pick(HELPERS);
+    let w = rng.pick(WRAPPERS);
+    let k = rng.pick(KEY_FNS);
+    let m = rng.pick(MINTERS);
+    let mw = rng.pick(MINT_WRAPPERS);
+    match rng.next() % 9 {
+        0 => format!(
+            "import java.util.UUID;\nclass H{n} {{ static String {h}() {{ return UUID.randomUUID().toString(); }} }}\n"
+        ),
+        1 => format!("class W{n} {{ static String {w}() {{ return {h}(); }} }}\n"),
+        2 => format!("class C{n} {{ static String {h}() {{ return \"fixed\"; }} }}\n"),
+        3 => format!(
+            "class K{n} {{ String {k}(String idempotencyKey, String body) {{ return body; }} }}\n"
+        ),
+        4 => format!(
+            "class J{n} {{ Object run(RetryTemplate retryTemplate, Api api) {{ return retryTemplate.execute(ctx -> api.send({k}({w}(), \"b\"))); }} }}\n"
+        ),
+        5 => format!(
+            "import java.util.UUID;\nclass M{n} {{ void {m}(Api api) {{ api.charge(RequestOptions.builder().setIdempotencyKey(UUID.randomUUID().toString()).build()); }} }}\n"
+        ),
+        6 => format!("class MW{n} {{ void {mw}(Api api) {{ {m}(api); }} }}\n"),
+        7 => format!(
+            "class S{n} {{ @Scheduled(fixedRate = 1000) void tick(Api api) {{ {mw}(api); }} }}\n"
+        ),
+        _ => format!(
+            "class N{n} {{ int noise(java.util.List<Integer> xs) {{ return xs.stream().mapToInt(x -> x * 2).sum(); }} }}\n"
+        ),
+    }
+}
+
+fn rust_unit(rng: &mut Rng, n: usize) -> String {
+    let h = rng.pick(&["new_key", "fresh_id", "stamp_now"]);
+    let w = rng.pick(&["key_for", "wrap_key"]);
+    let k = rng.pick(&["submit", "send_payment"]);
+    match rng.next() % 7 {
+        0 => format!("pub fn {h}() -> String {{ uuid::Uuid::new_v4().to_string() }}\n"),
+        1 => format!("pub fn {h}() -> u64 {{ 7 }}\n"),
+        2 => format!("pub fn {w}() -> String {{ {h}() }}\n"),
+        3 => format!("pub fn {k}(idempotency_key: String, body: String) -> String {{ body }}\n"),
+        4 => format!(
+            "pub async fn job{n}() {{ let _ = backoff::future::retry(policy(), || async {{ Ok({k}({w}(), String::new())) }}).await; }}\n"
+        ),
+        5 => format!(
+            "pub fn send{n}(req: RequestBuilder) -> RequestBuilder {{ retry_with_backoff(|| req.header(\"Idempotency-Key\", {h}())) }}\n"
+        ),
+        _ => format!("pub fn noise{n}(xs: &[u32]) -> u32 {{ xs.iter().map(|x| x * 2).sum() }}\n"),
+    }
+}
+
+fn generate(dir: &Path, seed: u64, files: usize) {
+    let mut rng = Rng(seed);
+    for n in 0..files {
+        let (ext, text) = match n % 3 {
+            0 => ("kt", kotlin_unit(&mut rng, n)),
+            1 => ("java", java_unit(&mut rng, n)),
+            _ => ("rs", rust_unit(&mut rng, n)),
+        };
+        let sub = dir.join(format!("m{}", n % 7));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("f{n:04}.{ext}")), text).unwrap();
+    }
+}
+
+#[test]
+fn generated_projects_give_the_same_findings() {
+    let mut total = 0;
+    let mut skipped = 0;
+    for seed in 1..=12u64 {
+        let dir = scratch(&format!("prefilter_gen_{seed}"));
+        generate(
+            &dir,
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            60 + (seed as usize % 4) * 25,
+        );
+        let (with, without) = assert_same(vec![dir.clone()], &format!("seed {seed}"));
+        total += without.findings.len();
+        assert_eq!(
+            without.parsed, without.files,
+            "--no-prefilter parses every file"
+        );
+        skipped += with.files - with.parsed;
+    }
+    eprintln!("generated projects: {total} findings, {skipped} files skipped by the prefilter");
+    // The projects exercise cross-file flows, and the prefilter does skip files.
+    assert!(
+        total > 50,
+        "only {total} findings in the generated projects"
+    );
+    assert!(skipped > 0, "the prefilter skipped no file");
+}
+
+/// Real code: this repository and, when present, a few crates of the local cargo registry
+/// (never downloaded by the test).
+#[test]
+fn real_code_gives_the_same_findings() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = vec![root.join("src"), root.join("crates"), root.join("tests")];
+    paths.extend(registry_crates(&[
+        "syn-2",
+        "rayon-1",
+        "aho-corasick-1",
+        "tree-sitter-0",
+    ]));
+    let (with, _) = assert_same(paths, "real code");
+    assert!(with.files > 50);
+}
+
+fn registry_crates(prefixes: &[&str]) -> Vec<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(src) = home.map(|h| h.join("registry").join("src")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for index in std::fs::read_dir(src).into_iter().flatten().flatten() {
+        let mut crates: Vec<PathBuf> = std::fs::read_dir(index.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        crates.sort();
+        for p in prefixes {
+            if let Some(c) = crates.iter().rev().find(|c| {
+                c.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(p))
+            }) && !out.iter().any(|o: &PathBuf| o.file_name() == c.file_name())
+            {
+                out.push(c.clone());
+            }
+        }
+    }
+    out
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// True when `name` occurs in `text` with no identifier character glued to it.
+fn has_token(text: &str, name: &str) -> bool {
+    let name = name.strip_prefix("r#").unwrap_or(name);
+    let t = text.as_bytes();
+    text.match_indices(name).any(|(i, _)| {
+        let end = i + name.len();
+        (i == 0 || !is_ident(t[i - 1])) && (end >= t.len() || !is_ident(t[end]))
+    })
+}
+
+/// The invariant the prefilter's argument rests on: callees, receivers' last segments,
+/// function, parameter, binding, type and annotation names are tokens of the text (or a
+/// documented synthetic callee).
+#[test]
+fn recorded_names_are_tokens_of_the_text() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    source_files(&fixtures_root(), &mut files);
+    source_files(&root.join("src"), &mut files);
+    let dir = scratch("prefilter_tokens");
+    generate(&dir, 42, 90);
+    source_files(&dir, &mut files);
+    let mut problems = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lang = Language::from_path(f).unwrap();
+        let model = idemlint::lang::lower(lang, &text);
+        let mut names: Vec<(&str, String)> = Vec::new();
+        for c in &model.calls {
+            if !SYNTHETIC_CALLEES.contains(&(c.callee.as_str(), lang)) {
+                names.push(("callee", c.callee.clone()));
+            }
+            // Receivers longer than the frontends' 256-byte cap are kept as their tail,
+            // whose first segment may be cut; only complete segments are checked.
+            if let Some(r) = idemlint::catalogue::receiver_text(c)
+                && r.len() < 200
+            {
+                let last = idemlint::catalogue::last_segment(&r);
+                if !last.is_empty() && last.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+                    names.push(("receiver", last.to_string()));
+                }
+            }
+            for a in &c.args {
+                if let Some(t) = &a.type_hint {
+                    names.push(("type hint", t.clone()));
+                }
+                if let Some(n) = &a.name {
+                    names.push(("argument name", n.clone()));
+                }
+            }
+        }
+        for s in &model.scopes {
+            match &s.kind {
+                idemlint::model::ScopeKind::Function(fi) => {
+                    if !fi.name.is_empty() {
+                        names.push(("function", fi.name.clone()));
+                    }
+                    for p in &fi.params {
+                        names.push(("parameter", p.name.clone()));
+                    }
+                    // Rust doc comments are recorded as `doc` attributes.
+                    for a in fi.annotations.iter().filter(|a| a.name != "doc") {
+                        names.push(("annotation", a.name.clone()));
+                    }
+                }
+                idemlint::model::ScopeKind::Type(t) | idemlint::model::ScopeKind::Object(t) => {
+                    if !t.name.is_empty() {
+                        names.push(("type", t.name.clone()));
+                    }
+                    for st in &t.supertypes {
+                        names.push(("supertype", st.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for b in &model.bindings {
+            names.push(("binding", b.name.clone()));
+        }
+        for a in &model.assigns {
+            names.push(("assignment", a.name.clone()));
+        }
+        for (what, n) in names {
+            if n.is_empty() || !has_token(&text, &n) {
+                problems.push(format!(
+                    "{}: {what} `{n}` is not a token of the text",
+                    f.display()
+                ));
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
