@@ -424,7 +424,7 @@ fn configure(
             }
         }
         let config = resolver
-            .for_path(&c.path)
+            .for_file(&c.path)
             .map_err(|e| ToolError::Config(Box::new(e)))?;
         if config.includes(&c.path) {
             out.push((c, config));

@@ -540,6 +540,8 @@ pub struct Resolver {
     explicit: Option<Arc<Config>>,
     default: Arc<Config>,
     by_dir: HashMap<PathBuf, Arc<Config>>,
+    /// [`Resolver::for_file`]'s cache: directories as written in the walk's paths.
+    by_written_dir: HashMap<PathBuf, Arc<Config>>,
     /// Parsed files, keyed by path and whether package metadata was allowed.
     by_file: HashMap<(PathBuf, bool), Option<Arc<Config>>>,
 }
@@ -561,6 +563,7 @@ impl Resolver {
             explicit: None,
             default: Arc::new(default),
             by_dir: HashMap::new(),
+            by_written_dir: HashMap::new(),
             by_file: HashMap::new(),
         };
         if let Some(file) = config_file {
@@ -608,15 +611,69 @@ impl Resolver {
         if let Some(c) = self.by_dir.get(&dir) {
             return Ok(c.clone());
         }
-        let found = self.walk_up(&dir)?;
+        let mut visited = Vec::new();
+        let found = self.walk_up(&dir, &mut visited)?;
         let config = found.unwrap_or_else(|| self.default.clone());
+        for d in visited {
+            self.by_dir.insert(d, config.clone());
+        }
         self.by_dir.insert(dir, config.clone());
         Ok(config)
     }
 
-    fn walk_up(&mut self, dir: &Path) -> Result<Option<Arc<Config>>, ConfigError> {
+    /// [`Resolver::for_path`] for a path known to be a file (the walk's candidates): the
+    /// configuration of its directory, without asking the file system what `path` is.
+    pub fn for_file(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
+        if self.explicit.is_some() {
+            return self.for_path(path);
+        }
+        let Some(parent) = path.parent() else {
+            return self.for_path(path);
+        };
+        // Keyed by the directory as written, so a walk's 10,000s of files resolve (and
+        // canonicalise) each directory once.
+        if let Some(c) = self.by_written_dir.get(parent) {
+            return Ok(c.clone());
+        }
+        let dir = absolute_path(if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        });
+        let config = match self.by_dir.get(&dir) {
+            Some(c) => c.clone(),
+            None => {
+                let mut visited = Vec::new();
+                let found = self.walk_up(&dir, &mut visited)?;
+                let config = found.unwrap_or_else(|| self.default.clone());
+                for d in visited {
+                    self.by_dir.insert(d, config.clone());
+                }
+                self.by_dir.insert(dir, config.clone());
+                config
+            }
+        };
+        self.by_written_dir
+            .insert(parent.to_path_buf(), config.clone());
+        Ok(config)
+    }
+
+    /// The nearest configuration above `dir`. Directories passed before any `Cargo.toml`
+    /// was seen get the same answer, so they are pushed to `visited` (for the cache) and a
+    /// cached one ends the walk.
+    fn walk_up(
+        &mut self,
+        dir: &Path,
+        visited: &mut Vec<PathBuf>,
+    ) -> Result<Option<Arc<Config>>, ConfigError> {
         let mut seen_manifest = false;
         for d in dir.ancestors() {
+            if !seen_manifest {
+                if let Some(c) = self.by_dir.get(d) {
+                    return Ok(Some(c.clone()));
+                }
+                visited.push(d.to_path_buf());
+            }
             for name in CONFIG_FILES {
                 let candidate = d.join(name);
                 if candidate.is_file() {

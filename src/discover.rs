@@ -161,9 +161,20 @@ pub fn discover_with(
     errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     // The same file named twice (`. /abs/same/dir`, a symlinked directory) is analysed
     // once, under the first name it was found by.
-    // One root walked without following links yields every file once: no need to resolve
-    // 10,000s of paths then.
-    if paths.len() > 1 {
+    // Walks that do not follow links yield every file once per root: only roots that
+    // overlap (one inside another, or the same one twice) can name a file twice, and only
+    // then are 10,000s of paths resolved.
+    let roots: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let overlap = roots.iter().enumerate().any(|(i, a)| {
+        roots
+            .iter()
+            .enumerate()
+            .any(|(j, b)| i != j && b.starts_with(a))
+    });
+    if overlap {
         let mut seen = std::collections::HashSet::new();
         files.retain(|c| {
             seen.insert(std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone()))
