@@ -24,9 +24,10 @@
 //!
 //! Every name the frontends record is a substring of the file's text, at identifier
 //! boundaries (they copy or trim node text and never join two identifiers), except
-//! Kotlin's `invoke` for `f()()` and the empty callee of Rust's `(f)()` ([`SYNTHETIC_CALLEES`];
-//! nameless functions are not indexed); `tests/prefilter.rs` checks this on every fixture. Rust string literal values have their escapes decoded,
-//! which the normalised view also does. Given that:
+//! Kotlin's `invoke` for `f()()` and the empty callee of Rust's `(f)()`
+//! ([`SYNTHETIC_CALLEES`]; nameless functions are not indexed); `tests/prefilter.rs` checks
+//! this on every fixture. Rust string literal values have their escapes decoded, which the
+//! normalised view also does. Given that:
 //!
 //! - A *source* needs a call whose callee is one of its entry's `callee` names, whose
 //!   receiver's last segment is one of `receiver` (unless `free`), and whose lower-cased
@@ -51,7 +52,10 @@
 //!   ephemeral argument), have no key parameter, and share no name with a fresh, minting or
 //!   key-parameter function (the declared name would be in the text). So the fixpoint of
 //!   [`crate::index::ProjectIndex`] is the same with or without them, by induction over
-//!   its iterations. Registrations, retrying interceptors and `call.clone()` sites are
+//!   its iterations (each declaration's state depends only on its own file and on the
+//!   declarations of the names it calls). The index answers a call from the declarations
+//!   it may refer to (by receiver, file, type and language); for a special name every
+//!   declaration is parsed, so that choice is the same too. Registrations, retrying interceptors and `call.clone()` sites are
 //!   only read for a file with an interceptor boundary and a key flow: such a file has a
 //!   sink word or calls a key-parameter function, so it is in P and its interceptor types,
 //!   the types registered beside them and `clone` are in N; a file outside P therefore
@@ -61,9 +65,8 @@
 //!   file says so ([`needs_retry_evidence`]). Functions that read a key header have key
 //!   words, and their names are in N like the other special names. ShedLock's
 //!   enabling annotation and `LockProvider` suffix are seed words. Finally such a file has
-//!   no finding: that needs a sink (word or
-//!   key-parameter call, in N) and an origin (source word or fresh call, in N), or a call
-//!   of a minting function (in N).
+//!   no finding: that needs a sink (word or key-parameter call, in N) and an origin
+//!   (source word or fresh call, in N), or a call of a minting function (in N).
 //!
 //! `tests/prefilter.rs` runs every fixture and a generated project both ways and compares
 //! the findings; the CLI offers `--no-prefilter`. Parse errors are reported only for files
