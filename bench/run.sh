@@ -71,6 +71,9 @@ if [ ! -f "$CORPUS/COMMITS" ]; then
 fi
 cat "$CORPUS/COMMITS"
 
+# The peer rules are the shared baseline's (../shared/bench/peers), read in place.
+PEERS="${PEERS:-$REPO/../shared/bench/peers}"
+[ -f "$PEERS/semgrep-rules.yaml" ] || { echo "peer rules not found in $PEERS (set PEERS=...)" >&2; exit 2; }
 echo "== peers in $VENV"
 if [ ! -x "$VENV/bin/semgrep" ] || [ ! -x "$VENV/bin/ast-grep" ]; then
   python3 -m venv "$VENV"
@@ -87,9 +90,9 @@ if [ -z "${IDEMLINT:-}" ]; then
 fi
 "$IDEMLINT" --version
 
-SG=("$VENV/bin/semgrep" scan --config "$REPO/bench/peers/semgrep-rules.yaml" --metrics=off
+SG=("$VENV/bin/semgrep" scan --config "$PEERS/semgrep-rules.yaml" --metrics=off
     --disable-version-check --max-target-bytes=0 --project-root "$CORPUS" -q --json -j 1)
-AG=("$VENV/bin/ast-grep" scan --rule "$REPO/bench/peers/astgrep-rules.yml" --json=stream)
+AG=("$VENV/bin/ast-grep" scan --rule "$PEERS/astgrep-rules.yml" --json=stream)
 IL=("$IDEMLINT" check --format json)
 ILN=("$IDEMLINT" check --format json --no-prefilter)
 
