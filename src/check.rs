@@ -437,6 +437,8 @@ fn configure(
 struct Parsed {
     summary: FileSummary,
     demand: FileDemand,
+    /// The file may hold suppressions: pass 2 checks it whatever else it has.
+    suppressions: bool,
     /// Hash of the text, to notice a file that changes before pass 2 reads it again.
     hash: u64,
     errors: Vec<FileError>,
@@ -492,6 +494,7 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
         Parsed {
             summary,
             demand,
+            suppressions: crate::prefilter::mentions_idemlint(text),
             hash: text_hash(text),
             errors,
         }
@@ -554,9 +557,11 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
                     source: true,
                     sink: true,
                     shedlock: true,
+                    suppression: true,
                 },
             };
-            let parsed = words.sink.then(|| parse_one(c, &text, &config.catalogue));
+            let parsed =
+                (words.sink || words.suppression).then(|| parse_one(c, &text, &config.catalogue));
             Read::Ok {
                 bytes: text.len() as u64,
                 words,
@@ -636,7 +641,8 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         .enumerate()
         .filter_map(|(i, p)| {
             let p = p.as_ref()?;
-            (in_shard[i] && needs_check(&p.demand, &index)).then_some((i, p.hash))
+            (in_shard[i] && (p.suppressions || needs_check(&p.demand, &index)))
+                .then_some((i, p.hash))
         })
         .collect();
     drop(parsed);

@@ -68,6 +68,9 @@
 //!   no finding: that needs a sink (word or key-parameter call, in N) and an origin
 //!   (source word or fresh call, in N), or a call of a minting function (in N).
 //!
+//! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
+//!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
+//!
 //! `tests/prefilter.rs` runs every fixture and a generated project both ways and compares
 //! the findings; the CLI offers `--no-prefilter`. Parse errors are reported only for files
 //! that are parsed, so a broken file that cannot matter is not reported unless
@@ -129,6 +132,9 @@ pub struct FileWords {
     pub sink: bool,
     /// A ShedLock enabling word is here.
     pub shedlock: bool,
+    /// The file mentions `idemlint` (any case): it may hold suppressions, which are
+    /// reported when they suppress nothing (see [`mentions_idemlint`]).
+    pub suppression: bool,
 }
 
 impl FileWords {
@@ -561,7 +567,20 @@ impl Prefilter {
             source: holds(&self.sources),
             sink: holds(&self.sinks),
             shedlock: holds(&self.shedlock),
+            suppression: mentions_idemlint(text),
         }
+    }
+}
+
+/// True when `text` contains `idemlint` in any ASCII case: every suppression comment
+/// (`// idemlint: allow(..)`) and annotation (`"idemlint:RULE"`) does. Such a file must be
+/// parsed and checked whatever else it contains, since a suppression that suppresses
+/// nothing is itself a finding (`unused-suppression`).
+pub fn mentions_idemlint(text: &str) -> bool {
+    static AC: std::sync::OnceLock<Option<AhoCorasick>> = std::sync::OnceLock::new();
+    match AC.get_or_init(|| build_ac(&["idemlint".to_string()], true)) {
+        Some(ac) => ac.is_match(text.as_bytes()),
+        None => true,
     }
 }
 

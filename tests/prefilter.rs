@@ -127,7 +127,7 @@ fn kotlin_unit(rng: &mut Rng, n: usize) -> String {
     let mw = rng.pick(MINT_WRAPPERS);
     let t = rng.pick(TYPES);
     let t2 = rng.pick(TYPES);
-    match rng.next() % 13 {
+    match rng.next() % 14 {
         0 => format!("import java.util.UUID\nfun {h}(): String = UUID.randomUUID().toString()\n"),
         1 => format!("fun {h}(): Long = System.currentTimeMillis()\n"),
         // Same name, not fresh: cancels the helper project-wide (every declaration must agree).
@@ -153,6 +153,8 @@ fn kotlin_unit(rng: &mut Rng, n: usize) -> String {
         11 => format!(
             "val client{n} = OkHttpClient.Builder().addInterceptor({t2}()).addInterceptor({t}()).build()\nfun again{n}(call: Call) = call.clone().execute()\n"
         ),
+        // A suppression that suppresses nothing is a finding of its own.
+        12 => format!("// idemlint: allow(time-in-key) -- nothing here\nfun quiet{n}() = {n}\n"),
         // Noise: ordinary code the prefilter should skip.
         _ => format!(
             "fun noise{n}(xs: List<Int>): Int = xs.map {{ it * 2 }}.filter {{ it > {n} }}.sum()\nfun get(x: Int) = x\n"
@@ -396,4 +398,27 @@ fn recorded_names_are_tokens_of_the_text() {
     problems.sort();
     problems.dedup();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A suppression that suppresses nothing is reported even in a project without any key
+/// word (where the prefilter parses nothing else).
+#[test]
+fn unused_suppressions_are_found_without_any_key_word() {
+    let dir = scratch("prefilter_unused_suppression");
+    std::fs::write(
+        dir.join("Quiet.kt"),
+        "// idemlint: allow(time-in-key) -- nothing to suppress\nfun quiet() = 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("noise.rs"), "fn f() -> u32 { 2 }\n").unwrap();
+    let (with, _) = assert_same(vec![dir], "unused suppression");
+    assert!(
+        with.findings.iter().any(|f| f.rule == "unused-suppression"),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(
+        with.parsed, 1,
+        "only the file that mentions idemlint is parsed"
+    );
 }
