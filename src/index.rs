@@ -581,41 +581,30 @@ impl ProjectIndex {
         }
     }
 
-    /// Name-level unanimity used inside the fixpoint (no receiver is known there).
-    fn name_fresh(&self, name: &str, args: usize) -> Option<&HelperInfo> {
+    /// Name-level unanimity used inside the fixpoint (no receiver is known there): the
+    /// state shared by every arity-compatible declaration of `name`, if all have one.
+    fn unanimous<'a, T>(
+        &'a self,
+        states: &'a HashMap<String, Vec<Option<T>>>,
+        name: &str,
+        args: usize,
+    ) -> Option<&'a T> {
         let decls = self.functions.get(name)?;
-        let states = self.fresh.get(name)?;
         let mut info = None;
-        for (d, st) in decls.iter().zip(states) {
-            if !arity_ok(d, args) {
-                continue;
-            }
-            match st {
-                Some(i) => {
-                    info.get_or_insert(i);
-                }
-                None => return None,
+        for (d, st) in decls.iter().zip(states.get(name)?) {
+            if arity_ok(d, args) {
+                info.get_or_insert(st.as_ref()?);
             }
         }
         info
     }
 
+    fn name_fresh(&self, name: &str, args: usize) -> Option<&HelperInfo> {
+        self.unanimous(&self.fresh, name, args)
+    }
+
     fn name_mint(&self, name: &str, args: usize) -> Option<&MintInfo> {
-        let decls = self.functions.get(name)?;
-        let states = self.mints.get(name)?;
-        let mut info = None;
-        for (d, st) in decls.iter().zip(states) {
-            if !arity_ok(d, args) {
-                continue;
-            }
-            match st {
-                Some(i) => {
-                    info.get_or_insert(i);
-                }
-                None => return None,
-            }
-        }
-        info
+        self.unanimous(&self.mints, name, args)
     }
 
     /// 0-based key parameter positions (and names) of the function a call refers to.
