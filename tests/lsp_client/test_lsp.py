@@ -264,7 +264,9 @@ async def test_quick_fix_and_fix_all(client: LanguageClient, tmp_path):
     assert quick.is_preferred
     fixed = apply_edits(client, KOTLIN_BAD, edits_for(client, quick.edit, uri))
     assert apply_edits(client, KOTLIN_BAD, edits_for(client, fix_all.edit, uri)) == fixed
-    assert "idempotencyKey = UUID.randomUUID()" not in fixed
+    # The key moved out of the retry lambda: declared once, read by the named argument.
+    assert "val idempotencyKey = UUID.randomUUID()" in fixed
+    assert "idempotencyKey = idempotencyKey" in fixed
 
     published = client.protocol.wait_for_notification_async(
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
