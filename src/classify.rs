@@ -184,15 +184,13 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                         set(
                             facts,
                             scope,
-                            Boundary {
-                                kind: entry.kind,
-                                entry: entry.id.clone(),
-                                flavor: entry.flavor.clone(),
-                                label: call_label(model, call, trailing),
-                                anchor: call.name_span,
-                                type_name: None,
-                                owner_call: Some(cid),
-                            },
+                            boundary_of(
+                                entry,
+                                call_label(model, call, trailing),
+                                call.name_span,
+                                None,
+                                Some(cid),
+                            ),
                         );
                     }
                 }
@@ -223,15 +221,13 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     set(
                         facts,
                         i,
-                        Boundary {
-                            kind: entry.kind,
-                            entry: entry.id.clone(),
-                            flavor: entry.flavor.clone(),
-                            label: format!("`{}()` of {who}", f.name),
-                            anchor: f.name_span,
-                            type_name: Some(t.name.clone()),
-                            owner_call: None,
-                        },
+                        boundary_of(
+                            entry,
+                            format!("`{}()` of {who}", f.name),
+                            f.name_span,
+                            Some(t.name.clone()),
+                            None,
+                        ),
                     );
                 }
             }
@@ -292,15 +288,13 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     set(
                         facts,
                         i,
-                        Boundary {
-                            kind: entry.kind,
-                            entry: entry.id.clone(),
-                            flavor: entry.flavor.clone(),
-                            label: format!("`@{}` method `{}()`", a.name, f.name),
-                            anchor: f.name_span,
-                            type_name: None,
-                            owner_call: None,
-                        },
+                        boundary_of(
+                            entry,
+                            format!("`@{}` method `{}()`", a.name, f.name),
+                            f.name_span,
+                            None,
+                            None,
+                        ),
                     );
                 }
             }
@@ -323,19 +317,17 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                                 set(
                                     facts,
                                     l,
-                                    Boundary {
-                                        kind: entry.kind,
-                                        entry: entry.id.clone(),
-                                        flavor: entry.flavor.clone(),
-                                        label: format!(
+                                    boundary_of(
+                                        entry,
+                                        format!(
                                             "{} re-run by `{}`",
                                             call_label(model, upstream, trailing),
                                             call.callee
                                         ),
-                                        anchor: upstream.name_span,
-                                        type_name: None,
-                                        owner_call: Some(u),
-                                    },
+                                        upstream.name_span,
+                                        None,
+                                        Some(u),
+                                    ),
                                 );
                             }
                         }
@@ -383,19 +375,7 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     }
                 }
                 for (l, label, anchor) in targets {
-                    set(
-                        facts,
-                        l,
-                        Boundary {
-                            kind: entry.kind,
-                            entry: entry.id.clone(),
-                            flavor: entry.flavor.clone(),
-                            label,
-                            anchor,
-                            type_name: None,
-                            owner_call: None,
-                        },
-                    );
+                    set(facts, l, boundary_of(entry, label, anchor, None, None));
                 }
             }
             BoundaryForm::RetryLoop | BoundaryForm::TickLoop => {
@@ -438,19 +418,36 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     set(
                         facts,
                         i,
-                        Boundary {
-                            kind: entry.kind,
-                            entry: entry.id.clone(),
-                            flavor: entry.flavor.clone(),
+                        boundary_of(
+                            entry,
                             label,
-                            anchor: Span::new(s.span.start, s.span.start),
-                            type_name: None,
-                            owner_call: None,
-                        },
+                            Span::new(s.span.start, s.span.start),
+                            None,
+                            None,
+                        ),
                     );
                 }
             }
         }
+    }
+}
+
+/// A boundary from a catalogue entry, with the construct's label and anchor.
+fn boundary_of(
+    entry: &BoundaryEntry,
+    label: String,
+    anchor: Span,
+    type_name: Option<String>,
+    owner_call: Option<CallId>,
+) -> Boundary {
+    Boundary {
+        kind: entry.kind,
+        entry: entry.id.clone(),
+        flavor: entry.flavor.clone(),
+        label,
+        anchor,
+        type_name,
+        owner_call,
     }
 }
 
