@@ -414,3 +414,42 @@ fn common_method_names_do_not_bind_to_project_functions_elsewhere() {
     assert_eq!(findings[0]["rule"], "key-in-retry-scope");
     assert_eq!(findings[0]["source"], "generateKey(\"x\")");
 }
+
+/// The README's run command checks `examples/`: one finding per defect file (one rule each,
+/// in each language), none in the fixed twins.
+#[test]
+fn bundled_examples_show_one_finding_per_defect_and_none_in_the_twins() {
+    let out = idemlint()
+        .current_dir(manifest_dir())
+        .args(["check", "examples", "--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let mut got: Vec<(String, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().replace('\\', "/"),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let want = [
+        ("examples/java/RefundClient.java", "key-in-callback-retry"),
+        ("examples/kotlin/ChargeRetry.kt", "key-in-retry-scope"),
+        ("examples/kotlin/PaymentsHttp.kt", "key-in-interceptor"),
+        ("examples/rust/payouts.rs", "unlocked-scheduled-job"),
+    ];
+    let want: Vec<(String, String)> =
+        want.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
+    assert_eq!(got, want, "{v:#}");
+    // The fixed twins sit in the defect files (the functions named `...Fixed` / `..._fixed`):
+    // exactly one finding per file means the twin is clean.
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v:#}");
+}

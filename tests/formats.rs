@@ -1,6 +1,6 @@
 //! The CI output formats and flags, each checked by parsing its output: SARIF against the
-//! official OASIS SARIF 2.1.0 JSON schema (read from `../shared/schemas`, never copied into
-//! the repository) and against the structure GitHub code scanning needs; fingerprint
+//! official OASIS SARIF 2.1.0 JSON schema (vendored in `tests/data/`, see its README) and
+//! against the structure GitHub code scanning needs; fingerprint
 //! stability under a line shift; GitHub workflow commands and `short` lines by regex; and
 //! `--output`, `--exit-zero`, `--quiet`.
 
@@ -89,11 +89,11 @@ const ANNOTATION_KEYWORDS: &[&str] = &["$schema", "id", "title", "description", 
 
 impl Schema {
     fn load() -> Schema {
-        let path = manifest_dir().join("../shared/schemas/sarif-schema-2.1.0.json");
+        let path = manifest_dir().join("tests/data/sarif-schema-2.1.0.json");
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
-                "the OASIS SARIF 2.1.0 schema is expected at {} (the shared schemas directory \
-                 next to the repository; it is not copied into the repository): {e}",
+                "the OASIS SARIF 2.1.0 schema is expected at {} (vendored, see \
+                 tests/data/README.md): {e}",
                 path.display()
             )
         });
