@@ -71,6 +71,10 @@ pub struct CallMatch {
     /// Only constructor invocations (`new Date()`, Kotlin `Date()`).
     #[serde(default)]
     pub new: bool,
+    /// At most this many arguments (`0`: a generator called with no input cannot derive
+    /// its result from the operation).
+    #[serde(default)]
+    pub max_args: Option<usize>,
 }
 
 impl CallMatch {
@@ -90,6 +94,9 @@ impl CallMatch {
             return false;
         }
         if self.new && !call.is_new {
+            return false;
+        }
+        if self.max_args.is_some_and(|m| call.args.len() > m) {
             return false;
         }
         let receiver = receiver_text(call);
@@ -458,6 +465,7 @@ pub const CALL_KEYS: &[&str] = &[
     "receiver_contains",
     "free",
     "new",
+    "max_args",
 ];
 
 /// The languages `langs` accepts.
@@ -613,9 +621,22 @@ fn check_keys(
     Ok(())
 }
 
-/// The value of a [`CALL_KEYS`] key: `free`/`new` are booleans, the others lists of
-/// strings; `langs` entries must be known languages.
+/// The value of a [`CALL_KEYS`] key: `free`/`new` are booleans, `max_args` a
+/// non-negative integer, the others lists of strings; `langs` entries must be known
+/// languages.
 fn check_call_value(file: &str, key: &str, v: &Spanned<DeValue<'_>>) -> Result<(), CatalogueError> {
+    if key == "max_args" {
+        let ok = matches!(v.get_ref(), DeValue::Integer(i) if !i.as_str().starts_with('-'));
+        if !ok {
+            return Err(CatalogueError::at(
+                file,
+                v.span(),
+                "`max_args` must be a non-negative integer".to_string(),
+                None,
+            ));
+        }
+        return Ok(());
+    }
     if matches!(key, "free" | "new") {
         if v.get_ref().as_bool().is_none() {
             return Err(CatalogueError::at(
@@ -896,7 +917,7 @@ mod tests {
         let sample = |key: &str| -> String {
             match key {
                 "free" | "new" | "requires_nonlocal_return" | "requires_shedlock" => "true".into(),
-                "name_arg" | "value_arg" => "0".into(),
+                "name_arg" | "value_arg" | "max_args" => "0".into(),
                 "kind" => "\"retry\"".into(),
                 "form" => "\"lambda-arg\"".into(),
                 "langs" => "[\"kotlin\"]".into(),

@@ -274,10 +274,11 @@ pub fn check_text_with(
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let lines = LineIndex::new(text);
-        let (model, facts) = analyse_text(language, text, cat);
+        let (model, mut facts) = analyse_text(language, text, cat);
         let errors = parse_errors(&c, text, &lines, &model);
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
         let index = ProjectIndex::build(vec![summary]);
+        crate::index::apply_inferred_boundaries(&model, &mut facts, &index, &c.display);
         let ctx = Ctx {
             path: &c.display,
             text,
@@ -783,7 +784,8 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
     }
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let lines = LineIndex::new(&text);
-        let (model, facts) = analyse_text(c.language, &text, &config.catalogue);
+        let (model, mut facts) = analyse_text(c.language, &text, &config.catalogue);
+        crate::index::apply_inferred_boundaries(&model, &mut facts, index, &c.display);
         let ctx = Ctx {
             path: &c.display,
             text: &text,

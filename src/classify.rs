@@ -99,7 +99,8 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     }
 }
 
-fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
+/// How messages name a call that owns a lambda: "`retry.executeSupplier { … }`".
+pub fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
     let recv = crate::catalogue::receiver_text(call)
         .map(|r| crate::catalogue::last_segment(&r).to_string())
         .filter(|r| !r.is_empty() && r.len() <= 32 && !r.contains(['(', ' ', '{']));
@@ -119,7 +120,8 @@ fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
     }
 }
 
-fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bool {
+/// True for a Kotlin trailing lambda of `call`.
+pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bool {
     model.language == Language::Kotlin
         && call.args.last().and_then(|a| a.lambda) == Some(lambda)
         && matches!(model.scopes[lambda].kind, ScopeKind::Lambda(_))
@@ -386,11 +388,7 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     let hit = if entry.form == BoundaryForm::TickLoop {
                         l.awaits_tick
                     } else {
-                        let h = l.header.to_ascii_lowercase();
-                        let hint = ["attempt", "retr", "tries", "tried"]
-                            .iter()
-                            .any(|w| h.contains(w));
-                        l.handles_error && (l.has_exit || hint)
+                        is_retry_loop(l)
                     };
                     if !hit {
                         continue;
@@ -432,6 +430,27 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
     }
 }
 
+/// Whether a loop retries: its body handles a failure and can go round again
+/// ([`LoopInfo::handles_error`]), and it either leaves on success or its header counts
+/// attempts. A `for` loop over a collection of distinct items is not a retry (one key per
+/// item is right there), whatever its body does: only a counted `for` (a range such as
+/// `0..3`, `1..=max`, `1..3`, `until`, or a C-style `for (int i = 0; i < n; i++)`) or a
+/// header naming attempts can be.
+pub fn is_retry_loop(l: &LoopInfo) -> bool {
+    let h = l.header.to_ascii_lowercase();
+    let hint = ["attempt", "retr", "tries", "tried"]
+        .iter()
+        .any(|w| h.contains(w));
+    if l.keyword == "for" && !hint {
+        let counted =
+            h.contains("..") || h.contains(" until ") || h.contains(" downto ") || h.contains(';');
+        if !counted {
+            return false;
+        }
+    }
+    l.handles_error && (l.has_exit || hint)
+}
+
 /// A boundary from a catalogue entry, with the construct's label and anchor.
 fn boundary_of(
     entry: &BoundaryEntry,
@@ -453,7 +472,7 @@ fn boundary_of(
 
 /// The lambda a local named `name` holds at `offset` (`let op = || async { .. };
 /// op.retry(b)`; `Runnable task = () -> ..; executor.schedule(task, ..)`).
-fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<ScopeId> {
+pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<ScopeId> {
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
@@ -469,7 +488,9 @@ fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<Scope
 }
 
 /// A `return` inside `lambda` that leaves the enclosing function (Kotlin non-local return).
-fn has_nonlocal_return(model: &FileModel, lambda: ScopeId) -> bool {
+/// True when a lambda holds a `return` that leaves the enclosing function (Kotlin inline
+/// lambdas: `repeat(3) { try { return block() } catch (..) {} }`).
+pub fn has_nonlocal_return(model: &FileModel, lambda: ScopeId) -> bool {
     let span = model.scopes[lambda].span;
     model
         .returns
@@ -595,6 +616,55 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             }
         }
     }
+    let key_strings: Vec<(Span, &str)> = model
+        .strings
+        .iter()
+        .filter(|s| cat.is_key_header(&s.text))
+        .map(|s| (s.span, s.text.as_str()))
+        .collect();
+    // Constants of this file whose value is a key-header literal: (name, header).
+    let key_consts: std::collections::HashSet<(&str, &str)> = model
+        .bindings
+        .iter()
+        .filter(|b| b.kind == BindingKind::Field)
+        .filter_map(|b| {
+            let l = model.values[b.value?].literal.as_deref()?;
+            cat.is_key_header(l).then_some((b.name.as_str(), l))
+        })
+        .collect();
+    // Name/value pairs: `("Idempotency-Key", k)`, `"Idempotency-Key" to k`.
+    for p in &model.pairs {
+        if let Some(label) = pair_key_label(model, cat, &key_strings, &key_consts, p.key) {
+            facts.sinks.push(Sink {
+                value: p.value,
+                scope: p.scope,
+                label,
+                call: None,
+            });
+        }
+    }
+    let sunk: std::collections::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
+    // Calls that take a name and then its value, whatever their name or receiver:
+    // `headers.put("Idempotency-Key", k)`, `Map.of("Idempotency-Key", k)`,
+    // `headers.insert(IDEMPOTENCY_KEY, k)`, `Map.entry(..)`, `Pair(..)`, `append(..)`.
+    for (cid, call) in model.calls.iter().enumerate() {
+        for i in 0..call.args.len().saturating_sub(1) {
+            let value = call.args[i + 1].value;
+            if call.args[i].name.is_some() || sunk.contains(&value) {
+                continue;
+            }
+            if let Some(label) =
+                pair_key_label(model, cat, &key_strings, &key_consts, call.args[i].value)
+            {
+                facts.sinks.push(Sink {
+                    value,
+                    scope: call.scope,
+                    label,
+                    call: Some(cid),
+                });
+            }
+        }
+    }
     for b in &model.bindings {
         if let Some(v) = b.value
             && cat.is_key_name(&b.name)
@@ -627,6 +697,52 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             });
         }
     }
+}
+
+/// How a message names the key slot a pair's name designates: a key header
+/// ("the `Idempotency-Key` header") or a body field named after the key
+/// ("the `idempotency_key` field").
+fn pair_key_label(
+    model: &FileModel,
+    cat: &Catalogue,
+    key_strings: &[(Span, &str)],
+    key_consts: &std::collections::HashSet<(&str, &str)>,
+    key: ValueId,
+) -> Option<String> {
+    let v = &model.values[key];
+    if let Some(l) = &v.literal {
+        if cat.is_key_name(l) && !cat.is_key_header(l) {
+            return Some(format!("the `{l}` field"));
+        }
+        return cat.is_key_header(l).then(|| format!("the `{l}` header"));
+    }
+    if let Some(id) = &v.ident {
+        // Cheap test first: only names that say idempotency, or constants of this file
+        // whose value is a key header, can name one.
+        let says = crate::catalogue::normalize_name(id).contains("idempotency");
+        if !says
+            && !key_strings
+                .iter()
+                .any(|(_, h)| key_consts.contains(&(id.as_str(), *h)))
+        {
+            return None;
+        }
+        return names_key_header(model, cat, v).map(|h| format!("the `{h}` header"));
+    }
+    // One small call around a key-header literal
+    // (`HeaderName::from_static("idempotency-key")`); never an expression holding a lambda
+    // or a block that merely mentions the header somewhere inside. `key_strings` are the
+    // file's key-header literals (few), so this stays linear in the number of arguments.
+    if v.atoms.len() > 2 {
+        return None;
+    }
+    let (ss, h) = key_strings.iter().find(|(ss, _)| v.span.contains(*ss))?;
+    let holds_scope = model
+        .scopes
+        .iter()
+        .skip(1)
+        .any(|s| v.span.contains(s.span) && s.span.contains(*ss));
+    (!holds_scope).then(|| format!("the `{h}` header"))
 }
 
 fn locks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {

@@ -62,6 +62,12 @@ pub struct FnDecl {
     pub calls: Vec<(String, usize)>,
     /// The body takes a distributed lock (see `rules/locks.toml`).
     pub has_lock: bool,
+    /// Parameters the body calls again after a failure (a retry combinator): 0-based
+    /// position and the reason, "calls `block` again after a failure (path:line)".
+    pub retry_params: Vec<(usize, String)>,
+    /// Parameters passed on unchanged as an argument of another call, for wrappers of a
+    /// combinator: (parameter position, callee, arity, argument position, `path:line`).
+    pub passes_params: Vec<(usize, String, usize, usize, String)>,
 }
 
 /// A registration of an interceptor / middleware on a client builder.
@@ -176,6 +182,8 @@ pub fn summarize(
         d.fresh_via = rec.asked.into_inner();
         decls.insert(i, d);
     }
+
+    infer_retry_params(path, text, lines, model, &mut decls);
 
     // Sinks inside functions: direct mints and mints through helpers.
     for sink in &facts.sinks {
@@ -342,6 +350,225 @@ pub fn summarize(
     out
 }
 
+/// Callee names that are never inferred to be retry combinators: the standard library's
+/// scope functions and higher-order functions, which call their block once (or once per
+/// element). Excluding them both here and from the prefilter's demand keeps
+/// `--no-prefilter` equivalent without parsing every file that mentions `map`.
+pub const NOT_COMBINATORS: &[&str] = &[
+    "let",
+    "also",
+    "apply",
+    "run",
+    "with",
+    "takeIf",
+    "takeUnless",
+    "map",
+    "mapNotNull",
+    "flatMap",
+    "forEach",
+    "forEachIndexed",
+    "onEach",
+    "filter",
+    "filterNot",
+    "any",
+    "all",
+    "none",
+    "first",
+    "firstOrNull",
+    "find",
+    "fold",
+    "reduce",
+    "sortedBy",
+    "groupBy",
+    "associate",
+    "associateBy",
+    "use",
+    "synchronized",
+    "lazy",
+    "launch",
+    "async",
+    "runBlocking",
+    "withContext",
+    "coroutineScope",
+    "supervisorScope",
+    "thenApply",
+    "thenCompose",
+    "thenAccept",
+    "subscribe",
+    "onSuccess",
+    "onFailure",
+    "runCatching",
+    "getOrElse",
+    "orElseGet",
+    "ifPresent",
+    "computeIfAbsent",
+    "and_then",
+    "map_err",
+    "unwrap_or_else",
+    "or_else",
+    "spawn",
+    "block_on",
+    "iter",
+    "for_each",
+    "then",
+    "get",
+    "invoke",
+    "call",
+    "execute",
+    "accept",
+    "test",
+    "submit",
+    "thread",
+    "Thread",
+];
+
+/// How a parameter is invoked in a body: `block()` / `f()` (Kotlin, Rust), `op.get()` /
+/// `op.call()` / `block.invoke()` (Java, Kotlin).
+fn invokes_param(call: &Call, param: &str) -> bool {
+    match call.receiver.as_deref().map(str::trim) {
+        None => call.callee == param && call.path.is_empty(),
+        Some(r) => {
+            r == param
+                && matches!(
+                    call.callee.as_str(),
+                    "get"
+                        | "call"
+                        | "invoke"
+                        | "apply"
+                        | "run"
+                        | "execute"
+                        | "accept"
+                        | "getAsInt"
+                        | "getAsLong"
+                        | "await"
+                )
+        }
+    }
+}
+
+/// Finds retry combinators: functions that invoke one of their parameters again after a
+/// failure. An invocation counts when it sits, within the function, in a loop that handles
+/// an error and can go round again (see [`crate::model::LoopInfo`] and
+/// [`crate::classify::is_retry_loop`]), or in the block of a Kotlin `repeat(n) { .. }`
+/// that returns from the function on success; or when the function calls itself with the
+/// parameter (recursive retry). Also records parameters passed on to other calls, which
+/// [`ProjectIndex::build`] follows for wrappers.
+fn infer_retry_params(
+    path: &str,
+    text: &str,
+    lines: &LineIndex,
+    model: &FileModel,
+    decls: &mut HashMap<ScopeId, FnDecl>,
+) {
+    for (fi, s) in model.scopes.iter().enumerate() {
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if NOT_COMBINATORS.contains(&f.name.as_str()) {
+            continue;
+        }
+        let Some(d) = decls.get_mut(&fi) else {
+            continue;
+        };
+        for (pi, p) in f.params.iter().enumerate() {
+            if p.name.is_empty() {
+                continue;
+            }
+            for call in &model.calls {
+                if model.enclosing_function(call.scope) != Some(fi) {
+                    continue;
+                }
+                if invokes_param(call, &p.name) {
+                    let retried = model
+                        .ancestors(call.scope)
+                        .take_while(|a| *a != fi)
+                        .find_map(|a| match &model.scopes[a].kind {
+                            ScopeKind::Loop(l) if crate::classify::is_retry_loop(l) => {
+                                Some("a retry loop".to_string())
+                            }
+                            ScopeKind::Lambda(li) => li
+                                .owner_call
+                                .filter(|c| model.calls[*c].callee == "repeat")
+                                .filter(|_| crate::classify::has_nonlocal_return(model, a))
+                                .map(|_| "`repeat { … }`".to_string()),
+                            _ => None,
+                        });
+                    if let Some(how) = retried
+                        && !d.retry_params.iter().any(|(i, _)| *i == pi)
+                    {
+                        let at = location(path, lines, text, call.span.start);
+                        d.retry_params.push((
+                            pi,
+                            format!("calls `{}` again in {how} after a failure ({at})", p.name),
+                        ));
+                    }
+                    continue;
+                }
+                for (ai, arg) in call.args.iter().enumerate() {
+                    let v = &model.values[arg.value];
+                    let plain = v.ident.as_deref() == Some(p.name.as_str())
+                        && v.atoms.len() == 1
+                        && arg.lambda.is_none();
+                    if !plain {
+                        continue;
+                    }
+                    let at = location(path, lines, text, call.span.start);
+                    if call.callee == f.name && ai == pi && call.args.len() == f.params.len() {
+                        if !d.retry_params.iter().any(|(i, _)| *i == pi) {
+                            d.retry_params.push((
+                                pi,
+                                format!("calls itself with `{}` again to retry ({at})", p.name),
+                            ));
+                        }
+                    } else if !NOT_COMBINATORS.contains(&call.callee.as_str()) {
+                        d.passes_params
+                            .push((pi, call.callee.clone(), call.args.len(), ai, at));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Pass 2: marks lambdas passed to project retry combinators ([`FnDecl::retry_params`],
+/// through wrappers too) as retry boundaries, where the catalogue did not already classify
+/// them. The label says why the callee re-runs the lambda, with the place it does.
+pub fn apply_inferred_boundaries(
+    model: &FileModel,
+    facts: &mut FileFacts,
+    index: &ProjectIndex,
+    path: &str,
+) {
+    use crate::classify::{Boundary, call_label, is_trailing_lambda, lambda_bound_to};
+    for (cid, call) in model.calls.iter().enumerate() {
+        for (ai, arg) in call.args.iter().enumerate() {
+            let lambda = arg.lambda.or_else(|| {
+                model.values[arg.value]
+                    .ident
+                    .as_deref()
+                    .and_then(|n| lambda_bound_to(model, n, arg.span.start))
+            });
+            let Some(l) = lambda else { continue };
+            if facts.boundaries[l].is_some() {
+                continue;
+            }
+            let Some(why) = index.retried_arg(call, ai, path) else {
+                continue;
+            };
+            let trailing = is_trailing_lambda(model, call, l);
+            facts.boundaries[l] = Some(Boundary {
+                kind: crate::catalogue::BoundaryKind::Retry,
+                entry: "inferred.retry-combinator".into(),
+                flavor: "retry".into(),
+                label: format!("{}, which {why}", call_label(model, call, trailing)),
+                anchor: call.name_span,
+                type_name: None,
+                owner_call: Some(cid),
+            });
+        }
+    }
+}
+
 /// Identifies the builder a registering call is made on: the root of its receiver chain.
 pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
     let mut root = call;
@@ -396,6 +623,9 @@ pub struct ProjectIndex {
     with_fresh: HashSet<String>,
     with_mints: HashSet<String>,
     with_header_reads: HashSet<String>,
+    /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
+    /// by passing them to a combinator (see [`FnDecl::retry_params`]).
+    retry: HashMap<String, Vec<Vec<(usize, String)>>>,
 }
 
 fn arity_ok(d: &FnDecl, args: usize) -> bool {
@@ -512,6 +742,7 @@ impl ProjectIndex {
             }
         }
         idx.resolve();
+        idx.resolve_retry();
         for (name, decls) in &idx.functions {
             if decls.iter().any(|d| !d.key_params.is_empty()) {
                 idx.with_key_params.insert(name.clone());
@@ -605,6 +836,95 @@ impl ProjectIndex {
 
     fn name_mint(&self, name: &str, args: usize) -> Option<&MintInfo> {
         self.unanimous(&self.mints, name, args)
+    }
+
+    /// Retry combinators through wrappers: a function that passes its parameter on to a
+    /// parameter some declaration of the callee retries (every arity-compatible
+    /// declaration of that callee in the caller's language must agree) retries it too.
+    fn resolve_retry(&mut self) {
+        let mut names: Vec<String> = self.functions.keys().cloned().collect();
+        names.sort();
+        for n in &names {
+            let v = self.functions[n]
+                .iter()
+                .map(|d| d.retry_params.clone())
+                .collect();
+            self.retry.insert(n.clone(), v);
+        }
+        for _ in 0..16 {
+            let mut changed = false;
+            for n in &names {
+                for i in 0..self.functions[n].len() {
+                    let d = &self.functions[n][i];
+                    let mut add = Vec::new();
+                    for (pi, callee, arity, ai, at) in &d.passes_params {
+                        if self.retry[n][i].iter().any(|(x, _)| x == pi)
+                            || add.iter().any(|(x, _)| x == pi)
+                        {
+                            continue;
+                        }
+                        let Some(decls) = self.functions.get(callee) else {
+                            continue;
+                        };
+                        let mut agree = None;
+                        let mut all = true;
+                        for (j, c) in decls.iter().enumerate() {
+                            if !arity_ok(c, *arity) || c.jvm != d.jvm {
+                                continue;
+                            }
+                            match self.retry[callee][j].iter().find(|(x, _)| x == ai) {
+                                Some(_) => {
+                                    agree.get_or_insert(j);
+                                }
+                                None => all = false,
+                            }
+                        }
+                        if all && agree.is_some() {
+                            add.push((
+                                *pi,
+                                format!("passes it to `{callee}`, which retries it ({at})"),
+                            ));
+                        }
+                    }
+                    if !add.is_empty() {
+                        changed = true;
+                        if let Some(v) = self.retry.get_mut(n) {
+                            v[i].extend(add);
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Whether a call passes a lambda to a parameter that the callee retries: the
+    /// parameter's position and the reason. Every declaration the call may refer to (see
+    /// [`ProjectIndex::candidates`]) must retry that parameter. `arg` is the argument's
+    /// position in the call; a trailing lambda (the last argument) binds the last
+    /// parameter.
+    pub fn retried_arg(&self, call: &Call, arg: usize, from_path: &str) -> Option<String> {
+        if NOT_COMBINATORS.contains(&call.callee.as_str()) {
+            return None;
+        }
+        let states = self.retry.get(&call.callee)?;
+        let cands = self.candidates(call, from_path);
+        if cands.is_empty() {
+            return None;
+        }
+        let mut reason = None;
+        for (i, d) in cands {
+            let p = if arg + 1 == call.args.len() && d.arity > call.args.len() {
+                d.arity - 1
+            } else {
+                arg
+            };
+            let (_, why) = states[i].iter().find(|(x, _)| *x == p)?;
+            reason.get_or_insert_with(|| why.clone());
+        }
+        reason
     }
 
     /// 0-based key parameter positions (and names) of the function a call refers to.
@@ -778,6 +1098,13 @@ impl ProjectIndex {
     }
 
     /// True when some declaration of `name` mints a key itself.
+    /// Some declaration of `name` retries one of its parameters.
+    pub fn is_combinator_name(&self, name: &str) -> bool {
+        self.retry
+            .get(name)
+            .is_some_and(|v| v.iter().any(|p| !p.is_empty()))
+    }
+
     pub fn is_mint_name(&self, name: &str) -> bool {
         self.with_mints.contains(name)
     }

@@ -353,6 +353,17 @@ pub struct FieldInit {
     pub span: Span,
 }
 
+/// A name/value pair written as an expression: a Rust 2-tuple `("Idempotency-Key", k)`
+/// (in `vec![..]`, arrays, `headers.push(..)`), a Kotlin `"Idempotency-Key" to k`.
+/// Classify makes `value` a key sink when `key` names a key header or a key field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub key: ValueId,
+    pub value: ValueId,
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
 /// A string literal anywhere in the file (used for SQL lock detection and header reads).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StringLit {
@@ -381,6 +392,7 @@ pub struct FileModel {
     pub assigns: Vec<Assign>,
     pub returns: Vec<Return>,
     pub field_inits: Vec<FieldInit>,
+    pub pairs: Vec<Pair>,
     pub strings: Vec<StringLit>,
     /// File-level annotations (Kotlin `@file:`) are folded into the file scope's types; this
     /// list holds every annotation on any declaration, for project-wide facts such as
@@ -406,6 +418,7 @@ impl FileModel {
             assigns: Vec::new(),
             returns: Vec::new(),
             field_inits: Vec::new(),
+            pairs: Vec::new(),
             strings: Vec::new(),
             annotations: Vec::new(),
             errors: Vec::new(),

@@ -648,6 +648,11 @@ pub struct FileDemand {
     pub has_boundary: bool,
     /// Every callee name, sorted and deduplicated.
     pub callees: Vec<String>,
+    /// Callees that may be project retry combinators: calls given a lambda that no
+    /// catalogue entry classified, and calls a function passes one of its parameters to
+    /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
+    /// whether the lambda is a retry scope.
+    pub combinator_callees: Vec<String>,
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -676,7 +681,23 @@ impl FileDemand {
             .iter()
             .filter_map(|r| r.type_name.clone())
             .collect();
+        let mut combinator_callees: Vec<String> = Vec::new();
+        for call in &model.calls {
+            let takes_lambda = call.args.iter().any(|a| {
+                a.lambda.is_some_and(|l| facts.boundaries[l].is_none())
+                    || (a.lambda.is_none() && model.values[a.value].ident.is_some())
+            });
+            if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
+                combinator_callees.push(call.callee.clone());
+            }
+        }
+        for f in &summary.functions {
+            for (_, callee, _, _, _) in &f.passes_params {
+                combinator_callees.push(callee.clone());
+            }
+        }
         FileDemand {
+            combinator_callees: sorted(combinator_callees),
             interceptor_types: sorted(interceptor_types),
             registered_types: sorted(registered_types),
             interceptor,
@@ -708,6 +729,7 @@ pub fn demanded_names<'a>(
     let mut out: BTreeSet<String> = index.special_names().map(str::to_string).collect();
     let mut types: BTreeSet<&str> = BTreeSet::new();
     for d in demands.clone() {
+        out.extend(d.combinator_callees.iter().cloned());
         if d.interceptor && d.keyed(index) {
             out.insert("clone".to_string());
             types.extend(d.interceptor_types.iter().map(String::as_str));
@@ -746,7 +768,11 @@ pub fn needs_retry_evidence<'a>(
 /// helper), or a boundary with a call of a key-minting function.
 pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
     let origin = d.has_sources || d.callees.iter().any(|c| index.is_fresh_name(c));
-    let mint = d.has_boundary && d.callees.iter().any(|c| index.is_mint_name(c));
+    let inferred = d
+        .combinator_callees
+        .iter()
+        .any(|c| index.is_combinator_name(c));
+    let mint = (d.has_boundary || inferred) && d.callees.iter().any(|c| index.is_mint_name(c));
     (d.keyed(index) && origin) || mint
 }
 

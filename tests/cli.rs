@@ -446,8 +446,10 @@ fn bundled_examples_show_one_finding_per_defect_and_none_in_the_twins() {
         ("examples/kotlin/PaymentsHttp.kt", "key-in-interceptor"),
         ("examples/rust/payouts.rs", "unlocked-scheduled-job"),
     ];
-    let want: Vec<(String, String)> =
-        want.iter().map(|(p, r)| (p.to_string(), r.to_string())).collect();
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(p, r)| (p.to_string(), r.to_string()))
+        .collect();
     assert_eq!(got, want, "{v:#}");
     // The fixed twins sit in the defect files (the functions named `...Fixed` / `..._fixed`):
     // exactly one finding per file means the twin is clean.

@@ -176,13 +176,19 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
     // Case 1: the source sits in a local declared inside the boundary: move the declaration.
     // Only a declaration that holds the key itself (the source, maybe converted:
     // `UUID.randomUUID().toString()`) moves; a request built around it stays put.
+    // A call around the source counts only as a conversion of it (`.toString()`,
+    // `.to_string()`: the source is in its receiver), never as a container the key is an
+    // argument of (`Map.of("Idempotency-Key", k)`, `vec![("Idempotency-Key", k)]`).
     let holds_only_key = |v: &Value| {
         !text[v.span.start..v.span.end].contains('\n')
             && !m.field_inits.iter().any(|fi| v.span.contains(fi.span))
+            && !m.pairs.iter().any(|p| v.span.contains(p.span))
             && v.atoms.iter().all(|a| match a {
                 Atom::Call(c) => {
-                    let cs = m.calls[*c].span;
-                    cs.contains(f.span) || f.span.contains(cs)
+                    let call = &m.calls[*c];
+                    let cs = call.span;
+                    (cs.contains(f.span) && f.span.end <= call.name_span.start)
+                        || f.span.contains(cs)
                 }
                 _ => true,
             })
@@ -274,6 +280,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
         .flat_map(|c| c.args.iter())
         .map(|a| m.values[a.value].span)
         .chain(m.field_inits.iter().map(|fi| m.values[fi.value].span))
+        .chain(m.pairs.iter().map(|p| m.values[p.value].span))
         .filter(|s| s.contains(f.span) && m.scopes[b].span.contains(*s))
         .min_by_key(|s| s.end - s.start)
         .filter(|s| {

@@ -957,6 +957,21 @@ impl<'a> Lowerer<'a> {
         }
         // [lhs, function name, rhs]: the middle identifier is not a value.
         let skip_middle = n.named_child_count() == 3;
+        if skip_middle {
+            let kids = named_kids(n);
+            if kids[1].kind() == "simple_identifier" && self.t(kids[1]) == "to" {
+                // `"Idempotency-Key" to key`: a name/value pair.
+                let key = self.value_of(kids[0]);
+                let value = self.value_of(kids[2]);
+                self.m.pairs.push(Pair {
+                    key,
+                    value,
+                    scope: self.scope,
+                    span: span(n),
+                });
+                return None;
+            }
+        }
         let mut c = n.walk();
         if !c.goto_first_child() {
             return None;

@@ -231,7 +231,39 @@ struct LoopScan {
     awaits_tick: bool,
 }
 
+/// An expression that always leaves the loop: `break`, `return`, or a block ending in one.
+fn always_exits(e: &Expr) -> bool {
+    match e {
+        Expr::Break(_) | Expr::Return(_) => true,
+        Expr::Block(b) => b.block.stmts.last().is_some_and(|s| match s {
+            syn::Stmt::Expr(e, _) => always_exits(e),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+fn is_err_pat(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Err"),
+        Pat::Or(o) => o.cases.iter().any(is_err_pat),
+        _ => false,
+    }
+}
+
 impl<'ast> Visit<'ast> for LoopScan {
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        // `Err(_) => break` leaves the loop on failure (a drain loop over `try_recv`, a
+        // loop that gives up): the failure is handled, but nothing is tried again.
+        if is_err_pat(&arm.pat) && always_exits(&arm.body) {
+            if let Some((_, g)) = &arm.guard {
+                self.visit_expr(g);
+            }
+            self.visit_expr(&arm.body);
+            return;
+        }
+        syn::visit::visit_arm(self, arm);
+    }
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast Item) {}
     fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
@@ -761,8 +793,24 @@ impl<'a> Lowerer<'a> {
                 ExprInfo::default()
             }
             Expr::Tuple(t) => {
-                for el in &t.elems {
-                    self.expr(el, atoms);
+                if t.elems.len() == 2 {
+                    // A name/value pair: both halves are values of their own, and their
+                    // atoms still flow into the enclosing expression.
+                    let key = self.value(&t.elems[0]);
+                    let value = self.value(&t.elems[1]);
+                    atoms.extend(self.m.values[key].atoms.iter().cloned());
+                    atoms.extend(self.m.values[value].atoms.iter().cloned());
+                    let span = self.sp(t);
+                    self.m.pairs.push(Pair {
+                        key,
+                        value,
+                        scope: self.scope,
+                        span,
+                    });
+                } else {
+                    for el in &t.elems {
+                        self.expr(el, atoms);
+                    }
                 }
                 ExprInfo::default()
             }
