@@ -163,21 +163,13 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
     (args, defaulted_check)
 }
 
-/// The cargo workspace root of the current directory, from `cargo locate-project`.
+/// The cargo workspace root of the current directory, read from the `Cargo.toml` files
+/// (no `cargo` process; see [`crate::cargo`]).
 fn cargo_workspace_root() -> Option<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["locate-project", "--workspace", "--message-format", "plain"])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let manifest = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
-    let root = manifest.parent()?.to_path_buf();
+    let root = crate::cargo::workspace(None).ok()?.root;
     // Show paths relative to the current directory when the root is an ancestor of it
     // (`../src/lib.rs` from a subdirectory), as cargo's own diagnostics do.
-    let cwd = std::env::current_dir().ok()?;
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
     match cwd.strip_prefix(&root) {
         Ok(rest) if rest.as_os_str().is_empty() => Some(PathBuf::from(".")),
         Ok(rest) => Some(rest.components().map(|_| "..").collect::<PathBuf>()),
@@ -280,7 +272,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
                     eprintln!(
-                        "cargo idemlint: could not locate the cargo workspace (`cargo locate-project --workspace` failed); checking the current directory"
+                        "cargo idemlint: could not locate the cargo workspace (no Cargo.toml here or above); checking the current directory"
                     );
                     PathBuf::from(".")
                 })]
