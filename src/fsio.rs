@@ -82,7 +82,7 @@ pub fn read_regular(path: &Path, limit: u64, follow: bool) -> Result<Vec<u8>, Re
         return Err(ReadError::TooLarge(limit));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1)
+    file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(ReadError::Io)?;
     if bytes.len() as u64 > limit {
