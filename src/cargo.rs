@@ -185,10 +185,10 @@ fn find_root(start: &Path, table: &toml::Table) -> Result<PathBuf, String> {
             continue;
         }
         let t = manifest(&candidate)?;
-        if let Some(ws) = t.get("workspace").and_then(|w| w.as_table()) {
-            if member_dirs(up, ws)?.iter().any(|m| m == dir) {
-                return Ok(candidate);
-            }
+        if let Some(ws) = t.get("workspace").and_then(|w| w.as_table())
+            && member_dirs(up, ws)?.iter().any(|m| m == dir)
+        {
+            return Ok(candidate);
         }
     }
     Ok(start.to_path_buf())

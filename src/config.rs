@@ -208,7 +208,7 @@ pub struct ConfigError {
     /// The file's text, for the snippet (only files read as regular files).
     text: Option<Arc<str>>,
     /// The snippet miette shows, built on first use from `text` and `span`.
-    excerpt: std::sync::OnceLock<Option<Excerpt>>,
+    excerpt: Box<std::sync::OnceLock<Option<Excerpt>>>,
 }
 
 /// Longest snippet line shown in a configuration error, in chars.
@@ -307,7 +307,7 @@ impl ConfigError {
         let name = display_path(file);
         ConfigError {
             text: text.map(Arc::from),
-            excerpt: std::sync::OnceLock::new(),
+            excerpt: Box::default(),
             file: crate::text::escape_controls(&name),
             message,
             span: None,
