@@ -127,9 +127,14 @@ impl Baseline {
     /// Reads a baseline file. Errors (as a sentence naming the file): unreadable, not JSON
     /// of this shape (with line and column), another version or fingerprint scheme.
     pub fn read(path: &Path) -> Result<Baseline, String> {
-        let name = path.display();
-        let text = std::fs::read_to_string(path)
+        let name = shown(path);
+        let text = crate::fsio::read_regular_text(path, crate::fsio::MAX_BASELINE_BYTES, true)
             .map_err(|e| format!("baseline {name}: cannot read: {e}"))?;
+        if text.starts_with('\u{feff}') {
+            return Err(format!(
+                "baseline {name}: starts with a byte-order mark (U+FEFF); baseline files are UTF-8 JSON without one (remove it, or write the file again with --write-baseline)"
+            ));
+        }
         let b: Baseline = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "baseline {name}: not a baseline file (line {}, column {}): {e}",
@@ -149,6 +154,41 @@ impl Baseline {
                 b.fingerprint
             ));
         }
+        Baseline::checked(b).map_err(|e| format!("baseline {name}: {e}"))
+    }
+
+    /// Validates entries read from a file: every count at least 1; entries with the same
+    /// fingerprint merged (counts added, without overflow).
+    fn checked(b: Baseline) -> Result<Baseline, String> {
+        let mut by_fp: BTreeMap<String, Entry> = BTreeMap::new();
+        for (i, e) in b.entries.into_iter().enumerate() {
+            if e.count == 0 {
+                return Err(format!(
+                    "entry {} (`{}`) has count 0; counts are at least 1 (remove the entry)",
+                    i + 1,
+                    crate::text::escape_controls(&e.fingerprint)
+                ));
+            }
+            match by_fp.get_mut(&e.fingerprint) {
+                Some(prev) => {
+                    prev.count = prev.count.checked_add(e.count).ok_or_else(|| {
+                        format!(
+                            "the counts of fingerprint `{}` add up to more than {}",
+                            crate::text::escape_controls(&e.fingerprint),
+                            usize::MAX
+                        )
+                    })?;
+                }
+                None => {
+                    by_fp.insert(e.fingerprint.clone(), e);
+                }
+            }
+        }
+        let b = Baseline::new(by_fp.into_values().collect());
+        b.entries
+            .iter()
+            .try_fold(0usize, |sum, e| sum.checked_add(e.count))
+            .ok_or_else(|| format!("the counts add up to more than {}", usize::MAX))?;
         Ok(b)
     }
 
@@ -157,13 +197,15 @@ impl Baseline {
         let mut text = serde_json::to_string_pretty(self)
             .map_err(|e| format!("baseline {}: {e}", path.display()))?;
         text.push('\n');
-        std::fs::write(path, text)
-            .map_err(|e| format!("baseline {}: cannot write: {e}", path.display()))
+        crate::fsio::write_atomic(path, text.as_bytes(), crate::fsio::WriteTarget::Named, None)
+            .map_err(|e| format!("baseline {}: cannot write: {e}", shown(path)))
     }
 
     /// Total findings recorded.
     pub fn total(&self) -> usize {
-        self.entries.iter().map(|e| e.count).sum()
+        self.entries
+            .iter()
+            .fold(0usize, |sum, e| sum.saturating_add(e.count))
     }
 
     /// Splits `findings` (in output order) into the ones beyond the recorded counts, which
@@ -214,6 +256,11 @@ impl Baseline {
     }
 }
 
+/// A path for messages, control characters escaped.
+fn shown(p: &Path) -> String {
+    crate::text::escape_controls(&p.display().to_string())
+}
+
 fn counts(findings: &[Finding]) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
     for f in findings {
@@ -252,13 +299,10 @@ pub fn adopt(
                 None => Baseline::from_findings(&findings),
             };
             new.write(path)?;
-            let dropped = old.as_ref().map_or(0, |o| o.total() - new.total());
-            written = Some((
-                path.display().to_string(),
-                new.entries.len(),
-                new.total(),
-                dropped,
-            ));
+            let dropped = old
+                .as_ref()
+                .map_or(0, |o| o.total().saturating_sub(new.total()));
+            written = Some((shown(path), new.entries.len(), new.total(), dropped));
             Some((path, new))
         }
         (None, Some(old)) => read.map(|p| (p, old)),
@@ -266,7 +310,7 @@ pub fn adopt(
     };
     Ok(match effective {
         Some((path, b)) => {
-            let (findings, outcome) = b.apply(findings, &path.display().to_string());
+            let (findings, outcome) = b.apply(findings, &shown(path));
             Adopted {
                 findings,
                 outcome: Some(outcome),

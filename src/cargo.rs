@@ -1,11 +1,18 @@
-//! Cargo workspace facts for `cargo idemlint --manifest-path/--workspace/--exclude`, from
-//! `cargo metadata --format-version 1 --no-deps` (run through `$CARGO`, else `cargo`).
-//! `--no-deps` lists the workspace members only and needs neither the network nor a
-//! lockfile.
+//! Cargo workspace facts for `cargo idemlint`, `--manifest-path`, `--workspace` and
+//! `--exclude`, read from the `Cargo.toml` files themselves. No `cargo` process is run:
+//! cargo would honour the checked-out tree's `rust-toolchain.toml` (which can name a binary
+//! in the tree, or make rustup download a toolchain) and its `.cargo/config.toml`.
+//!
+//! The workspace root of a manifest is the manifest itself when it has a `[workspace]`
+//! table, the directory `package.workspace` names, or else the nearest ancestor directory
+//! whose `Cargo.toml` has a `[workspace]` that lists it as a member (as cargo does). The
+//! members are the root's `[workspace] members` globs (directories holding a
+//! `Cargo.toml` with a `[package]`) minus its `exclude` entries, plus the root package.
+//! Manifests are read only when they are regular files of bounded size.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use serde::Deserialize;
+use globset::GlobBuilder;
 
 /// One workspace member.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,61 +29,254 @@ pub struct Workspace {
     pub members: Vec<Member>,
 }
 
-#[derive(Deserialize)]
-struct Metadata {
-    packages: Vec<Package>,
-    workspace_members: Vec<String>,
-    workspace_root: PathBuf,
+/// How deep a `members` glob with `**` is expanded.
+const MAX_GLOB_DEPTH: usize = 32;
+/// Most members a workspace may have.
+const MAX_MEMBERS: usize = 10_000;
+
+fn shown(p: &Path) -> String {
+    crate::text::escape_controls(&p.display().to_string())
 }
 
-#[derive(Deserialize)]
-struct Package {
-    id: String,
-    name: String,
-    manifest_path: PathBuf,
-}
-
-/// Parses `cargo metadata --format-version 1` JSON.
-pub fn parse_metadata(json: &str) -> Result<Workspace, String> {
-    let m: Metadata = serde_json::from_str(json)
-        .map_err(|e| format!("cannot read the output of `cargo metadata`: {e}"))?;
-    let mut members: Vec<Member> = m
-        .packages
-        .into_iter()
-        .filter(|p| m.workspace_members.contains(&p.id))
-        .map(|p| Member {
-            name: p.name,
-            dir: p
-                .manifest_path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
-        })
-        .collect();
-    members.sort_by(|a, b| a.dir.cmp(&b.dir));
-    Ok(Workspace {
-        root: m.workspace_root,
-        members,
+/// Reads and parses a manifest (a regular file, not a symbolic link).
+fn manifest(path: &Path) -> Result<toml::Table, String> {
+    let text = crate::fsio::read_regular_text(path, crate::fsio::MAX_CONFIG_BYTES, false)
+        .map_err(|e| format!("cannot read `{}`: {e}", shown(path)))?;
+    text.parse::<toml::Table>().map_err(|e| {
+        format!(
+            "`{}` is not a valid manifest: {}",
+            shown(path),
+            crate::text::escape_controls(e.message())
+        )
     })
 }
 
-/// Runs `cargo metadata --format-version 1 --no-deps [--manifest-path PATH]` in the
-/// current directory. Errors carry cargo's own message.
+fn is_manifest_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+}
+
+fn strings<'a>(t: &'a toml::Table, key: &str) -> Vec<&'a str> {
+    t.get(key)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// `p` with `.` and `..` resolved lexically.
+fn normalise(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The member directories the root's `[workspace]` table lists (absolute).
+fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
+    let mut dirs = Vec::new();
+    for pattern in strings(ws, "members") {
+        if !pattern.contains(['*', '?', '[', '{']) {
+            dirs.push(normalise(&root.join(pattern)));
+            continue;
+        }
+        let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                format!(
+                    "invalid workspace member glob `{}`: {e}",
+                    crate::text::escape_controls(pattern)
+                )
+            })?
+            .compile_matcher();
+        let depth = if pattern.contains("**") {
+            MAX_GLOB_DEPTH
+        } else {
+            Path::new(pattern).components().count()
+        };
+        let mut found = Vec::new();
+        walk_dirs(root, Path::new(""), depth, &mut |rel| {
+            if glob.is_match(rel) && is_manifest_file(&root.join(rel).join("Cargo.toml")) {
+                found.push(root.join(rel));
+            }
+        });
+        found.sort();
+        dirs.extend(found);
+        if dirs.len() > MAX_MEMBERS {
+            return Err(format!("the workspace has more than {MAX_MEMBERS} members"));
+        }
+    }
+    let excluded: Vec<(PathBuf, Option<globset::GlobMatcher>)> = strings(ws, "exclude")
+        .into_iter()
+        .map(|e| {
+            let g = GlobBuilder::new(e.trim_start_matches("./"))
+                .literal_separator(true)
+                .build()
+                .ok()
+                .map(|g| g.compile_matcher());
+            (normalise(&root.join(e)), g)
+        })
+        .collect();
+    dirs.retain(|d| {
+        let rel = d.strip_prefix(root).unwrap_or(d);
+        !excluded
+            .iter()
+            .any(|(p, g)| d.starts_with(p) || g.as_ref().is_some_and(|g| g.is_match(rel)))
+    });
+    dirs.sort();
+    dirs.dedup();
+    Ok(dirs)
+}
+
+/// Calls `f` with every directory below `root` (relative paths), `depth` levels down at
+/// most, without following symbolic links and skipping hidden directories and `target`.
+fn walk_dirs(root: &Path, rel: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
+    if depth == 0 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
+    let mut names: Vec<_> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name())
+        .filter(|n| !n.to_string_lossy().starts_with('.') && n != "target")
+        .collect();
+    names.sort();
+    for n in names {
+        let child = rel.join(&n);
+        f(&child);
+        walk_dirs(root, &child, depth - 1, f);
+    }
+}
+
+/// The `[workspace]` root for the manifest at `start` (absolute): see the module docs.
+fn find_root(start: &Path, table: &toml::Table) -> Result<PathBuf, String> {
+    if table.get("workspace").is_some_and(|w| w.is_table()) {
+        return Ok(start.to_path_buf());
+    }
+    let dir = start.parent().unwrap_or(Path::new("/"));
+    if let Some(ws) = table
+        .get("package")
+        .and_then(|p| p.get("workspace"))
+        .and_then(|w| w.as_str())
+    {
+        let root = normalise(&dir.join(ws)).join("Cargo.toml");
+        return if is_manifest_file(&root) {
+            Ok(root)
+        } else {
+            Err(format!(
+                "`{}` names the workspace `{}`, which has no Cargo.toml",
+                shown(start),
+                crate::text::escape_controls(ws)
+            ))
+        };
+    }
+    for up in dir.ancestors().skip(1) {
+        let candidate = up.join("Cargo.toml");
+        if !is_manifest_file(&candidate) {
+            continue;
+        }
+        let t = manifest(&candidate)?;
+        if let Some(ws) = t.get("workspace").and_then(|w| w.as_table())
+            && member_dirs(up, ws)?.iter().any(|m| m == dir)
+        {
+            return Ok(candidate);
+        }
+    }
+    Ok(start.to_path_buf())
+}
+
+/// The workspace of `manifest_path`, or of the nearest `Cargo.toml` at or above the
+/// current directory. Errors are sentences naming the file.
 pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
-    if let Some(p) = manifest_path {
-        cmd.arg("--manifest-path").arg(p);
+    let cwd = std::env::current_dir()
+        .and_then(|c| c.canonicalize())
+        .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let start = match manifest_path {
+        Some(p) => {
+            let p = if p.is_dir() {
+                p.join("Cargo.toml")
+            } else {
+                p.to_path_buf()
+            };
+            if p.file_name().is_none_or(|n| n != "Cargo.toml") {
+                return Err(format!(
+                    "the manifest path `{}` must be a path to a Cargo.toml file",
+                    shown(&p)
+                ));
+            }
+            let abs = normalise(&cwd.join(&p));
+            // Only the directories are resolved: the manifest itself must not be a link.
+            let dir = abs
+                .parent()
+                .and_then(|d| d.canonicalize().ok())
+                .ok_or_else(|| format!("manifest path `{}` does not exist", shown(&p)))?;
+            let abs = dir.join("Cargo.toml");
+            if !abs.exists() && std::fs::symlink_metadata(&abs).is_err() {
+                return Err(format!("manifest path `{}` does not exist", shown(&p)));
+            }
+            abs
+        }
+        None => cwd
+            .ancestors()
+            .map(|d| d.join("Cargo.toml"))
+            .find(|m| is_manifest_file(m))
+            .ok_or_else(|| {
+                "could not find `Cargo.toml` in the current directory or any parent directory"
+                    .to_string()
+            })?,
+    };
+    let table = manifest(&start)?;
+    let root_manifest = find_root(&start, &table)?;
+    let root_table = if root_manifest == start {
+        table
+    } else {
+        manifest(&root_manifest)?
+    };
+    let root = root_manifest
+        .parent()
+        .unwrap_or(Path::new("/"))
+        .to_path_buf();
+    let mut dirs = match root_table.get("workspace").and_then(|w| w.as_table()) {
+        Some(ws) => member_dirs(&root, ws)?,
+        None => Vec::new(),
+    };
+    if root_table.get("package").is_some_and(|p| p.is_table()) {
+        dirs.push(root.clone());
     }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run `cargo metadata`: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("`cargo metadata` failed: {}", err.trim()));
+    dirs.sort();
+    dirs.dedup();
+    let mut members = Vec::new();
+    for dir in dirs {
+        let m = dir.join("Cargo.toml");
+        let t = if dir == root {
+            root_table.clone()
+        } else {
+            manifest(&m)?
+        };
+        let Some(pkg) = t.get("package").and_then(|p| p.as_table()) else {
+            // A virtual manifest listed as a member: nothing to check of its own.
+            continue;
+        };
+        let name = pkg
+            .get("name")
+            .and_then(|n| n.as_str())
+            .ok_or_else(|| format!("`{}` has no `package.name`", shown(&m)))?;
+        members.push(Member {
+            name: name.to_string(),
+            dir,
+        });
     }
-    parse_metadata(&String::from_utf8_lossy(&out.stdout))
+    members.sort_by(|a, b| a.dir.cmp(&b.dir));
+    Ok(Workspace { root, members })
 }
 
 /// `dir` as shown to the user: relative to the current directory when it is inside it
@@ -147,17 +347,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn members_from_metadata() {
-        let json = r#"{"packages":[
-            {"id":"path+file:///w#app@0.1.0","name":"app","manifest_path":"/w/Cargo.toml","version":"0.1.0"},
-            {"id":"path+file:///w/crates/gen#gen@0.1.0","name":"gen","manifest_path":"/w/crates/gen/Cargo.toml"}],
-            "workspace_members":["path+file:///w#app@0.1.0","path+file:///w/crates/gen#gen@0.1.0"],
-            "workspace_root":"/w","target_directory":"/w/target","version":1}"#;
-        let w = parse_metadata(json).unwrap();
-        assert_eq!(w.root, PathBuf::from("/w"));
-        assert_eq!(w.members.len(), 2);
-        assert_eq!(w.members[1].name, "gen");
-        assert_eq!(w.members[1].dir, PathBuf::from("/w/crates/gen"));
-        assert!(parse_metadata("{").is_err());
+    fn members_from_manifests() {
+        let dir = std::env::temp_dir().join(format!("idemlint-cargo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let w = |p: &str, t: &str| {
+            let p = dir.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        w(
+            "Cargo.toml",
+            "[package]\nname = \"app\"\n[workspace]\nmembers = [\"crates/*\", \"tools/x\"]\nexclude = [\"crates/skip\"]\n",
+        );
+        w("crates/gen/Cargo.toml", "[package]\nname = \"gen\"\n");
+        w("crates/skip/Cargo.toml", "[package]\nname = \"skip\"\n");
+        w("crates/empty/README", "");
+        w("tools/x/Cargo.toml", "[package]\nname = \"x\"\n");
+        let root = dir.canonicalize().unwrap();
+        let ws = workspace(Some(&dir.join("crates/gen/Cargo.toml"))).unwrap();
+        assert_eq!(ws.root, root);
+        let names: Vec<&str> = ws.members.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["app", "gen", "x"]);
+        assert_eq!(ws.members[1].dir, root.join("crates/gen"));
+        // A member not listed by the workspace above it is its own root.
+        let skip = workspace(Some(&dir.join("crates/skip/Cargo.toml"))).unwrap();
+        assert_eq!(skip.root, root.join("crates/skip"));
+        assert!(workspace(Some(&dir.join("nope/Cargo.toml"))).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -120,6 +120,9 @@ pub struct Report {
     pub checked: usize,
     /// Text of every file that has a finding, by display path (for rendering snippets).
     pub texts: std::collections::HashMap<String, Arc<str>>,
+    /// The real path of every file in `texts`, by display path. Display paths are only
+    /// for output (escaped, so not a path on disk); reads and `--fix` writes use these.
+    pub paths: std::collections::HashMap<String, PathBuf>,
     /// Set when a baseline was applied (`--baseline`, `--write-baseline`).
     pub baseline: Option<crate::baseline::Outcome>,
 }
@@ -140,14 +143,19 @@ pub enum ToolError {
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ToolError::MissingPath(p) => write!(f, "path not found: {}", p.display()),
+            ToolError::MissingPath(p) => write!(
+                f,
+                "path not found: {}",
+                crate::text::escape_controls(&p.display().to_string())
+            ),
             ToolError::ThreadPool(e) => write!(f, "could not start worker threads: {e}"),
             ToolError::Config(e) => write!(f, "{e}"),
             ToolError::StdinName(n) => write!(
                 f,
-                "cannot tell the language of `{n}`: --stdin-filename needs a name ending in .rs, .java, .kt or .kts"
+                "cannot tell the language of `{}`: --stdin-filename needs a name ending in .rs, .java, .kt or .kts",
+                crate::text::escape_controls(n)
             ),
-            ToolError::Usage(m) => f.write_str(m),
+            ToolError::Usage(m) => f.write_str(&crate::text::escape_controls_multiline(m)),
         }
     }
 }
@@ -160,14 +168,21 @@ pub fn read_source(path: &std::path::Path) -> Result<String, SourceError> {
         message: format!("could not read: {e}"),
         position: None,
     })?;
-    let probe = &bytes[..bytes.len().min(8192)];
-    if probe.contains(&0) {
-        return Err(SourceError {
-            message: "binary file (contains NUL bytes); skipped".into(),
-            position: None,
-        });
-    }
+    decode_source(bytes)
+}
+
+/// Source bytes as text. Valid UTF-8 is analysed whatever it contains (a NUL byte in a
+/// comment or string is accepted by rustc, javac and kotlinc, so it must not turn a file
+/// into "binary" and skip it); anything else is reported: as binary when it has a NUL
+/// byte in its first 8 KiB, otherwise as not UTF-8 with the position of the first bad byte.
+pub fn decode_source(bytes: Vec<u8>) -> Result<String, SourceError> {
     String::from_utf8(bytes).map_err(|e| {
+        if e.as_bytes()[..e.as_bytes().len().min(8192)].contains(&0) {
+            return SourceError {
+                message: "binary file (contains NUL bytes and is not UTF-8); skipped".into(),
+                position: None,
+            };
+        }
         let at = e.utf8_error().valid_up_to();
         let valid = &e.as_bytes()[..at];
         // The valid prefix is UTF-8, so its lines and characters can be counted.
@@ -349,6 +364,7 @@ pub fn run_text(
         parsed: 1,
         checked: 1,
         texts,
+        paths: Default::default(),
         baseline: None,
     })
 }
@@ -655,7 +671,8 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
     for (f, e, t) in per_file {
         report.findings.extend(f);
         report.errors.extend(e);
-        if let Some((k, v)) = t {
+        if let Some((k, path, v)) = t {
+            report.paths.insert(k.clone(), path);
             report.texts.insert(k, v);
         }
     }
@@ -763,7 +780,11 @@ impl Rounds<'_> {
 
 /// Pass 2 output for one file: its findings, an error, and its text when it has findings
 /// (for rendering and fixes).
-type Pass2 = (Vec<Finding>, Option<FileError>, Option<(String, Arc<str>)>);
+type Pass2 = (
+    Vec<Finding>,
+    Option<FileError>,
+    Option<(String, PathBuf, Arc<str>)>,
+);
 
 fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2 {
     let text = match read_source(&c.path) {
@@ -809,7 +830,8 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
     }));
     match r {
         Ok(f) => {
-            let t = (!f.is_empty()).then(|| (c.display.clone(), Arc::from(text.as_str())));
+            let t = (!f.is_empty())
+                .then(|| (c.display.clone(), c.path.clone(), Arc::from(text.as_str())));
             (f, None, t)
         }
         Err(p) => (Vec::new(), Some(internal_error(c, "checking", p)), None),
@@ -897,7 +919,11 @@ pub fn compute_fixes(
         let Some(original) = report.texts.get(display).map(|t| t.to_string()) else {
             continue;
         };
-        let language = match Language::from_path(std::path::Path::new(display)) {
+        // Only files read from disk can be fixed, and only at their real path.
+        let Some(real) = report.paths.get(display).cloned() else {
+            continue;
+        };
+        let language = match Language::from_path(&real) {
             Some(l) => l,
             None => continue,
         };
@@ -925,7 +951,7 @@ pub fn compute_fixes(
             }
             rules.extend(applied);
             text = new;
-            let config = match resolver.for_path(std::path::Path::new(display)) {
+            let config = match resolver.for_path(&real) {
                 Ok(c) => c,
                 Err(e) => {
                     errors.push(FileError {
@@ -945,7 +971,7 @@ pub fn compute_fixes(
         if text != original {
             fixed.push(FixedFile {
                 display: display.to_string(),
-                path: PathBuf::from(display),
+                path: real,
                 old: original,
                 new: text,
                 rules,
@@ -955,11 +981,25 @@ pub fn compute_fixes(
     (fixed, errors)
 }
 
-/// Writes fixed files to disk. Errors name the file.
-pub fn write_fixed(files: &[FixedFile]) -> Result<(), String> {
+/// Writes fixed files to disk, each through a temporary file renamed over it (permissions
+/// kept; a file that is now a symbolic link, or changed since it was analysed, is left
+/// alone). Every file is tried; returns the files that could not be written.
+pub fn write_fixed(files: &[FixedFile]) -> Vec<FileError> {
+    let mut failed = Vec::new();
     for f in files {
-        std::fs::write(&f.path, &f.new)
-            .map_err(|e| format!("could not write {}: {e}", f.display))?;
+        if let Err(e) = crate::fsio::write_atomic(
+            &f.path,
+            f.new.as_bytes(),
+            crate::fsio::WriteTarget::Existing,
+            Some(f.old.as_bytes()),
+        ) {
+            failed.push(FileError {
+                path: f.display.clone(),
+                line: None,
+                column: None,
+                message: format!("could not write the fix: {e}"),
+            });
+        }
     }
-    Ok(())
+    failed
 }

@@ -111,6 +111,10 @@ enum Command {
         /// With --workspace: leave out this package (repeatable).
         #[arg(long, value_name = "PKG", requires = "workspace")]
         exclude: Vec<String>,
+        /// Exit 2 when any file could not be analysed (every entry of `errors`: unreadable,
+        /// binary, not UTF-8, syntax errors, limits), even if there are no findings.
+        #[arg(long)]
+        strict: bool,
     },
     /// List every rule: id, default severity and summary.
     Rules,
@@ -154,6 +158,15 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
             defaulted_check = true;
         }
     }
+    // Every argument after `--` is a path (clap's rule), `-` included: a file named `-`
+    // there is that file, not standard input.
+    if let Some(sep) = args.iter().position(|a| a == "--") {
+        for a in &mut args[sep + 1..] {
+            if a == "-" {
+                *a = OsString::from("./-");
+            }
+        }
+    }
     if args
         .first()
         .is_some_and(|a| a.to_string_lossy().contains("cargo-idemlint"))
@@ -163,21 +176,13 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
     (args, defaulted_check)
 }
 
-/// The cargo workspace root of the current directory, from `cargo locate-project`.
+/// The cargo workspace root of the current directory, read from the `Cargo.toml` files
+/// (no `cargo` process; see [`crate::cargo`]).
 fn cargo_workspace_root() -> Option<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["locate-project", "--workspace", "--message-format", "plain"])
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let manifest = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
-    let root = manifest.parent()?.to_path_buf();
+    let root = crate::cargo::workspace(None).ok()?.root;
     // Show paths relative to the current directory when the root is an ancestor of it
     // (`../src/lib.rs` from a subdirectory), as cargo's own diagnostics do.
-    let cwd = std::env::current_dir().ok()?;
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
     match cwd.strip_prefix(&root) {
         Ok(rest) if rest.as_os_str().is_empty() => Some(PathBuf::from(".")),
         Ok(rest) => Some(rest.components().map(|_| "..").collect::<PathBuf>()),
@@ -254,8 +259,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             manifest_path,
             workspace,
             exclude,
+            strict,
         } => {
             let findings_exit = if exit_zero { EXIT_CLEAN } else { EXIT_FINDINGS };
+            let mut tool_failure = false;
             let selection = RuleSelection { select, ignore };
             if let Err(e) = selection.validate() {
                 eprintln!("error: {e}");
@@ -280,7 +287,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
                     eprintln!(
-                        "cargo idemlint: could not locate the cargo workspace (`cargo locate-project --workspace` failed); checking the current directory"
+                        "cargo idemlint: could not locate the cargo workspace (no Cargo.toml here or above); checking the current directory"
                     );
                     PathBuf::from(".")
                 })]
@@ -327,7 +334,11 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 let (fixed, fix_errors) =
                     crate::check::compute_fixes(&report, mode, &opts, &catalogue);
                 for e in &fix_errors {
-                    eprintln!("error: {}: {}", e.path, e.message);
+                    eprintln!(
+                        "error: {}: {}",
+                        crate::text::escape_controls(&e.path),
+                        crate::text::escape_controls(&e.message)
+                    );
                 }
                 if diff {
                     let d: String = fixed
@@ -359,19 +370,32 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         findings_exit
                     };
                 }
-                if let Err(e) = crate::check::write_fixed(&fixed) {
-                    eprintln!("error: {e}");
-                    return EXIT_TOOL_ERROR;
+                let write_errors = crate::check::write_fixed(&fixed);
+                for e in &write_errors {
+                    eprintln!(
+                        "error: {}: {}",
+                        e.path,
+                        crate::text::escape_controls(&e.message)
+                    );
                 }
-                let n: usize = fixed.iter().map(|f| f.rules.len()).sum();
+                let written: Vec<&crate::check::FixedFile> = fixed
+                    .iter()
+                    .filter(|f| !write_errors.iter().any(|e| e.path == f.display))
+                    .collect();
+                let n: usize = written.iter().map(|f| f.rules.len()).sum();
                 if !quiet {
                     eprintln!(
                         "idemlint: applied {n} fix{} in {} file{}",
                         if n == 1 { "" } else { "es" },
-                        fixed.len(),
-                        if fixed.len() == 1 { "" } else { "s" }
+                        written.len(),
+                        if written.len() == 1 { "" } else { "s" }
                     );
+                    for f in &written {
+                        eprintln!("  fixed {}", f.display);
+                    }
                 }
+                let write_failed = !write_errors.is_empty();
+                let fix_errors: Vec<_> = fix_errors.into_iter().chain(write_errors).collect();
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -380,6 +404,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     }
                 };
                 report.errors.extend(fix_errors);
+                if write_failed {
+                    tool_failure = true;
+                }
             }
             if let Err(e) = adopt_baseline(
                 &mut report,
@@ -402,7 +429,16 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 return EXIT_TOOL_ERROR;
             }
             eprint!("{}", rendered.stderr);
-            if report.findings.is_empty() {
+            if strict && !report.errors.is_empty() && !quiet {
+                eprintln!(
+                    "idemlint: --strict: {} file{} could not be analysed fully",
+                    report.errors.len(),
+                    if report.errors.len() == 1 { "" } else { "s" }
+                );
+            }
+            if tool_failure || (strict && !report.errors.is_empty()) {
+                EXIT_TOOL_ERROR
+            } else if report.findings.is_empty() {
                 EXIT_CLEAN
             } else {
                 findings_exit
@@ -411,22 +447,19 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
     }
 }
 
-/// Writes a rendered report to `output` (created or truncated, parent directories created)
-/// or, when `output` is `None` or `-`, to `stdout`. The error names the file.
+/// Writes a rendered report to `output` (through a temporary file renamed over it, see
+/// [`crate::fsio::write_atomic`]) or, when `output` is `None` or `-`, to `stdout`. The
+/// error names the file.
 fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
     match output {
         Some(path) if path != Path::new("-") => {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).map_err(|e| {
+            crate::fsio::write_atomic(path, text.as_bytes(), crate::fsio::WriteTarget::Named, None)
+                .map_err(|e| {
                     format!(
-                        "could not write the report to `{}`: could not create `{}`: {e}",
-                        path.display(),
-                        dir.display()
+                        "could not write the report to `{}`: {e}",
+                        crate::text::escape_controls(&path.display().to_string())
                     )
-                })?;
-            }
-            std::fs::write(path, text)
-                .map_err(|e| format!("could not write the report to `{}`: {e}", path.display()))
+                })
         }
         _ => stdout
             .write_all(text.as_bytes())
@@ -455,18 +488,15 @@ fn check_stdin(
     std::io::stdin()
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::Usage(format!("cannot read standard input: {e}")))?;
-    let display = name.to_string_lossy().replace('\\', "/");
-    match String::from_utf8(bytes) {
+    let display = crate::text::escape_controls(&name.to_string_lossy().replace('\\', "/"));
+    match crate::check::decode_source(bytes) {
         Ok(text) => run_text(&display, &text, opts, catalogue),
         Err(e) => Ok(Report {
             errors: vec![crate::finding::FileError {
                 path: display,
-                line: None,
-                column: None,
-                message: format!(
-                    "standard input is not valid UTF-8 (first invalid byte at offset {}); skipped",
-                    e.utf8_error().valid_up_to()
-                ),
+                line: e.position.map(|p| p.0),
+                column: e.position.map(|p| p.1),
+                message: format!("standard input: {}", e.message),
             }],
             files: 1,
             ..Report::default()
@@ -509,10 +539,35 @@ fn adopt_baseline(
                 o.file
             );
         }
-        for s in &o.stale {
+        // The first few stale entries one per line, then one summary line.
+        const SHOWN: usize = 5;
+        let esc = crate::text::escape_controls;
+        for s in o.stale.iter().take(SHOWN) {
             eprintln!(
-                "warning: stale baseline entry in {}: {} `{}` in {} (recorded {}, found {}); rewrite the baseline with --baseline {} --write-baseline {} to drop it",
-                o.file, s.rule, s.source, s.path, s.recorded, s.found, o.file, o.file
+                "warning: stale baseline entry in {}: {} `{}` in {} (recorded {}, found {})",
+                o.file,
+                esc(&s.rule),
+                esc(&s.source),
+                esc(&s.path),
+                s.recorded,
+                s.found
+            );
+        }
+        if !o.stale.is_empty() {
+            let more = o.stale.len().saturating_sub(SHOWN);
+            eprintln!(
+                "warning: {} stale baseline entr{} in {}{}; rewrite the baseline with --baseline {} --write-baseline {} to drop {}",
+                o.stale.len(),
+                if o.stale.len() == 1 { "y" } else { "ies" },
+                o.file,
+                if more > 0 {
+                    format!(" ({more} not listed; the JSON output's `baseline.stale` has them all)")
+                } else {
+                    String::new()
+                },
+                o.file,
+                o.file,
+                if o.stale.len() == 1 { "it" } else { "them" }
             );
         }
     }

@@ -205,15 +205,110 @@ pub struct ConfigError {
     /// Byte range in the file's text.
     pub span: Option<Range<usize>>,
     pub help: Option<String>,
-    source: Option<Box<NamedSource<String>>>,
+    /// The file's text, for the snippet (only files read as regular files).
+    text: Option<Arc<str>>,
+    /// The snippet miette shows, built on first use from `text` and `span`.
+    excerpt: Box<std::sync::OnceLock<Option<Excerpt>>>,
+}
+
+/// Longest snippet line shown in a configuration error, in chars.
+const SNIPPET_CHARS: usize = 160;
+/// Longest message shown in a configuration error, in chars.
+const MESSAGE_CHARS: usize = 300;
+
+/// The part of a configuration file an error shows: one line, at most [`SNIPPET_CHARS`]
+/// around the span, control characters replaced, with its real line number.
+#[derive(Debug)]
+struct Excerpt {
+    source: NamedSource<String>,
+    /// 0-based line of the excerpt in the file.
+    line: usize,
+    /// Chars of that line left out before the excerpt.
+    column: usize,
+    span: Range<usize>,
+}
+
+impl Excerpt {
+    fn new(name: &str, text: &str, span: Range<usize>) -> Excerpt {
+        let clamp = |i: usize| {
+            let mut i = i.min(text.len());
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let start = clamp(span.start);
+        let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line_end = text[start..]
+            .find(['\n', '\r'])
+            .map_or(text.len(), |i| start + i);
+        let line = text[..line_start].matches('\n').count();
+        // A window of the line around the span's start.
+        let before: Vec<(usize, char)> = text[line_start..start].char_indices().collect();
+        let skip = before.len().saturating_sub(SNIPPET_CHARS / 3);
+        let from = before.get(skip).map_or(start, |(i, _)| line_start + i);
+        let to = text[from..line_end]
+            .char_indices()
+            .nth(SNIPPET_CHARS)
+            .map_or(line_end, |(i, _)| from + i);
+        let shown = crate::text::sanitize_snippet(&text[from..to]).into_owned();
+        let end = clamp(span.end).clamp(start, to);
+        Excerpt {
+            source: NamedSource::new(name, shown),
+            line,
+            column: skip,
+            span: (start - from)..(end - from),
+        }
+    }
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let inner = self.source.inner().read_span(span, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.source.name().to_string(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.line,
+            inner.column() + if inner.line() == 0 { self.column } else { 0 },
+            inner.line_count(),
+        )))
+    }
+}
+
+impl ConfigError {
+    fn excerpt(&self) -> Option<&Excerpt> {
+        self.excerpt
+            .get_or_init(|| {
+                let text = self.text.as_deref()?;
+                let span = self.span.clone()?;
+                Some(Excerpt::new(&self.file, text, span))
+            })
+            .as_ref()
+    }
+
+    /// The message as printed: control characters escaped, at most [`MESSAGE_CHARS`].
+    fn shown_message(&self) -> String {
+        let mut m: String = self.message.chars().take(MESSAGE_CHARS).collect();
+        if m.len() < self.message.len() {
+            m.push('…');
+        }
+        crate::text::escape_controls(&m)
+    }
 }
 
 impl ConfigError {
     fn new(file: &Path, text: Option<&str>, message: String) -> ConfigError {
         let name = display_path(file);
         ConfigError {
-            source: text.map(|t| Box::new(NamedSource::new(&name, t.to_string()))),
-            file: name,
+            text: text.map(Arc::from),
+            excerpt: Box::default(),
+            file: crate::text::escape_controls(&name),
             message,
             span: None,
             help: None,
@@ -240,7 +335,12 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid configuration {}: {}", self.file, self.message)
+        write!(
+            f,
+            "invalid configuration {}: {}",
+            self.file,
+            self.shown_message()
+        )
     }
 }
 
@@ -256,11 +356,10 @@ impl Diagnostic for ConfigError {
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.source.as_deref().map(|s| s as &dyn SourceCode)
+        self.excerpt().map(|s| s as &dyn SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let span = self.span.clone()?;
-        self.source.as_ref()?;
+        let span = self.excerpt()?.span.clone();
         Some(Box::new(std::iter::once(
             LabeledSpan::new_primary_with_span(
                 Some("here".to_string()),
@@ -291,9 +390,47 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
 
 const HELP: &str = "see the Configuration section of idemlint's README";
 
-fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(path, None, format!("could not read it: {e}")))
+/// Reads a configuration file: a regular file of at most [`crate::fsio::MAX_CONFIG_BYTES`].
+/// `follow`: the user named it (`--config`), so a symbolic link is followed; discovered
+/// files are read only when they are regular files themselves. An error never carries the
+/// text, so nothing of a file that was not read as configuration is ever shown.
+fn read(path: &Path, follow: bool) -> Result<String, ConfigError> {
+    crate::fsio::read_regular_text(path, crate::fsio::MAX_CONFIG_BYTES, follow).map_err(|e| {
+        let mut c = ConfigError::new(path, None, format!("could not read it: {e}"));
+        if !follow
+            && matches!(
+                e,
+                crate::fsio::ReadError::Symlink | crate::fsio::ReadError::NotRegular
+            )
+        {
+            c.help = Some(DISCOVERED_HELP.into());
+        }
+        c
+    })
+}
+
+const DISCOVERED_HELP: &str = "configuration files found by discovery are read only when they are regular files (a checked-out tree could link them to a secret); replace it with a regular file, or name the file with --config";
+
+/// Whether a discovered configuration file exists at `path`: `Ok(false)` when nothing is
+/// there; an error when something other than a regular file is (a symbolic link, a FIFO,
+/// a device), which is never read.
+fn discovered(path: &Path) -> Result<bool, ConfigError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => {
+            let what = if m.file_type().is_symlink() {
+                "a symbolic link"
+            } else if m.is_dir() {
+                return Ok(false);
+            } else {
+                "not a regular file"
+            };
+            let mut c = ConfigError::new(path, None, format!("it is {what}; not read"));
+            c.help = Some(DISCOVERED_HELP.into());
+            Err(c)
+        }
+        Err(_) => Ok(false),
+    }
 }
 
 /// Parses an `idemlint.toml` / `.idemlint.toml` text. `builtin` is the catalogue the
@@ -394,7 +531,7 @@ fn from_table(
                     path,
                     text,
                     key.span(),
-                    format!("unknown configuration key `{name}`"),
+                    format!("unknown configuration key `{}`", short(name)),
                     match did_you_mean(name, &known) {
                         Some(s) => format!("did you mean `{s}`? known keys: {}", known.join(", ")),
                         None => format!("known keys: {}", known.join(", ")),
@@ -437,7 +574,7 @@ fn rule_levels(
                 path,
                 text,
                 key.span(),
-                format!("unknown rule `{id}`"),
+                format!("unknown rule `{}`", short(id)),
                 match did_you_mean(id, &ids) {
                     Some(s) => format!("did you mean `{s}`? `idemlint rules` lists every rule"),
                     None => format!("`idemlint rules` lists every rule: {}", ids.join(", ")),
@@ -456,6 +593,22 @@ fn rule_levels(
         levels.insert(id.to_string(), level);
     }
     Ok(levels)
+}
+
+/// Most patterns in one `include` / `exclude` list.
+const MAX_GLOBS: usize = 10_000;
+/// Longest pattern in an `include` / `exclude` list, in bytes.
+const MAX_GLOB_BYTES: usize = 1_000;
+/// Most bytes of all the patterns of one list together.
+const MAX_GLOB_TOTAL_BYTES: usize = 256 << 10;
+
+/// At most 80 chars of `s` for a message (input quoted in errors).
+fn short(s: &str) -> String {
+    let mut out: String = s.chars().take(80).collect();
+    if out.len() < s.len() {
+        out.push('…');
+    }
+    out
 }
 
 /// Compiles an include/exclude list. A pattern without `/` matches a file or directory
@@ -480,11 +633,51 @@ fn globs(
     let Some(items) = value.get_ref().as_array() else {
         return Err(list_error(value.span()));
     };
+    if items.len() > MAX_GLOBS {
+        return Err(ConfigError::at(
+            path,
+            text,
+            value.span().start..value.span().start + 1,
+            format!(
+                "`{key}` has {} patterns; at most {MAX_GLOBS} are allowed",
+                items.len()
+            ),
+            "use directory patterns (`generated`, `src/legacy/**`) instead of listing files".into(),
+        ));
+    }
+    let total: usize = items
+        .iter()
+        .filter_map(|i| i.get_ref().as_str())
+        .map(str::len)
+        .sum();
+    if total > MAX_GLOB_TOTAL_BYTES {
+        return Err(ConfigError::at(
+            path,
+            text,
+            value.span().start..value.span().start + 1,
+            format!(
+                "the `{key}` patterns are {total} bytes in all; at most {MAX_GLOB_TOTAL_BYTES} are allowed"
+            ),
+            "use directory patterns (`generated`, `src/legacy/**`) instead of listing files".into(),
+        ));
+    }
     let mut builder = GlobSetBuilder::new();
     for item in items.iter() {
         let Some(pattern) = item.get_ref().as_str() else {
             return Err(list_error(item.span()));
         };
+        if pattern.len() > MAX_GLOB_BYTES {
+            return Err(ConfigError::at(
+                path,
+                text,
+                item.span(),
+                format!(
+                    "a pattern in `{key}` is {} bytes long; at most {MAX_GLOB_BYTES} are allowed",
+                    pattern.len()
+                ),
+                "shorten the pattern; `**` matches across directories".into(),
+            ));
+        }
         let anchored = pattern.starts_with('/');
         let p = pattern
             .trim_start_matches("./")
@@ -513,7 +706,7 @@ fn globs(
                         path,
                         text,
                         item.span(),
-                        format!("invalid glob `{pattern}`: {}", e.kind()),
+                        format!("invalid glob `{}`: {}", short(pattern), e.kind()),
                         "globs use `*` (within a directory), `**` (across directories), `?`, `[abc]` and `{a,b}`".into(),
                     )
                 })?;
@@ -525,8 +718,8 @@ fn globs(
             path,
             text,
             value.span(),
-            format!("invalid `{key}`: {e}"),
-            HELP.into(),
+            format!("the `{key}` patterns are too complex to compile: {e}"),
+            "use fewer or simpler patterns".into(),
         )
     })
 }
@@ -574,7 +767,7 @@ impl Resolver {
                     "no such file (given with --config)".into(),
                 ));
             }
-            let text = read(file)?;
+            let text = read(file, true)?;
             let is_manifest = file.file_name().is_some_and(|n| n == "Cargo.toml");
             let mut config = if is_manifest {
                 parse_cargo_manifest(file, &text, builtin, true)?.ok_or_else(|| {
@@ -676,12 +869,12 @@ impl Resolver {
             }
             for name in CONFIG_FILES {
                 let candidate = d.join(name);
-                if candidate.is_file() {
+                if discovered(&candidate)? {
                     return self.load(&candidate, false);
                 }
             }
             let manifest = d.join("Cargo.toml");
-            if manifest.is_file() {
+            if discovered(&manifest)? {
                 if let Some(c) = self.load(&manifest, !seen_manifest)? {
                     return Ok(Some(c));
                 }
@@ -703,7 +896,7 @@ impl Resolver {
         if let Some(c) = self.by_file.get(&key) {
             return Ok(c.clone());
         }
-        let text = read(file)?;
+        let text = read(file, false)?;
         let parsed = if is_manifest {
             if text.contains("idemlint") {
                 parse_cargo_manifest(file, &text, &self.builtin, allow_package)?

@@ -21,27 +21,164 @@ pub struct Candidate {
 #[derive(Debug)]
 pub struct MissingPath(pub PathBuf);
 
-/// How a path is shown: `.` components dropped (`.//a/./b.kt` → `a/b.kt`), and control
-/// characters escaped so a file name cannot forge report lines.
-fn display_of(p: &Path) -> String {
+/// How a path is shown: `.` components dropped (`.//a/./b.kt` → `a/b.kt`), control
+/// characters escaped so a file name cannot forge report lines, and (on Unix, where a
+/// backslash is an ordinary file-name byte) `\\` doubled and bytes that are not UTF-8
+/// written `\\xNN`. The escaping is injective: two different paths never display alike,
+/// so a file cannot hide behind another's name. The display is only for output; files are
+/// read and written through [`Candidate::path`].
+pub fn display_of(p: &Path) -> String {
     let cleaned: PathBuf = p
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect();
-    let s = if cleaned.as_os_str().is_empty() {
-        ".".to_string()
-    } else {
-        cleaned.to_string_lossy().into_owned()
-    };
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
+    if cleaned.as_os_str().is_empty() {
+        return ".".to_string();
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let mut out = String::new();
+        for chunk in cleaned.as_os_str().as_bytes().utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c == '\\' {
+                    out.push_str("\\\\");
+                } else {
+                    out.push_str(&crate::text::escape_controls(c.encode_utf8(&mut [0; 4])));
+                }
             }
-        })
-        .collect()
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        crate::text::escape_controls(&cleaned.to_string_lossy())
+    }
+}
+
+/// Ignore files read per directory of a walk.
+const IGNORE_FILES: &[&str] = &[".ignore", ".gitignore"];
+
+/// `.gitignore` and `.ignore` rules for one walk, loaded per directory on first use: the
+/// walk root and its ancestors up to the enclosing git repository's root, and every
+/// directory below. Only regular files of at most [`crate::fsio::MAX_IGNORE_BYTES`] are
+/// read; any other (a symbolic link, FIFO, device, an oversized file) is not read and is
+/// reported in `errors`. In each directory `.ignore` wins over `.gitignore`, and deeper
+/// directories win over shallower ones, as with ripgrep.
+#[derive(Clone)]
+struct IgnoreRules {
+    /// The root as given, and canonical.
+    root: PathBuf,
+    canonical: PathBuf,
+    /// Ancestors of the root whose ignore files apply (outermost first).
+    parents: Vec<PathBuf>,
+    cache: std::sync::Arc<
+        std::sync::Mutex<std::collections::HashMap<PathBuf, Vec<ignore::gitignore::Gitignore>>>,
+    >,
+    errors: std::sync::Arc<std::sync::Mutex<Vec<FileError>>>,
+}
+
+impl IgnoreRules {
+    fn new(root: &Path) -> IgnoreRules {
+        let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let mut parents: Vec<PathBuf> = Vec::new();
+        if !canonical.join(".git").exists() {
+            for up in canonical.ancestors().skip(1) {
+                parents.push(up.to_path_buf());
+                if up.join(".git").exists() {
+                    break;
+                }
+            }
+            if !parents.last().is_some_and(|p| p.join(".git").exists()) {
+                parents.clear();
+            }
+        }
+        parents.reverse();
+        IgnoreRules {
+            root: root.to_path_buf(),
+            canonical,
+            parents,
+            cache: Default::default(),
+            errors: Default::default(),
+        }
+    }
+
+    /// The matchers of directory `dir` (canonical), `.ignore` first.
+    fn matchers(&self, dir: &Path) -> Vec<ignore::gitignore::Gitignore> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cache.get(dir) {
+            return m.clone();
+        }
+        let mut out = Vec::new();
+        for name in IGNORE_FILES {
+            let file = dir.join(name);
+            if std::fs::symlink_metadata(&file).is_err() {
+                continue;
+            }
+            match crate::fsio::read_regular(&file, crate::fsio::MAX_IGNORE_BYTES, false) {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+                    for line in text.lines() {
+                        // A bad pattern is skipped, as git does.
+                        let _ = b.add_line(Some(file.clone()), line);
+                    }
+                    if let Ok(g) = b.build() {
+                        out.push(g);
+                    }
+                }
+                Err(e) => {
+                    let shown = self
+                        .root
+                        .join(dir.strip_prefix(&self.canonical).unwrap_or(dir));
+                    self.errors
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(FileError {
+                            path: display_of(&shown.join(name)),
+                            line: None,
+                            column: None,
+                            message: format!("ignore file not read: {e}; its rules do not apply"),
+                        });
+                }
+            }
+        }
+        cache.insert(dir.to_path_buf(), out.clone());
+        out
+    }
+
+    /// Whether the walk entry `e` is ignored.
+    fn ignored(&self, e: &ignore::DirEntry) -> bool {
+        let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+        let abs = self.canonical.join(rel);
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        let mut dirs: Vec<PathBuf> = self.parents.clone();
+        let mut d = self.canonical.clone();
+        dirs.push(d.clone());
+        if let Some(parent) = rel.parent() {
+            for c in parent.components() {
+                d.push(c);
+                dirs.push(d.clone());
+            }
+        }
+        for dir in dirs.iter().rev() {
+            for m in self.matchers(dir) {
+                match m.matched(&abs, is_dir) {
+                    ignore::Match::Ignore(_) => return true,
+                    ignore::Match::Whitelist(_) => return false,
+                    ignore::Match::None => {}
+                }
+            }
+        }
+        false
+    }
+
+    fn take_errors(&self) -> Vec<FileError> {
+        std::mem::take(&mut *self.errors.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// Walks `paths`. Files named explicitly are kept whatever their extension says as long as
@@ -117,9 +254,18 @@ pub fn discover_with(
         // Directories are read in parallel; the result is sorted below, so it does not
         // depend on the order.
         let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
+        let rules = IgnoreRules::new(root);
+        let filter_rules = rules.clone();
         ignore::WalkBuilder::new(root)
             .require_git(false)
             .follow_links(false)
+            // `.gitignore` / `.ignore` files are read by [`IgnoreRules`] (regular files of
+            // bounded size only), not by the `ignore` crate, which follows links and reads
+            // FIFOs and devices without bound.
+            .git_ignore(false)
+            .ignore(false)
+            .parents(false)
+            .filter_entry(move |e| e.depth() == 0 || !filter_rules.ignored(e))
             .threads(threads)
             .build_parallel()
             .run(|| {
@@ -157,6 +303,7 @@ pub fn discover_with(
         let (f, e) = found.into_inner().unwrap_or_else(|p| p.into_inner());
         files.extend(f);
         errors.extend(e);
+        errors.extend(rules.take_errors());
     }
     errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     // The same file named twice (`. /abs/same/dir`, a symlinked directory) is analysed

@@ -19,6 +19,7 @@ pub mod discover;
 pub mod finding;
 pub mod fix;
 pub mod flow;
+pub mod fsio;
 pub mod index;
 pub mod lang;
 pub mod lsp;

@@ -116,3 +116,94 @@ mod tests {
         assert_eq!(idx.position(cr, 5).line, 3);
     }
 }
+
+/// True for characters that must not reach a terminal raw: C0 and C1 controls (except tab
+/// and line breaks, which callers handle), DEL, and the Unicode bidirectional overrides
+/// and isolates (which reorder what a reader sees).
+fn is_dangerous(c: char) -> bool {
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every control character (including line breaks and tab), DEL and bidi override
+/// escaped Rust-style (`\u{1b}`, `\n`), for one-line output of text that came from input
+/// (file names, messages quoting source, configuration values).
+pub fn escape_controls(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() || is_dangerous(c)) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() || is_dangerous(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`escape_controls`] for multi-line text: line breaks and tabs are kept, every other
+/// control character is escaped.
+pub fn escape_controls_multiline(s: &str) -> String {
+    if !s.chars().any(is_dangerous) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_dangerous(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `text` for rendering as a source snippet: the same length in bytes and in chars (so
+/// spans and columns still fit), with each dangerous character (see [`escape_controls`]; a
+/// lone `\r` too) replaced by printable characters of the same UTF-8 length: `?` for one
+/// byte, `¿` for two, U+FFFD for three.
+pub fn sanitize_snippet(text: &str) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let lone_cr = |i: usize| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n');
+    if !text
+        .char_indices()
+        .any(|(i, c)| is_dangerous(c) || (c == '\r' && lone_cr(i)))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if is_dangerous(c) || (c == '\r' && lone_cr(i)) {
+            out.push(match c.len_utf8() {
+                1 => '?',
+                2 => '¿',
+                _ => '\u{fffd}',
+            });
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_and_snippets_keep_their_length() {
+        assert_eq!(
+            escape_controls("a\u{1b}]0;x\u{7}b\n"),
+            "a\\u{1b}]0;x\\u{7}b\\n"
+        );
+        assert_eq!(escape_controls_multiline("a\u{1b}\nb"), "a\\u{1b}\nb");
+        let s = "x\u{1b}[31m\u{9b}\u{202e}y\r\nz\rw";
+        let t = sanitize_snippet(s);
+        assert_eq!(t.len(), s.len());
+        assert_eq!(t.chars().count(), s.chars().count());
+        assert!(!t.chars().any(is_dangerous));
+        assert!(t.contains("\r\n") && !t.contains("z\r"));
+    }
+}

@@ -745,7 +745,7 @@ fn cargo_workspace_exclude_and_manifest_path() {
         .args(["idemlint", "--manifest-path", "nope/Cargo.toml"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cargo metadata"));
+        .stderr(predicate::str::contains("nope/Cargo.toml"));
 }
 
 #[test]

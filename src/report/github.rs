@@ -67,7 +67,7 @@ pub fn render(report: &Report, quiet: bool) -> String {
         count(cmd);
         let mut props = format!(
             "file={},line={}",
-            escape_property(&github_path(&f.path)),
+            escape_property(&crate::text::escape_controls(&github_path(&f.path))),
             f.line
         );
         props.push_str(&format!(",endLine={}", f.end_line));
@@ -78,13 +78,17 @@ pub fn render(report: &Report, quiet: bool) -> String {
             ",title={}",
             escape_property(&format!("idemlint: {}", f.rule))
         ));
-        let message = format!("{}\nhelp: {}", f.message, f.help);
+        let message =
+            crate::text::escape_controls_multiline(&format!("{}\nhelp: {}", f.message, f.help));
         lines.push(format!("::{cmd} {props}::{}", escape_data(&message)));
     }
     if !quiet {
         for e in &report.errors {
             count("warning");
-            let mut props = format!("file={}", escape_property(&github_path(&e.path)));
+            let mut props = format!(
+                "file={}",
+                escape_property(&crate::text::escape_controls(&github_path(&e.path)))
+            );
             if let Some(l) = e.line {
                 props.push_str(&format!(",line={l}"));
             }
@@ -95,7 +99,10 @@ pub fn render(report: &Report, quiet: bool) -> String {
                 ",title={}",
                 escape_property("idemlint: file not fully analysed")
             ));
-            lines.push(format!("::warning {props}::{}", escape_data(&e.message)));
+            lines.push(format!(
+                "::warning {props}::{}",
+                escape_data(&crate::text::escape_controls(&e.message))
+            ));
         }
     }
     let mut out = String::new();

@@ -17,14 +17,21 @@ struct FindingDiagnostic<'a> {
 
 impl fmt::Debug for FindingDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&esc(&self.finding.message))
     }
 }
 
 impl fmt::Display for FindingDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&esc(&self.finding.message))
     }
+}
+
+/// Text from the input (messages quote source; paths are file names) with control
+/// characters escaped, line breaks kept: nothing from a checked tree reaches the terminal
+/// raw.
+fn esc(s: &str) -> String {
+    crate::text::escape_controls_multiline(s)
 }
 
 impl std::error::Error for FindingDiagnostic<'_> {}
@@ -41,7 +48,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
         })
     }
     fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
-        Some(Box::new(&self.finding.help))
+        Some(Box::new(esc(&self.finding.help)))
     }
     fn source_code(&self) -> Option<&dyn SourceCode> {
         Some(&self.source)
@@ -97,14 +104,18 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     let mut out = String::new();
     for f in &report.findings {
         // The file's text is shared, not copied, per finding.
-        let text: std::sync::Arc<str> = report
-            .texts
-            .get(&f.path)
-            .cloned()
-            .unwrap_or_else(|| std::sync::Arc::from(""));
+        // Control characters in the snippet are replaced by printable ones of the same
+        // length, so spans still fit and no escape sequence reaches the terminal.
+        let text: std::sync::Arc<str> = match report.texts.get(&f.path) {
+            Some(t) => match crate::text::sanitize_snippet(t) {
+                std::borrow::Cow::Borrowed(_) => t.clone(),
+                std::borrow::Cow::Owned(o) => std::sync::Arc::from(o),
+            },
+            None => std::sync::Arc::from(""),
+        };
         let diag = FindingDiagnostic {
             finding: f,
-            source: NamedSource::new(&f.path, text),
+            source: NamedSource::new(esc(&f.path), text),
         };
         // miette can panic on extreme inputs (a column past 65,535): fall back to one line.
         let mut one = String::new();
@@ -117,13 +128,13 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
         } else {
             out.push_str(&format!(
                 "{}:{}:{}: {}[{}] {}\n  help: {}\n",
-                f.path,
+                crate::text::escape_controls(&f.path),
                 f.line,
                 f.column,
                 f.severity.name(),
                 f.rule,
-                f.message,
-                f.help
+                crate::text::escape_controls(&f.message),
+                esc(&f.help)
             ));
         }
         out.push('\n');
@@ -135,6 +146,11 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
 pub fn render_errors(report: &Report) -> String {
     let mut out = String::new();
     for e in &report.errors {
+        let e = crate::finding::FileError {
+            path: crate::text::escape_controls(&e.path),
+            message: crate::text::escape_controls(&e.message),
+            ..e.clone()
+        };
         match (e.line, e.column) {
             (Some(l), Some(c)) => {
                 out.push_str(&format!("warning: {}:{l}:{c}: {}\n", e.path, e.message))

@@ -11,10 +11,10 @@ use crate::check::Report;
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
     for f in &report.findings {
-        let message = f.message.replace(['\r', '\n'], " ");
+        let message = crate::text::escape_controls(&f.message.replace(['\r', '\n'], " "));
         out.push_str(&format!(
             "{}:{}:{}: {}[{}] {}\n",
-            f.path,
+            crate::text::escape_controls(&f.path),
             f.line,
             f.column,
             f.severity.name(),

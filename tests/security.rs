@@ -1,0 +1,603 @@
+//! Malicious trees: what a pull request can commit (symbolic links to secrets, toolchain
+//! overrides, FIFOs, device files, hostile names) must not make idemlint run anything,
+//! write outside the named outputs, print a secret, hang, or skip a file silently.
+//! Unix only (symbolic links, FIFOs, non-UTF-8 names).
+#![cfg(unix)]
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("security")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, rel: impl AsRef<Path>, text: &str) -> PathBuf {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn link(target: impl AsRef<Path>, at: impl AsRef<Path>) {
+    std::os::unix::fs::symlink(target, at).unwrap();
+}
+
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_bin(bin: &str, dir: &Path, args: &[&str], f: impl FnOnce(&mut Command)) -> Out {
+    let mut c = Command::cargo_bin(bin).unwrap();
+    c.current_dir(dir)
+        .args(args)
+        .timeout(Duration::from_secs(60));
+    f(&mut c);
+    let o = c.output().unwrap();
+    Out {
+        code: o.status.code().expect("idemlint was killed (hang?)"),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Out {
+    run_bin("idemlint", dir, args, |_| {})
+}
+
+fn json(o: &Out) -> serde_json::Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
+}
+
+const PAY: &str = r#"import java.util.UUID
+
+class Pay {
+    fun localKey(api: Api, amount: Long) {
+        Retry.withRetry(3) {
+            val key = UUID.randomUUID().toString()
+            api.createCharge(idempotencyKey = key, amount = amount)
+        }
+    }
+}
+"#;
+
+const RUST_BUG: &str = "pub async fn charge() {\n    backoff::future::retry(policy(), || async {\n        send(uuid::Uuid::new_v4()).await\n    }).await;\n}\nfn send(idempotency_key: uuid::Uuid) {}\n";
+
+const SECRET: &str = "ghp_SuperSecretValue123";
+
+/// Item 2: a discovered configuration file that is a symbolic link (to a secret) is never
+/// read, and nothing of its target is printed.
+#[test]
+fn symlinked_configuration_is_not_read_or_echoed() {
+    let root = scratch("config_link");
+    write(
+        &root,
+        "outside/credentials",
+        &format!(
+            "[credential]\nhelper = store\nextraheader = AUTHORIZATION: basic {SECRET} idemlint\n"
+        ),
+    );
+    for name in ["idemlint.toml", ".idemlint.toml", "Cargo.toml"] {
+        let tree = root.join(format!("tree-{name}"));
+        write(&tree, "Pay.kt", PAY);
+        link(root.join("outside/credentials"), tree.join(name));
+        let o = run(&tree, &["check", "."]);
+        assert_eq!(o.code, 2, "{name}: {}", o.stderr);
+        assert!(
+            !o.stderr.contains(SECRET) && !o.stdout.contains(SECRET),
+            "{name}: {}",
+            o.stderr
+        );
+        assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
+    }
+    // Named with --config, a link is the user's choice; the error is still capped.
+    let tree = root.join("tree-idemlint.toml");
+    let o = run(&tree, &["check", ".", "--config", "../outside/credentials"]);
+    assert_eq!(o.code, 2);
+}
+
+/// Items 2, 13, 15: configuration error snippets are one capped line with control
+/// characters replaced; huge globs fail with a clear message and no echo.
+#[test]
+fn configuration_errors_are_capped_and_escaped() {
+    let dir = scratch("config_caps");
+    write(&dir, "Pay.kt", PAY);
+    // The snippet is a window around the error, not the whole line.
+    let long = format!("[rules]\nx = = {} \"{SECRET}\"\n", "a".repeat(20_000));
+    write(&dir, "idemlint.toml", &long);
+    let o = run(&dir, &["check", "."]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.len() < 3_000, "{} bytes of stderr", o.stderr.len());
+    assert!(!o.stderr.contains(SECRET));
+    write(
+        &dir,
+        "idemlint.toml",
+        "[rules]\ntime-in-key = \"\u{1b}]0;PWNED\u{7}\"\n",
+    );
+    let o = run(&dir, &["check", "."]);
+    assert_eq!(o.code, 2);
+    assert!(
+        !o.stderr.contains('\u{1b}') && !o.stderr.contains('\u{7}'),
+        "{:?}",
+        o.stderr
+    );
+    write(
+        &dir,
+        "idemlint.toml",
+        &format!("include = [\"{}\"]\n", "a".repeat(200_000)),
+    );
+    let o = run(&dir, &["check", "."]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("at most 1000"), "{}", o.stderr);
+    assert!(o.stderr.len() < 3_000, "{} bytes of stderr", o.stderr.len());
+}
+
+/// Item 3: `--workspace`, `--manifest-path` and `cargo idemlint` find the workspace
+/// without running `cargo` (which would honour the tree's `rust-toolchain.toml`).
+#[test]
+fn workspace_flags_run_no_cargo() {
+    let dir = scratch("no_cargo");
+    let marker = dir.join("PWNED");
+    let fake = format!("#!/bin/sh\necho \"$@\" > '{}'\nexit 1\n", marker.display());
+    for bin in ["bin/cargo", "tc/bin/cargo", "tc/bin/rustc"] {
+        let p = write(&dir, bin, &fake);
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let ws = dir.join("ws");
+    write(
+        &ws,
+        "rust-toolchain.toml",
+        &format!("[toolchain]\npath = \"{}\"\n", dir.join("tc").display()),
+    );
+    write(&ws, ".cargo/config.toml", "[alias]\nmetadata = \"build\"\n");
+    write(
+        &ws,
+        "Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/old\"]\n",
+    );
+    write(&ws, "src/lib.rs", RUST_BUG);
+    write(&ws, "crates/pay/Cargo.toml", "[package]\nname = \"pay\"\n");
+    write(&ws, "crates/pay/src/lib.rs", RUST_BUG);
+    write(&ws, "crates/old/Cargo.toml", "[package]\nname = \"old\"\n");
+    write(&ws, "crates/old/src/lib.rs", RUST_BUG);
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = |c: &mut Command| {
+        c.env("PATH", &path).env("CARGO", dir.join("bin/cargo"));
+    };
+    let paths = |o: &Out| -> Vec<String> {
+        let mut p: Vec<String> = json(o)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect();
+        p.dedup();
+        p
+    };
+    let o = run_bin(
+        "idemlint",
+        &ws,
+        &[
+            "check",
+            "--workspace",
+            "--exclude",
+            "app",
+            "--format",
+            "json",
+        ],
+        env,
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(paths(&o), ["crates/pay/src/lib.rs"]);
+    let o = run_bin(
+        "idemlint",
+        &dir,
+        &[
+            "check",
+            "--manifest-path",
+            "ws/crates/pay/Cargo.toml",
+            "--format",
+            "json",
+        ],
+        env,
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(paths(&o).len(), 3, "{:?}", paths(&o));
+    let o = run_bin(
+        "cargo-idemlint",
+        &ws.join("crates/pay"),
+        &["idemlint", "--format", "json"],
+        env,
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(paths(&o).len(), 3);
+    assert!(!marker.exists(), "a cargo from the tree or PATH ran");
+}
+
+/// Item 4: `--output` and `--write-baseline` replace a symbolic link instead of writing
+/// through it, never create directories through a linked parent, and refuse a relative
+/// path outside the working directory.
+#[test]
+fn outputs_do_not_follow_symbolic_links() {
+    let root = scratch("output_links");
+    let victim = write(&root, "outside/victim.txt", "precious\n");
+    let tree = root.join("tree");
+    write(&tree, "Pay.kt", PAY);
+    link("../outside/victim.txt", tree.join("idemlint.sarif"));
+    link("../outside/victim.txt", tree.join("idemlint-baseline.json"));
+    link("../outside", tree.join("reports"));
+    let o = run(
+        &tree,
+        &[
+            "check",
+            ".",
+            "--format",
+            "sarif",
+            "--output",
+            "idemlint.sarif",
+        ],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let o = run(
+        &tree,
+        &["check", ".", "--write-baseline", "idemlint-baseline.json"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    for f in ["idemlint.sarif", "idemlint-baseline.json"] {
+        let m = std::fs::symlink_metadata(tree.join(f)).unwrap();
+        assert!(m.is_file(), "{f} is now the report itself");
+    }
+    for target in ["reports/new/x.txt", "reports/x.txt", "../outside/y.txt"] {
+        let o = run(&tree, &["check", ".", "--output", target]);
+        assert_eq!(o.code, 2, "{target}: {}", o.stderr);
+        let o = run(&tree, &["check", ".", "--write-baseline", target]);
+        assert_eq!(o.code, 2, "{target}: {}", o.stderr);
+    }
+    let mut left: Vec<_> = std::fs::read_dir(root.join("outside"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["victim.txt"], "nothing written outside the tree");
+    // Missing directories inside the tree are still created.
+    let o = run(&tree, &["check", ".", "--output", "out/deep/report.txt"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(tree.join("out/deep/report.txt").is_file());
+}
+
+/// Item 5: files whose displayed names would coincide are both analysed, and `--fix`
+/// writes each file at its real path.
+#[test]
+fn display_collisions_neither_hide_nor_misdirect() {
+    let dir = scratch("display_collision");
+    write(&dir, "Charge\\u{7}.kt", PAY);
+    write(&dir, "Charge\u{7}.kt", PAY);
+    let bad_a = std::ffi::OsStr::from_bytes(b"a\xfe.kt");
+    let bad_b = std::ffi::OsStr::from_bytes(b"a\xff.kt");
+    std::fs::write(dir.join(bad_a), PAY).unwrap();
+    std::fs::write(dir.join(bad_b), PAY).unwrap();
+    let o = run(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(o.code, 1);
+    let v = json(&o);
+    let mut paths: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+
+    let dir = scratch("fix_real_path");
+    let victim = "// the team's real code\nclass Billing { fun total() = 42 }\n";
+    write(&dir, "Billing\\u{7}.kt", victim);
+    write(&dir, "Billing\u{7}.kt", PAY);
+    write(&dir, "Nl\nX.kt", PAY);
+    let o = run(&dir, &["check", ".", "--fix", "--unsafe-fixes"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("Billing\\u{7}.kt")).unwrap(),
+        victim
+    );
+    for f in ["Billing\u{7}.kt", "Nl\nX.kt"] {
+        assert_ne!(
+            std::fs::read_to_string(dir.join(f)).unwrap(),
+            PAY,
+            "{f:?} not fixed"
+        );
+    }
+    assert!(
+        !dir.join("Nl\\nX.kt").exists(),
+        "no stray file at the display path"
+    );
+}
+
+/// Items 4 and 8: `--fix` does not write through a symbolic link and keeps permissions.
+#[test]
+fn fix_writes_atomically_and_keeps_the_mode() {
+    let dir = scratch("fix_atomic");
+    let p = write(&dir, "Pay.kt", PAY);
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    let o = run(&dir, &["check", "Pay.kt", "--fix", "--unsafe-fixes"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let m = std::fs::metadata(&p).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777,
+        0o640
+    );
+    assert_ne!(std::fs::read_to_string(&p).unwrap(), PAY);
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains("idemlint"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// Item 6: ignore files and baselines that are devices, FIFOs or links to them are not
+/// read (no hang, no unbounded memory); the other files are still checked.
+#[test]
+fn ignore_files_and_baselines_that_are_not_regular_files() {
+    let dir = scratch("ignore_dos");
+    write(&dir, "zero/Pay.kt", PAY);
+    link("/dev/zero", dir.join("zero/.gitignore"));
+    write(&dir, "fifo/Pay.kt", PAY);
+    mkfifo(&dir.join("fifo/.ignore"));
+    write(&dir, "big/Pay.kt", PAY);
+    write(&dir, "big/.gitignore", &"x\n".repeat(1 << 20));
+    let o = run(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let v = json(&o);
+    assert_eq!(v["findings"].as_array().unwrap().len(), 3, "{v:#}");
+    let errors: Vec<&str> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        ["big/.gitignore", "fifo/.ignore", "zero/.gitignore"]
+    );
+    // A regular ignore file still works.
+    write(&dir, "ok/Pay.kt", PAY);
+    write(&dir, "ok/.gitignore", "Pay.kt\n");
+    let v = json(&run(&dir, &["check", "ok", "--format", "json"]));
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0);
+
+    link("/dev/zero", dir.join("zero.json"));
+    mkfifo(&dir.join("fifo.json"));
+    for b in ["zero.json", "fifo.json"] {
+        let o = run(&dir, &["check", "ok", "--baseline", b]);
+        assert_eq!(o.code, 2, "{b}: {}", o.stderr);
+        assert!(o.stderr.contains("regular file"), "{}", o.stderr);
+    }
+}
+
+/// Item 7: after `--` every argument is a path, and the pre-commit hook passes `--`.
+#[test]
+fn arguments_after_double_dash_are_paths() {
+    let dir = scratch("double_dash");
+    let billing = "class Billing {\n    // real code\n}\n";
+    write(&dir, "Billing.kt", billing);
+    write(&dir, "--output=Billing.kt", PAY);
+    write(&dir, "-", PAY);
+    let o = run(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "short",
+            "--",
+            "--output=Billing.kt",
+            "-",
+        ],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("Billing.kt")).unwrap(),
+        billing
+    );
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    // `-` after `--` is the file named `-`, not standard input.
+    assert!(
+        o.stderr.contains("-: not a Rust, Java or Kotlin file"),
+        "{}",
+        o.stderr
+    );
+    let hooks = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"),
+    )
+    .unwrap();
+    assert!(hooks.contains("args: [\"--\"]"), "{hooks}");
+}
+
+/// Item 11: a NUL byte in a comment does not make a file "binary"; `--strict` exits 2
+/// when a file could not be analysed.
+#[test]
+fn nul_in_comment_is_analysed_and_strict_fails_on_skips() {
+    let dir = scratch("nul_strict");
+    write(&dir, "nul.rs", &format!("// \0\n{RUST_BUG}"));
+    write(
+        &dir,
+        "Nul.kt",
+        &PAY.replace("class Pay {", "class Pay { /* \0 */"),
+    );
+    let o = run(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert_eq!(
+        json(&o)["findings"].as_array().unwrap().len(),
+        2,
+        "{}",
+        o.stdout
+    );
+    std::fs::write(dir.join("bad.rs"), b"fn a() {}\n\xff\n").unwrap();
+    let o = run(&dir, &["check", "bad.rs"]);
+    assert_eq!(o.code, 0);
+    let o = run(&dir, &["check", "bad.rs", "--strict"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("--strict"), "{}", o.stderr);
+}
+
+/// Item 13: escape sequences from source text and file names never reach the output raw.
+#[test]
+fn terminal_escapes_are_neutralised() {
+    let dir = scratch("escapes");
+    let evil = "\u{1b}]0;PWNED\u{7}\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{9b}31m\u{202e}";
+    write(
+        &dir,
+        "Pay.kt",
+        &PAY.replace(".toString()", &format!(".toString() // {evil}")),
+    );
+    write(&dir, "E\u{1b}[2J.kt", PAY);
+    std::fs::write(dir.join("Bin\u{1b}]0;X\u{7}.kt"), b"\xff\0").unwrap();
+    for format in ["human", "short", "github"] {
+        let o = run(&dir, &["check", ".", "--format", format]);
+        assert_eq!(o.code, 1, "{format}");
+        for out in [&o.stdout, &o.stderr] {
+            assert!(
+                !out.contains('\u{1b}')
+                    && !out.contains('\u{7}')
+                    && !out.contains('\u{9b}')
+                    && !out.contains('\u{202e}'),
+                "{format}: {out:?}"
+            );
+        }
+    }
+}
+
+/// Item 17: `--stdin-filename` is escaped; standard input is checked for binary content.
+#[test]
+fn stdin_name_is_escaped_and_binary_stdin_is_reported() {
+    let dir = scratch("stdin");
+    let o = run_bin(
+        "idemlint",
+        &dir,
+        &[
+            "check",
+            "--stdin-filename",
+            "a\nb.kt",
+            "-",
+            "--format",
+            "short",
+        ],
+        |c| {
+            c.write_stdin(PAY);
+        },
+    );
+    assert_eq!(o.code, 1);
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    assert!(o.stdout.starts_with("a\\nb.kt:6:"), "{}", o.stdout);
+    let o = run_bin(
+        "idemlint",
+        &dir,
+        &[
+            "check",
+            "--stdin-filename",
+            "x.kt",
+            "-",
+            "--format",
+            "json",
+            "--strict",
+        ],
+        |c| {
+            c.write_stdin(&b"\x89PNG\0\0\xff"[..]);
+        },
+    );
+    assert_eq!(o.code, 2);
+    assert!(
+        json(&o)["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("binary")
+    );
+}
+
+/// Item 14: baseline counts are checked, duplicates merged, zero counts rejected, a BOM
+/// named, and stale entries summarised.
+#[test]
+fn baseline_arithmetic_and_shape() {
+    let dir = scratch("baseline_arith");
+    write(&dir, "Pay.kt", PAY);
+    let o = run(&dir, &["check", ".", "--write-baseline", "b.json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("b.json")).unwrap()).unwrap();
+    let entry = b["entries"][0].clone();
+    let with = |entries: Vec<serde_json::Value>| {
+        let mut b = b.clone();
+        b["entries"] = serde_json::Value::Array(entries);
+        b.to_string()
+    };
+    let counted = |n: u64| {
+        let mut e = entry.clone();
+        e["count"] = n.into();
+        e
+    };
+    // Overflowing counts: an error, not a wrapped number.
+    write(
+        &dir,
+        "max.json",
+        &with(vec![counted(u64::MAX), counted(u64::MAX)]),
+    );
+    let o = run(&dir, &["check", ".", "--baseline", "max.json"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(!o.stderr.contains("18446744073709551613"));
+    // Duplicates merge: [1, 0] used to keep only the last entry (0) and hide nothing.
+    write(&dir, "zero.json", &with(vec![counted(1), counted(0)]));
+    let o = run(&dir, &["check", ".", "--baseline", "zero.json"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("count 0"), "{}", o.stderr);
+    write(&dir, "dup.json", &with(vec![counted(1), counted(1)]));
+    let o = run(
+        &dir,
+        &["check", ".", "--baseline", "dup.json", "--format", "json"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(json(&o)["baseline"]["stale"][0]["recorded"], 2);
+    // BOM.
+    write(
+        &dir,
+        "bom.json",
+        &format!("\u{feff}{}", with(vec![counted(1)])),
+    );
+    let o = run(&dir, &["check", ".", "--baseline", "bom.json"]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("byte-order mark"), "{}", o.stderr);
+    // Many stale entries: a few lines and a summary, not one line each.
+    let many: Vec<_> = (0..500)
+        .map(|i| {
+            let mut e = counted(1);
+            e["fingerprint"] = format!("{i:032x}").into();
+            e
+        })
+        .collect();
+    write(&dir, "stale.json", &with(many));
+    let o = run(&dir, &["check", ".", "--baseline", "stale.json", "--quiet"]);
+    assert!(o.stderr.lines().count() < 10, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("500 stale baseline entries"),
+        "{}",
+        o.stderr
+    );
+}
