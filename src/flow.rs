@@ -2,7 +2,8 @@
 //!
 //! Starting from a [`Value`], atoms are followed through local bindings (the binding in
 //! effect at the use: nearest enclosing scope, declared before the use; fields regardless
-//! of order), through every assignment to that binding, into the results of lambdas passed
+//! of order), through the assignments to that binding that can reach the use (earlier in
+//! the text, or around a loop's back edge, or any for a read inside a lambda), into the results of lambdas passed
 //! to calls (`orElseGet { .. }`, `unwrap_or_else(|| ..)`) except memoizing calls
 //! (`computeIfAbsent`), and stop at parameters (the caller's value) and at stable
 //! derivations (`idemkey::derive`). A call to a project function that returns a fresh
@@ -149,7 +150,7 @@ impl<'m> Flow<'m> {
         let m = self.model;
         let mut out: Vec<Origin> = Vec::new();
         let mut seen_values: HashSet<ValueId> = HashSet::new();
-        let mut seen_bindings: HashSet<usize> = HashSet::new();
+        let mut seen_bindings: HashSet<(usize, usize)> = HashSet::new();
         let mut work = vec![value];
         let mut steps = 0;
         while let Some(v) = work.pop() {
@@ -199,7 +200,7 @@ impl<'m> Flow<'m> {
                         let Some(b) = self.lookup(name, *offset) else {
                             continue;
                         };
-                        if !seen_bindings.insert(b) {
+                        if !seen_bindings.insert((b, *offset)) {
                             continue;
                         }
                         let binding = &m.bindings[b];
@@ -216,7 +217,9 @@ impl<'m> Flow<'m> {
                             .flatten()
                         {
                             let asg = &m.assigns[*a];
-                            if m.is_within(asg.scope, binding.scope) {
+                            if m.is_within(asg.scope, binding.scope)
+                                && self.reaches(asg, *offset, binding.scope)
+                            {
                                 work.push(asg.value);
                             }
                         }
@@ -263,6 +266,31 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// Whether an assignment can reach a read of the same local at byte `use_at`: it comes
+    /// first in the text, or a loop inside the binding's scope holds both (the value comes
+    /// round the back edge), or the read sits in a lambda or local function, which may run
+    /// after any later assignment. Fields are not order-sensitive (any method may run
+    /// before another).
+    fn reaches(&self, asg: &Assign, use_at: usize, binding_scope: ScopeId) -> bool {
+        let m = self.model;
+        if asg.span.start < use_at
+            || matches!(
+                m.scopes[binding_scope].kind,
+                ScopeKind::Type(_) | ScopeKind::File | ScopeKind::Object(_)
+            )
+        {
+            return true;
+        }
+        let use_scope = self.scope_at(use_at);
+        m.ancestors(use_scope)
+            .take_while(|s| *s != binding_scope)
+            .any(|s| match &m.scopes[s].kind {
+                ScopeKind::Loop(_) => m.scopes[s].span.contains(asg.span),
+                ScopeKind::Lambda(_) | ScopeKind::Function(_) => true,
+                _ => false,
+            })
     }
 
     /// The values a function or lambda scope returns.

@@ -813,29 +813,32 @@ impl ProjectIndex {
     }
 
     /// Name-level unanimity used inside the fixpoint (no receiver is known there): the
-    /// state shared by every arity-compatible declaration of `name`, if all have one.
+    /// state shared by every arity-compatible declaration of `name` in the caller's
+    /// language family (`jvm`: Java and Kotlin call each other, Rust only Rust), if all
+    /// have one.
     fn unanimous<'a, T>(
         &'a self,
         states: &'a HashMap<String, Vec<Option<T>>>,
         name: &str,
         args: usize,
+        jvm: bool,
     ) -> Option<&'a T> {
         let decls = self.functions.get(name)?;
         let mut info = None;
         for (d, st) in decls.iter().zip(states.get(name)?) {
-            if arity_ok(d, args) {
+            if arity_ok(d, args) && d.jvm == jvm {
                 info.get_or_insert(st.as_ref()?);
             }
         }
         info
     }
 
-    fn name_fresh(&self, name: &str, args: usize) -> Option<&HelperInfo> {
-        self.unanimous(&self.fresh, name, args)
+    fn name_fresh(&self, name: &str, args: usize, jvm: bool) -> Option<&HelperInfo> {
+        self.unanimous(&self.fresh, name, args, jvm)
     }
 
-    fn name_mint(&self, name: &str, args: usize) -> Option<&MintInfo> {
-        self.unanimous(&self.mints, name, args)
+    fn name_mint(&self, name: &str, args: usize, jvm: bool) -> Option<&MintInfo> {
+        self.unanimous(&self.mints, name, args, jvm)
     }
 
     /// Retry combinators through wrappers: a function that passes its parameter on to a
@@ -944,12 +947,12 @@ impl ProjectIndex {
         out
     }
 
-    fn key_params_by_name(&self, name: &str, args: usize) -> bool {
+    fn key_params_by_name(&self, name: &str, args: usize, jvm: bool) -> bool {
         self.functions
             .get(name)
             .into_iter()
             .flatten()
-            .any(|d| arity_ok(d, args) && !d.key_params.is_empty())
+            .any(|d| arity_ok(d, args) && d.jvm == jvm && !d.key_params.is_empty())
     }
 
     fn resolve(&mut self) {
@@ -973,7 +976,7 @@ impl ProjectIndex {
                         d.fresh_via
                             .iter()
                             .filter(|(c, _)| c != n)
-                            .find_map(|(c, a)| self.name_fresh(c, *a).cloned())
+                            .find_map(|(c, a)| self.name_fresh(c, *a, d.jvm).cloned())
                     });
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
@@ -1002,7 +1005,7 @@ impl ProjectIndex {
                     let mut info = d.mints.clone();
                     if info.is_none() {
                         info = d.mint_via_fresh.iter().find_map(|(c, a)| {
-                            self.name_fresh(c, *a).map(|f| MintInfo {
+                            self.name_fresh(c, *a, d.jvm).map(|f| MintInfo {
                                 source: format!("{c}()"),
                                 kind: f.kind,
                                 location: f.location.clone(),
@@ -1015,10 +1018,10 @@ impl ProjectIndex {
                             .keyed_arg_candidates
                             .iter()
                             .find(|(c, arity, pos, _)| {
-                                self.key_params_by_name(c, *arity)
-                                    && self.functions[c]
-                                        .iter()
-                                        .any(|x| x.key_params.iter().any(|(p, _)| p == pos))
+                                self.key_params_by_name(c, *arity, d.jvm)
+                                    && self.functions[c].iter().any(|x| {
+                                        x.jvm == d.jvm && x.key_params.iter().any(|(p, _)| p == pos)
+                                    })
                             })
                             .map(|(_, _, _, m)| m.clone());
                     }
@@ -1027,7 +1030,7 @@ impl ProjectIndex {
                             .calls
                             .iter()
                             .filter(|(c, _)| c != n && !COMMON_NAMES.contains(&c.as_str()))
-                            .find_map(|(c, a)| self.name_mint(c, *a).cloned());
+                            .find_map(|(c, a)| self.name_mint(c, *a, d.jvm).cloned());
                     }
                     if let Some(info) = info {
                         if let Some(v) = self.mints.get_mut(n) {

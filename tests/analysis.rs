@@ -1,0 +1,211 @@
+//! Cross-file analysis on small projects: retry combinators inferred from their bodies in
+//! another file (and through a wrapper), calls that never resolve across languages, and
+//! order-sensitive flow. Each project is checked with and without the prefilter, which
+//! must agree.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// `(path, line, rule)` of every finding, sorted; asserts the prefilter changes nothing.
+fn findings(dir: &Path) -> Vec<(String, u64, String)> {
+    let run = |extra: &[&str]| {
+        let out = Command::cargo_bin("idemlint")
+            .unwrap()
+            .current_dir(dir)
+            .args(["check", ".", "--format", "json", "--exit-zero"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut got: Vec<(String, u64, String)> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["line"].as_u64().unwrap(),
+                    f["rule"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        got.sort();
+        (got, v)
+    };
+    let (a, va) = run(&[]);
+    let (b, _) = run(&["--no-prefilter"]);
+    assert_eq!(a, b, "the prefilter changed the findings: {va:#}");
+    a
+}
+
+const KOTLIN_COMBINATOR: &str = r#"package shop.net
+
+import java.io.IOException
+
+suspend fun <T> resilient(block: suspend () -> T): T {
+    repeat(3) {
+        try {
+            return block()
+        } catch (e: IOException) {
+        }
+    }
+    return block()
+}
+
+suspend fun <T> withPolicy(name: String, op: suspend () -> T): T = resilient(op)
+"#;
+
+#[test]
+fn a_combinator_in_another_file_makes_its_lambda_a_retry_scope_directly_and_through_a_wrapper() {
+    let dir = project(
+        "combinator_cross_file",
+        &[
+            ("src/net/Resilience.kt", KOTLIN_COMBINATOR),
+            (
+                "src/billing/Billing.kt",
+                r#"package shop.billing
+
+import java.util.UUID
+
+class Billing(private val api: PaymentsApi) {
+    suspend fun direct(amount: Long) = resilient {
+        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount)
+    }
+
+    suspend fun wrapped(amount: Long) = withPolicy("charge") {
+        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount)
+    }
+
+    suspend fun hoisted(amount: Long): Charge {
+        val key = UUID.randomUUID().toString()
+        return resilient { api.createCharge(idempotencyKey = key, amount = amount) }
+    }
+}
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let want = vec![
+        (
+            "src/billing/Billing.kt".to_string(),
+            7,
+            "key-in-retry-scope".to_string(),
+        ),
+        (
+            "src/billing/Billing.kt".to_string(),
+            11,
+            "key-in-retry-scope".to_string(),
+        ),
+    ];
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_function_that_calls_its_block_once_is_not_a_combinator() {
+    let dir = project(
+        "not_a_combinator",
+        &[
+            (
+                "src/Timed.kt",
+                "suspend fun <T> timed(block: suspend () -> T): T {\n    val t0 = 1\n    try { return block() } finally { log(t0) }\n}\n",
+            ),
+            (
+                "src/Billing.kt",
+                "import java.util.UUID\nsuspend fun charge(api: Api) = timed {\n    api.createCharge(idempotencyKey = UUID.randomUUID().toString())\n}\n",
+            ),
+        ],
+    );
+    assert_eq!(findings(&dir), Vec::new());
+}
+
+#[test]
+fn a_rust_call_never_resolves_to_a_java_declaration_of_the_same_name() {
+    let dir = project(
+        "cross_language",
+        &[
+            (
+                "java/Client.java",
+                r#"import java.util.UUID;
+final class Client {
+    void cleanup(Http http) {
+        http.header("Idempotency-Key", UUID.randomUUID().toString());
+    }
+}
+"#,
+            ),
+            (
+                "src/cleaner.rs",
+                r#"async fn clean_expired(db: &Db) -> Result<(), Error> {
+    cleanup(db).await
+}
+
+async fn run(db: &Db) {
+    loop {
+        match clean_expired(db).await {
+            Ok(()) => break,
+            Err(e) => tracing::warn!("retrying: {e}"),
+        }
+    }
+}
+"#,
+            ),
+        ],
+    );
+    assert_eq!(findings(&dir), Vec::new());
+}
+
+#[test]
+fn a_read_before_a_later_reassignment_does_not_depend_on_it() {
+    let dir = project(
+        "order_sensitive",
+        &[(
+            "Commands.java",
+            r#"import java.time.OffsetDateTime;
+final class Commands {
+    @Retryable
+    Result process(Store store, long id) {
+        Command command = store.find(id);
+        String idempotencyKey = command.getIdempotencyKey();
+        command = new Command(OffsetDateTime.now());
+        return store.save(command, idempotencyKey);
+    }
+
+    @Retryable
+    Result processLoop(Store store, long id) {
+        String key = "k";
+        for (int attempt = 0; attempt < 3; attempt++) {
+            String idempotencyKey = key;
+            key = "k-" + System.currentTimeMillis();
+            store.save(idempotencyKey);
+        }
+        return null;
+    }
+}
+"#,
+        )],
+    );
+    // The first read precedes the clock; in the loop, the clock comes round the back edge.
+    let got = findings(&dir);
+    assert!(
+        got.iter().all(|(_, line, _)| *line != 7 && *line != 6),
+        "{got:?}"
+    );
+    assert!(
+        got.iter()
+            .any(|(_, line, rule)| *line == 16 && rule == "time-in-key"),
+        "{got:?}"
+    );
+}
