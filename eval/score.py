@@ -14,6 +14,7 @@ unclassified finding. `--json FILE` also writes the raw numbers.
 import argparse
 import collections
 import json
+import re
 import pathlib
 import subprocess
 import sys
@@ -63,6 +64,24 @@ def near(a, b):
     return abs(a - b) <= 2
 
 
+HELPER_AT = re.compile(r"from ([^\s`()]+):(\d+)\)")
+
+
+def lines_of(g):
+    """The finding's line, plus the line of the source inside a project helper that the
+    message names ("`newKey()` (which returns `UUID.randomUUID()` from PATH:LINE)") when
+    that helper is in the same file: labels may name either."""
+    out = [g["line"]]
+    for path, line in HELPER_AT.findall(g["message"]):
+        if path.replace("\\", "/") == g["path"].replace("\\", "/"):
+            out.append(int(line))
+    return out
+
+
+def matches(g, x):
+    return g["rule"] == x["kind"] and any(near(l, x["line"]) for l in lines_of(g))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--idemlint", default="target/release/idemlint")
@@ -105,13 +124,13 @@ def main():
             got = by_path.get(path, [])
             for x in e.get("expected", []):
                 exp_total[(lang, x["kind"])] += 1
-                if any(g["rule"] == x["kind"] and near(g["line"], x["line"]) for g in got):
+                if any(matches(g, x) for g in got):
                     exp_hit[(lang, x["kind"])] += 1
                 else:
                     misses.append(f"{repo} {path}:{x['line']} {x['kind']}")
             for g in got:
                 fnd_total[lang] += 1
-                if any(g["rule"] == x["kind"] and near(g["line"], x["line"]) for x in e.get("expected", [])):
+                if any(matches(g, x) for x in e.get("expected", [])):
                     fnd_ok[lang] += 1
                 else:
                     fps.append(f"{repo} {path}:{g['line']} {g['rule']}: {g['message'][:160]}")

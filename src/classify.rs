@@ -74,7 +74,39 @@ pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
 fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     let lang = model.language;
     let mut map: HashMap<CallId, SourceId> = HashMap::new();
+    // A call of a function this file declares itself (free, or on a type declared here:
+    // `IdempotencyKeyGenerator.generate()` next to `object IdempotencyKeyGenerator`) is the
+    // project's own code, which the flow follows through its body, not the library call a
+    // catalogue source describes.
+    let own_types: std::collections::HashSet<&str> = model
+        .scopes
+        .iter()
+        .filter_map(|s| match &s.kind {
+            ScopeKind::Type(t) if !t.name.is_empty() => Some(t.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let own_fns: std::collections::HashSet<&str> = model
+        .scopes
+        .iter()
+        .filter_map(|s| match &s.kind {
+            ScopeKind::Function(f) => Some(f.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut owned: Vec<bool> = Vec::with_capacity(model.calls.len());
+    for call in &model.calls {
+        let own = own_fns.contains(call.callee.as_str())
+            && match crate::catalogue::receiver_text(call) {
+                None => true,
+                Some(r) => own_types.contains(crate::catalogue::last_segment(&r)),
+            };
+        owned.push(own);
+    }
     for (id, call) in model.calls.iter().enumerate() {
+        if owned[id] {
+            continue;
+        }
         if let Some((kind, display)) = cat.match_source(lang, call) {
             model.sources.push(Source {
                 kind,
