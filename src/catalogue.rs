@@ -24,6 +24,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("http.toml", include_str!("../rules/http.toml")),
     ("stripe.toml", include_str!("../rules/stripe.toml")),
+    ("volley.toml", include_str!("../rules/volley.toml")),
     ("okhttp.toml", include_str!("../rules/okhttp.toml")),
     ("retrofit.toml", include_str!("../rules/retrofit.toml")),
     ("feign.toml", include_str!("../rules/feign.toml")),
@@ -183,6 +184,11 @@ pub struct SourceEntry {
     /// How messages name it; default: `Receiver.callee()` built from the call.
     #[serde(default)]
     pub display: Option<String>,
+    /// The entry recognises a source by its *name* (a key generator), not a library API:
+    /// a call of a function the file declares itself is then the project's own code,
+    /// which the flow follows through its body instead.
+    #[serde(default)]
+    pub by_name: bool,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -237,6 +243,21 @@ pub struct HeaderReader {
 pub struct CallSink {
     pub value_arg: usize,
     pub label: String,
+    #[serde(flatten)]
+    pub call: CallMatch,
+}
+
+/// A library call that sends a request carrying a key the library mints itself when the
+/// caller gave none (stripe-java gives every POST without a key a random one): evaluated
+/// again per attempt, it is a new key per attempt.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MintingCall {
+    /// Where and when the library mints: "stripe-java `StripeRequest`, for every POST sent
+    /// without a key".
+    pub label: String,
+    /// The source it mints with, as messages show it (`UUID.randomUUID()`).
+    pub source: String,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -391,6 +412,8 @@ pub struct CatalogueFile {
     #[serde(default)]
     pub call_sink: Vec<CallSink>,
     #[serde(default)]
+    pub minting_call: Vec<MintingCall>,
+    #[serde(default)]
     pub boundary: Vec<BoundaryEntry>,
     #[serde(default)]
     pub registration: Vec<RegistrationEntry>,
@@ -414,6 +437,7 @@ pub struct Catalogue {
     pub header_setters: Vec<HeaderSetter>,
     pub header_readers: Vec<HeaderReader>,
     pub call_sinks: Vec<CallSink>,
+    pub minting_calls: Vec<MintingCall>,
     pub boundaries: Vec<BoundaryEntry>,
     pub registrations: Vec<RegistrationEntry>,
     pub locks: Vec<LockEntry>,
@@ -484,10 +508,11 @@ enum Shape {
 /// [`CatalogueFile`] and its entry structs (`catalogue::tests::key_lists_match_the_structs`).
 const TABLES: &[(&str, Shape)] = &[
     ("keys", Shape::Table(&["normalized_names", "header_names"])),
-    ("source", Shape::Entries(&["kind", "display"])),
+    ("source", Shape::Entries(&["kind", "display", "by_name"])),
     ("header_setter", Shape::Entries(&["name_arg", "value_arg"])),
     ("header_reader", Shape::Entries(&[])),
     ("call_sink", Shape::Entries(&["value_arg", "label"])),
+    ("minting_call", Shape::Entries(&["label", "source"])),
     (
         "boundary",
         Shape::Entries(&[
@@ -731,6 +756,7 @@ impl Catalogue {
         self.header_setters.extend(f.header_setter);
         self.header_readers.extend(f.header_reader);
         self.call_sinks.extend(f.call_sink);
+        self.minting_calls.extend(f.minting_call);
         self.boundaries.extend(f.boundary);
         self.registrations.extend(f.registration);
         self.locks.extend(f.lock);
@@ -751,7 +777,20 @@ impl Catalogue {
 
     /// The source a call is, if any: its kind and how messages name it.
     pub fn match_source(&self, lang: Language, call: &Call) -> Option<(SourceKind, String)> {
-        let entry = self.sources.iter().find(|s| s.call.matches(lang, call))?;
+        self.match_source_entry(lang, call, true)
+    }
+
+    /// [`Catalogue::match_source`], optionally skipping `by_name` entries.
+    pub fn match_source_entry(
+        &self,
+        lang: Language,
+        call: &Call,
+        by_name: bool,
+    ) -> Option<(SourceKind, String)> {
+        let entry = self
+            .sources
+            .iter()
+            .find(|s| (by_name || !s.by_name) && s.call.matches(lang, call))?;
         let display = entry.display.clone().unwrap_or_else(|| {
             let sep = if lang == Language::Rust { "::" } else { "." };
             match receiver_text(call) {
@@ -916,12 +955,14 @@ mod tests {
     fn key_lists_match_the_structs() {
         let sample = |key: &str| -> String {
             match key {
-                "free" | "new" | "requires_nonlocal_return" | "requires_shedlock" => "true".into(),
+                "free" | "new" | "requires_nonlocal_return" | "requires_shedlock" | "by_name" => {
+                    "true".into()
+                }
                 "name_arg" | "value_arg" | "max_args" => "0".into(),
                 "kind" => "\"retry\"".into(),
                 "form" => "\"lambda-arg\"".into(),
                 "langs" => "[\"kotlin\"]".into(),
-                "id" | "flavor" | "label" | "display" | "stage" | "provider_suffix" => {
+                "id" | "flavor" | "label" | "display" | "stage" | "provider_suffix" | "source" => {
                     "\"x\"".into()
                 }
                 _ => "[\"x\"]".into(),

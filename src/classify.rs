@@ -55,6 +55,9 @@ pub struct FileFacts {
     pub locks: Vec<Lock>,
     /// Calls that read a key header (`request.header("Idempotency-Key")`): span and scope.
     pub header_reads: Vec<(Span, ScopeId)>,
+    /// Library calls that mint a key per request (`[[minting_call]]`): the call and the
+    /// index of its catalogue entry.
+    pub library_mints: Vec<(CallId, usize)>,
 }
 
 /// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
@@ -68,6 +71,15 @@ pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
     sinks(model, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
+    for (cid, call) in model.calls.iter().enumerate() {
+        if let Some(i) = cat
+            .minting_calls
+            .iter()
+            .position(|e| e.call.matches(model.language, call))
+        {
+            facts.library_mints.push((cid, i));
+        }
+    }
     facts
 }
 
@@ -76,8 +88,8 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     let mut map: HashMap<CallId, SourceId> = HashMap::new();
     // A call of a function this file declares itself (free, or on a type declared here:
     // `IdempotencyKeyGenerator.generate()` next to `object IdempotencyKeyGenerator`) is the
-    // project's own code, which the flow follows through its body, not the library call a
-    // catalogue source describes.
+    // project's own code, which the flow follows through its body: `by_name` sources (key
+    // generators recognised by their name) do not apply to it.
     let own_types: std::collections::HashSet<&str> = model
         .scopes
         .iter()
@@ -104,10 +116,7 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
         owned.push(own);
     }
     for (id, call) in model.calls.iter().enumerate() {
-        if owned[id] {
-            continue;
-        }
-        if let Some((kind, display)) = cat.match_source(lang, call) {
+        if let Some((kind, display)) = cat.match_source_entry(lang, call, !owned[id]) {
             model.sources.push(Source {
                 kind,
                 display,

@@ -206,6 +206,25 @@ pub fn summarize(
         d.mint_via_fresh.extend(rec.asked.into_inner());
     }
 
+    // Library calls that mint their own key per request: the function mints one.
+    for (cid, entry) in &facts.library_mints {
+        let call = &model.calls[*cid];
+        let Some(f) = owner_fn[call.scope] else {
+            continue;
+        };
+        let e = &cat.minting_calls[*entry];
+        if let Some(d) = decls.get_mut(&f)
+            && d.mints.is_none()
+        {
+            d.mints = Some(MintInfo {
+                source: e.source.clone(),
+                kind: SourceKind::Random,
+                location: e.label.clone(),
+                function: d.name.clone(),
+            });
+        }
+    }
+
     // Calls made by each function, and positional arguments carrying ephemeral values.
     for call in &model.calls {
         let Some(f) = owner_fn[call.scope] else {

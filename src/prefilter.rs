@@ -447,6 +447,14 @@ impl Prefilter {
                 clauses,
             });
         }
+        // A library call that mints its own key is a sink and an origin at once.
+        for c in &cat.minting_calls {
+            let clauses = b.call_clauses(&c.call);
+            sinks.push(Condition {
+                langs: langs_of(&c.call),
+                clauses,
+            });
+        }
         let mut shedlock = Vec::new();
         for a in &cat.shedlock.enable_annotations {
             if !a.is_empty() {
@@ -644,6 +652,8 @@ pub struct FileDemand {
     pub has_sinks: bool,
     /// The file has a catalogue source.
     pub has_sources: bool,
+    /// The file calls a library function that mints its own key (`[[minting_call]]`).
+    pub library_mints: bool,
     /// The file has an attempt boundary.
     pub has_boundary: bool,
     /// Every callee name, sorted and deduplicated.
@@ -703,6 +713,7 @@ impl FileDemand {
             interceptor,
             has_sinks: !facts.sinks.is_empty(),
             has_sources: !model.sources.is_empty(),
+            library_mints: !facts.library_mints.is_empty(),
             has_boundary: facts.boundaries.iter().any(Option::is_some),
             callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect()),
         }
@@ -772,7 +783,8 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         .combinator_callees
         .iter()
         .any(|c| index.is_combinator_name(c));
-    let mint = (d.has_boundary || inferred) && d.callees.iter().any(|c| index.is_mint_name(c));
+    let mint = (d.has_boundary || inferred)
+        && (d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)));
     (d.keyed(index) && origin) || mint
 }
 

@@ -182,7 +182,30 @@ pub fn flows(ctx: &Ctx) -> Flows {
         }
     }
     let mut mint_calls = Vec::new();
+    for (cid, entry) in &ctx.facts.library_mints {
+        let call = &m.calls[*cid];
+        let Some(b) = m
+            .ancestors(call.scope)
+            .find(|s| ctx.facts.boundaries[*s].is_some())
+        else {
+            continue;
+        };
+        let e = &ctx.catalogue.minting_calls[*entry];
+        mint_calls.push(MintCall {
+            call: *cid,
+            info: MintInfo {
+                source: e.source.clone(),
+                kind: SourceKind::Random,
+                location: e.label.clone(),
+                function: call.callee.clone(),
+            },
+            boundary: b,
+        });
+    }
     for (cid, call) in m.calls.iter().enumerate() {
+        if ctx.facts.library_mints.iter().any(|(c, _)| *c == cid) {
+            continue;
+        }
         let Some(b) = m
             .ancestors(call.scope)
             .find(|s| ctx.facts.boundaries[*s].is_some())
