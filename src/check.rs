@@ -804,6 +804,7 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
         );
     }
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::flow::reset_budget();
         let lines = LineIndex::new(&text);
         let (model, mut facts) = analyse_text(c.language, &text, &config.catalogue);
         crate::index::apply_inferred_boundaries(&model, &mut facts, index, &c.display);
@@ -826,13 +827,23 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
             },
             &mut findings,
         );
-        findings
+        (findings, crate::flow::budget_exhausted())
     }));
     match r {
-        Ok(f) => {
+        Ok((f, exhausted)) => {
             let t = (!f.is_empty())
                 .then(|| (c.display.clone(), c.path.clone(), Arc::from(text.as_str())));
-            (f, None, t)
+            let e = exhausted.then(|| FileError {
+                path: c.display.clone(),
+                line: None,
+                column: None,
+                message: format!(
+                    "the value-flow budget ({} steps per value) ran out in this file: findings \
+                     that need a longer chain of assignments may be missing",
+                    crate::flow::MAX_STEPS
+                ),
+            });
+            (f, e, t)
         }
         Err(p) => (Vec::new(), Some(internal_error(c, "checking", p)), None),
     }

@@ -69,7 +69,24 @@ pub struct Flow<'m> {
     scope_order: Vec<ScopeId>,
 }
 
-const MAX_STEPS: usize = 20_000;
+/// Values visited per [`Flow::origins`] query before it gives up (see
+/// [`budget_exhausted`]).
+pub const MAX_STEPS: usize = 20_000;
+
+thread_local! {
+    static EXHAUSTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Clears this thread's "a flow query ran out of budget" flag (before analysing a file).
+pub fn reset_budget() {
+    EXHAUSTED.with(|e| e.set(false));
+}
+
+/// Whether a [`Flow::origins`] query on this thread stopped at [`MAX_STEPS`] since
+/// [`reset_budget`]: its answer may miss origins, which the caller reports.
+pub fn budget_exhausted() -> bool {
+    EXHAUSTED.with(|e| e.get())
+}
 
 impl<'m> Flow<'m> {
     pub fn new(model: &'m FileModel, cat: &'m Catalogue) -> Flow<'m> {
@@ -156,6 +173,7 @@ impl<'m> Flow<'m> {
         while let Some(v) = work.pop() {
             steps += 1;
             if steps > MAX_STEPS {
+                EXHAUSTED.with(|e| e.set(true));
                 break;
             }
             if !seen_values.insert(v) {

@@ -393,6 +393,10 @@ pub struct FileModel {
     pub returns: Vec<Return>,
     pub field_inits: Vec<FieldInit>,
     pub pairs: Vec<Pair>,
+    /// Import aliases: `(alias, original)` from Rust `use uuid::Uuid as U;` and Kotlin
+    /// `import java.util.UUID as U` (the original's last segment). Applied to calls by
+    /// [`crate::lang::lower`], so the catalogue sees `Uuid::new_v4` in `U::new_v4()`.
+    pub aliases: Vec<(String, String)>,
     pub strings: Vec<StringLit>,
     /// File-level annotations (Kotlin `@file:`) are folded into the file scope's types; this
     /// list holds every annotation on any declaration, for project-wide facts such as
@@ -419,6 +423,7 @@ impl FileModel {
             returns: Vec::new(),
             field_inits: Vec::new(),
             pairs: Vec::new(),
+            aliases: Vec::new(),
             strings: Vec::new(),
             annotations: Vec::new(),
             errors: Vec::new(),
@@ -432,6 +437,64 @@ impl FileModel {
             span,
         });
         self.scopes.len() - 1
+    }
+
+    /// Rewrites every byte offset in the model through `f` (a frontend that lowered a
+    /// translated text, e.g. Java with its `\uXXXX` escapes decoded, maps its spans back to
+    /// the file as read).
+    pub fn remap_offsets(&mut self, f: impl Fn(usize) -> usize) {
+        let sp = |s: &mut Span| {
+            s.start = f(s.start);
+            s.end = f(s.end).max(s.start);
+        };
+        let ann = |a: &mut Annotation| {
+            sp(&mut a.span);
+            sp(&mut a.target);
+        };
+        let params = |ps: &mut Vec<Param>| {
+            for p in ps {
+                sp(&mut p.span);
+                p.annotations.iter_mut().for_each(ann);
+            }
+        };
+        for s in &mut self.scopes {
+            sp(&mut s.span);
+            match &mut s.kind {
+                ScopeKind::Type(t) | ScopeKind::Object(t) => t.annotations.iter_mut().for_each(ann),
+                ScopeKind::Function(fi) => {
+                    sp(&mut fi.name_span);
+                    fi.annotations.iter_mut().for_each(ann);
+                    params(&mut fi.params);
+                }
+                ScopeKind::Lambda(l) => params(&mut l.params),
+                _ => {}
+            }
+        }
+        self.sources.iter_mut().for_each(|x| sp(&mut x.span));
+        for v in &mut self.values {
+            sp(&mut v.span);
+            for a in &mut v.atoms {
+                if let Atom::Name { offset, .. } = a {
+                    *offset = f(*offset);
+                }
+            }
+        }
+        for c in &mut self.calls {
+            sp(&mut c.span);
+            sp(&mut c.name_span);
+            c.args.iter_mut().for_each(|a| sp(&mut a.span));
+        }
+        for b in &mut self.bindings {
+            sp(&mut b.span);
+            sp(&mut b.name_span);
+        }
+        self.assigns.iter_mut().for_each(|x| sp(&mut x.span));
+        self.returns.iter_mut().for_each(|x| sp(&mut x.span));
+        self.field_inits.iter_mut().for_each(|x| sp(&mut x.span));
+        self.pairs.iter_mut().for_each(|x| sp(&mut x.span));
+        self.strings.iter_mut().for_each(|x| sp(&mut x.span));
+        self.annotations.iter_mut().for_each(ann);
+        self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
 
     pub fn add_value(&mut self, value: Value) -> ValueId {

@@ -209,3 +209,50 @@ final class Commands {
         "{got:?}"
     );
 }
+
+#[test]
+fn java_unicode_escapes_in_identifiers_are_decoded_and_spans_map_back() {
+    let text = "class EscJob {\n    Charge charge(PaymentsApi api, ChargeRequest body) {\n        return retryTemplate.execute(ctx -> {\n            String key = UUID.\\u0072andomUUID().toString();\n            return api.createCharge(key, body);\n        });\n    }\n}\ninterface PaymentsApi {\n    @POST(\"v1/charges\")\n    Call<Charge> createCharge(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);\n}\n";
+    let dir = project("java_unicode_escape", &[("EscJob.java", text)]);
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "EscJob.java", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "key-in-retry-scope", "{v:#}");
+    assert_eq!(f["line"], 4);
+    // The span covers the escaped spelling as written: column 26 to the `)`.
+    assert_eq!(f["column"], 26);
+    assert_eq!(f["source"], "UUID.\\u0072andomUUID()");
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v:#}");
+}
+
+#[test]
+fn a_flow_budget_that_runs_out_is_reported_not_silent() {
+    let n = 20_000;
+    let mut text = String::from(
+        "import java.util.UUID\nsuspend fun f(api: Api) = retryOnTransient {\n    val k0 = UUID.randomUUID().toString()\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!("    val k{} = k{i}\n", i + 1));
+    }
+    text.push_str(&format!("    api.send(idempotencyKey = k{n})\n}}\n"));
+    let dir = project("flow_budget", &[("Alias.kt", &text)]);
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "Alias.kt", "--format", "json", "--exit-zero"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = v["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["message"].as_str().unwrap().contains("value-flow budget")),
+        "{v:#}"
+    );
+}

@@ -19,6 +19,69 @@ const DEPTH_MESSAGE: &str =
 
 /// Parses `text` and lowers it into the language-neutral model.
 pub fn lower(text: &str) -> FileModel {
+    // Java decodes `\uXXXX` escapes before it tokenises (JLS §3.3), so
+    // `UUID.\u0072andomUUID()` is `UUID.randomUUID()`: lower the decoded text and map every
+    // offset back to the file as read.
+    if let Some((decoded, map)) = decode_unicode_escapes(text) {
+        let mut m = lower_decoded(&decoded);
+        let last = map.len() - 1;
+        m.remap_offsets(|o| map[o.min(last)]);
+        m.scopes[0].span = Span::new(0, text.len());
+        return m;
+    }
+    lower_decoded(text)
+}
+
+/// The text with Java unicode escapes decoded, and for every byte offset of it (and its
+/// end) the offset in `text`; `None` when there is no escape. A backslash preceded by an
+/// odd number of backslashes does not start one; `\uuu0041` is one escape; an escape that
+/// decodes to a surrogate or is malformed is left as written.
+fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
+    if !text.contains("\\u") {
+        return None;
+    }
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut map = Vec::with_capacity(text.len() + 1);
+    let mut i = 0;
+    let mut backslashes = 0usize;
+    let mut any = false;
+    while i < b.len() {
+        if b[i] == b'\\' && backslashes % 2 == 0 && b.get(i + 1) == Some(&b'u') {
+            let mut j = i + 1;
+            while b.get(j) == Some(&b'u') {
+                j += 1;
+            }
+            let hex = text
+                .get(j..j + 4)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
+            if let Some(c) = hex
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+            {
+                for _ in 0..c.len_utf8() {
+                    map.push(i);
+                }
+                out.push(c);
+                any = true;
+                i = j + 4;
+                backslashes = 0;
+                continue;
+            }
+        }
+        backslashes = if b[i] == b'\\' { backslashes + 1 } else { 0 };
+        let c = text[i..].chars().next().unwrap_or('\0');
+        for k in 0..c.len_utf8() {
+            map.push(i + k);
+        }
+        out.push(c);
+        i += c.len_utf8();
+    }
+    map.push(text.len());
+    any.then_some((out, map))
+}
+
+fn lower_decoded(text: &str) -> FileModel {
     let mut model = FileModel::new(Language::Java, text.len());
     // A byte-order mark is replaced by three spaces so every offset stays the same.
     let owned;

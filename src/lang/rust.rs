@@ -223,6 +223,16 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, PmSpan)>) {
     }
 }
 
+/// `use a::B as C;` (also inside groups): records `(C, B)`.
+fn use_aliases(tree: &syn::UseTree, out: &mut Vec<(String, String)>) {
+    match tree {
+        syn::UseTree::Path(p) => use_aliases(&p.tree, out),
+        syn::UseTree::Rename(r) => out.push((r.rename.to_string(), r.ident.to_string())),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_aliases(t, out)),
+        _ => {}
+    }
+}
+
 /// Syntactic facts about a loop body, not descending into closures or nested items.
 #[derive(Default)]
 struct LoopScan {
@@ -382,6 +392,7 @@ impl<'a> Lowerer<'a> {
             return;
         }
         match item {
+            Item::Use(u) => use_aliases(&u.tree, &mut self.m.aliases),
             Item::Fn(f) => self.function(&f.attrs, &f.sig, &f.block, self.sp(item)),
             Item::Impl(i) => {
                 let name = match &*i.self_ty {
