@@ -47,7 +47,7 @@ fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
     let mut backslashes = 0usize;
     let mut any = false;
     while i < b.len() {
-        if b[i] == b'\\' && backslashes % 2 == 0 && b.get(i + 1) == Some(&b'u') {
+        if b[i] == b'\\' && backslashes.is_multiple_of(2) && b.get(i + 1) == Some(&b'u') {
             let mut j = i + 1;
             while b.get(j) == Some(&b'u') {
                 j += 1;
