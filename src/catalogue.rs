@@ -25,6 +25,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("http.toml", include_str!("../rules/http.toml")),
     ("stripe.toml", include_str!("../rules/stripe.toml")),
     ("volley.toml", include_str!("../rules/volley.toml")),
+    ("messaging.toml", include_str!("../rules/messaging.toml")),
     ("okhttp.toml", include_str!("../rules/okhttp.toml")),
     ("retrofit.toml", include_str!("../rules/retrofit.toml")),
     ("feign.toml", include_str!("../rules/feign.toml")),

@@ -328,12 +328,17 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                         }
                         continue;
                     }
+                    let why = if entry.flavor == "redelivery" {
+                        format!(" ({})", entry.label)
+                    } else {
+                        String::new()
+                    };
                     set(
                         facts,
                         i,
                         boundary_of(
                             entry,
-                            format!("`@{}` method `{}()`", a.name, f.name),
+                            format!("`@{}` method `{}()`{why}", a.name, f.name),
                             f.name_span,
                             None,
                             None,

@@ -58,6 +58,31 @@ impl HelperOracle for Recorder {
     }
 }
 
+/// The field a zero-argument getter reads: `getIdempotencyKey` → `idempotencyKey`,
+/// `isLive` → `live`; a Kotlin/Rust accessor-style name (`idempotency_key()`) is itself.
+/// `None` for names that are not accessors (`toString`, `get`).
+fn getter_field(callee: &str) -> Option<String> {
+    for p in ["get", "is"] {
+        if let Some(rest) = callee.strip_prefix(p)
+            && rest.starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            let mut cs = rest.chars();
+            let first = cs.next()?.to_ascii_lowercase();
+            return Some(std::iter::once(first).chain(cs).collect());
+        }
+    }
+    None
+}
+
+/// `idempotencyKey` → `setIdempotencyKey`.
+fn setter_name(field: &str) -> String {
+    let mut cs = field.chars();
+    match cs.next() {
+        Some(f) => format!("set{}{}", f.to_ascii_uppercase(), cs.as_str()),
+        None => String::new(),
+    }
+}
+
 /// Per-file lookup tables for flow queries.
 pub struct Flow<'m> {
     pub model: &'m FileModel,
@@ -65,6 +90,9 @@ pub struct Flow<'m> {
     bindings_by_scope: HashMap<(&'m str, ScopeId), Vec<(usize, usize)>>,
     assigns_by_name: HashMap<&'m str, Vec<usize>>,
     returns_by_scope: HashMap<ScopeId, Vec<usize>>,
+    /// Names of fields declared in this file (record components included), for accessor
+    /// calls `command.idempotencyKey()`.
+    field_names: HashSet<&'m str>,
     /// Scopes sorted by start (then by index), for innermost-scope queries.
     scope_order: Vec<ScopeId>,
 }
@@ -108,6 +136,12 @@ impl<'m> Flow<'m> {
         for (i, r) in model.returns.iter().enumerate() {
             returns_by_scope.entry(r.scope).or_default().push(i);
         }
+        let field_names = model
+            .bindings
+            .iter()
+            .filter(|b| b.kind == BindingKind::Field)
+            .map(|b| b.name.as_str())
+            .collect();
         let mut scope_order: Vec<ScopeId> = (0..model.scopes.len()).collect();
         scope_order.sort_by_key(|s| (model.scopes[*s].span.start, *s));
         Flow {
@@ -116,6 +150,7 @@ impl<'m> Flow<'m> {
             bindings_by_scope,
             assigns_by_name,
             returns_by_scope,
+            field_names,
             scope_order,
         }
     }
@@ -180,6 +215,16 @@ impl<'m> Flow<'m> {
                 continue;
             }
             let val = &m.values[v];
+            // A field read `order.idempotencyKey` / `order.idempotency_key`: the value
+            // depends on the object only through that field, so its origins are what was
+            // put into a field of that name (assignments, struct-literal fields, named
+            // arguments, setters), not every origin of the object (a clock in `createdAt`).
+            if let (Some(field), [Atom::Name { name, .. }]) = (&val.ident, val.atoms.as_slice())
+                && name != field
+            {
+                self.field_writes(field, &mut work);
+                continue;
+            }
             // Stable derivations hide everything inside them.
             // Stable derivations hide everything inside them; a source hides its own
             // receiver and arguments (`Random(System.currentTimeMillis()).nextInt()` is a
@@ -213,6 +258,27 @@ impl<'m> Flow<'m> {
                     }
                     Atom::Name { name, offset } => {
                         if inside_blocked(Span::new(*offset, *offset)) {
+                            continue;
+                        }
+                        // The receiver of a getter (`order.getIdempotencyKey()`): only
+                        // that field of it counts.
+                        if let Some(field) = val.atoms.iter().find_map(|a| match a {
+                            Atom::Call(c) => {
+                                let call = &m.calls[*c];
+                                (call.args.is_empty()
+                                    && call.receiver.as_deref() == Some(name.as_str()))
+                                .then(|| {
+                                    getter_field(&call.callee).or_else(|| {
+                                        self.field_names
+                                            .contains(call.callee.as_str())
+                                            .then(|| call.callee.clone())
+                                    })
+                                })
+                                .flatten()
+                            }
+                            _ => None,
+                        }) {
+                            self.field_writes(&field, &mut work);
                             continue;
                         }
                         let Some(b) = self.lookup(name, *offset) else {
@@ -284,6 +350,32 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// Values written into a field named `field` anywhere in this file: assignments
+    /// (`x.field = v`), struct-literal fields, named arguments (`field = v`), setters
+    /// (`setField(v)`, `.field(v)` builders).
+    fn field_writes(&self, field: &str, work: &mut Vec<ValueId>) {
+        let m = self.model;
+        for a in self.assigns_by_name.get(field).into_iter().flatten() {
+            work.push(m.assigns[*a].value);
+        }
+        for f in m.field_inits.iter().filter(|f| f.name == field) {
+            work.push(f.value);
+        }
+        let setter = setter_name(field);
+        for c in &m.calls {
+            for a in &c.args {
+                if a.name.as_deref() == Some(field) {
+                    work.push(a.value);
+                }
+            }
+            if c.args.len() == 1
+                && (c.callee == setter || (c.callee == field && c.receiver.is_some()))
+            {
+                work.push(c.args[0].value);
+            }
+        }
     }
 
     /// Whether an assignment can reach a read of the same local at byte `use_at`: it comes

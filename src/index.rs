@@ -45,6 +45,9 @@ pub struct FnDecl {
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
     pub type_name: String,
+    /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
+    /// so a call through a receiver declared as the interface finds the implementation.
+    pub type_supers: Vec<String>,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
     /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
     pub reads_key_header: bool,
@@ -144,12 +147,12 @@ pub fn summarize(
             })
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
-        let type_name = s
+        let owner = s
             .parent
             .and_then(|p| model.enclosing_type(p))
-            .and_then(|t| model.type_info(t))
-            .map(|t| t.name.clone())
-            .unwrap_or_default();
+            .and_then(|t| model.type_info(t));
+        let type_name = owner.map(|t| t.name.clone()).unwrap_or_default();
+        let type_supers = owner.map(|t| t.supertypes.clone()).unwrap_or_default();
         let reads_key_header = facts
             .header_reads
             .iter()
@@ -163,6 +166,7 @@ pub fn summarize(
             path: path.to_string(),
             jvm: lang != Language::Rust,
             type_name,
+            type_supers,
             reads_key_header,
             ..FnDecl::default()
         };
@@ -276,20 +280,13 @@ pub fn summarize(
     fns.sort_by_key(|(s, _)| *s);
     out.functions = fns.into_iter().map(|(_, d)| d).collect();
 
-    // ShedLock enabled here?
+    // ShedLock enabled here? Only `@EnableSchedulerLock` creates the advisor that makes
+    // `@SchedulerLock` take the lock; a `LockProvider` bean alone does not (the
+    // annotation is then inert, see `../shared/notes/library-semantics.md`).
     out.shedlock_enabled = model
         .annotations
         .iter()
-        .any(|a| cat.shedlock.enable_annotations.contains(&a.name))
-        || (!cat.shedlock.provider_suffix.is_empty()
-            && (model
-                .calls
-                .iter()
-                .any(|c| c.is_new && c.callee.ends_with(&cat.shedlock.provider_suffix))
-                || model.scopes.iter().any(|s| {
-                    matches!(&s.kind, ScopeKind::Function(f)
-                        if f.return_type.ends_with(&cat.shedlock.provider_suffix))
-                })));
+        .any(|a| cat.shedlock.enable_annotations.contains(&a.name));
 
     // Interceptors that retry: `proceed` called more than once, or inside a loop.
     let proceed_calls: Vec<&Call> = model
@@ -784,6 +781,8 @@ impl ProjectIndex {
     }
 
     /// The declarations a call may refer to, from the call's receiver:
+    /// - a receiver with a declared type in the caller's file ([`Call::receiver_type`]):
+    ///   declarations in that type or in types that list it as a supertype;
     /// - no receiver (or `this`/`self`): declarations in the caller's file, else top-level
     ///   functions elsewhere;
     /// - a receiver that names a type (`Keys.newKey()`, `stripeService.charge(..)`):
@@ -800,6 +799,14 @@ impl ProjectIndex {
             .iter()
             .enumerate()
             .filter(|(_, d)| arity_ok(d, args) && d.jvm == jvm);
+        // A receiver whose declared type is known resolves by that type alone: the
+        // declarations in it, or in the types that implement it. None means a library
+        // type (`Interval::tick`, `List::add`), never a project function of that name.
+        if let Some(t) = call.receiver_type.as_deref() {
+            return all
+                .filter(|(_, d)| d.type_name == t || d.type_supers.iter().any(|s| s == t))
+                .collect();
+        }
         let receiver = crate::catalogue::receiver_text(call);
         match receiver.as_deref().map(str::trim) {
             None | Some("this") | Some("self") | Some("super") | Some("Self") => {

@@ -294,6 +294,11 @@ pub struct Call {
     pub scope: ScopeId,
     /// Rust: the receiver is a closure, `(|| async { .. }).retry(b)` (backon); its scope.
     pub receiver_lambda: Option<ScopeId>,
+    /// The declared type of the receiver when it is a plain name (or `this.x` / `self.x`)
+    /// bound in this file with a written type: `billing` in `billing.collect(..)` after
+    /// `private val billing: CollectionApi`. Simple name, no generics. Set by
+    /// [`crate::lang::lower`]; the index resolves the call by it.
+    pub receiver_type: Option<String>,
 }
 
 /// Where a binding comes from.

@@ -18,8 +18,177 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     if language == Language::Kotlin {
         m.aliases.extend(kotlin_import_aliases(text));
     }
+    if language != Language::Rust {
+        status_checked_loops(&mut m, text);
+    }
     normalize_identifiers(&mut m);
+    receiver_types(&mut m, text);
     m
+}
+
+/// The declared type written with a binding's declaration, as a simple name: Kotlin and
+/// Rust `name: Type`, Java `Type name`; empty when none is written (`var`, `val x = ..`,
+/// `let x = ..`) or it is a primitive.
+fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> String {
+    let simple = |t: &str| -> String {
+        let t = t
+            .trim()
+            .trim_start_matches('&')
+            .trim_start_matches("mut ")
+            .trim();
+        let t = t.trim_start_matches("dyn ").trim_start_matches("impl ");
+        let head = t
+            .split(['<', '?', '[', ' ', '(', ',', '=', ')', '{', ';'])
+            .next()
+            .unwrap_or("");
+        let last = head
+            .rsplit(['.', ':'])
+            .next()
+            .unwrap_or("")
+            .trim_matches('`');
+        if last.chars().next().is_some_and(char::is_uppercase) && last.chars().all(is_ident_char) {
+            last.to_string()
+        } else {
+            String::new()
+        }
+    };
+    match language {
+        Language::Kotlin | Language::Rust => {
+            let end = b.span.end.min(text.len());
+            let Some(after) = text.get(b.name_span.end.min(end)..end) else {
+                return String::new();
+            };
+            let after = after.trim_start();
+            match after.strip_prefix(':') {
+                Some(t) if !t.starts_with(':') => simple(t),
+                _ => String::new(),
+            }
+        }
+        Language::Java => {
+            let Some(before) = text.get(b.span.start.min(b.name_span.start)..b.name_span.start)
+            else {
+                return String::new();
+            };
+            let before = before.trim_end();
+            // Drop trailing generic arguments and array brackets: `Map<String, Key> x`.
+            let mut depth = 0i32;
+            let mut cut = before.len();
+            for (i, c) in before.char_indices().rev() {
+                match c {
+                    '>' | ']' => depth += 1,
+                    '<' | '[' => depth -= 1,
+                    _ if depth == 0 => {
+                        cut = i + c.len_utf8();
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let head = &before[..cut];
+            let word = head
+                .rsplit(|c: char| !(is_ident_char(c) || c == '.'))
+                .next()
+                .unwrap_or("");
+            simple(word)
+        }
+    }
+}
+
+/// Fills [`crate::model::Call::receiver_type`]: for a receiver that is a plain name (or
+/// `this.x` / `self.x`), the declared type of the innermost binding of that name whose
+/// scope encloses the call (a field of an enclosing type included).
+fn receiver_types(m: &mut FileModel, text: &str) {
+    use std::collections::HashMap;
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, b) in m.bindings.iter().enumerate() {
+        by_name.entry(b.name.as_str()).or_default().push(i);
+    }
+    let mut types: HashMap<usize, String> = HashMap::new();
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for (ci, c) in m.calls.iter().enumerate() {
+        let Some(r) = c.receiver.as_deref() else {
+            continue;
+        };
+        let r = r
+            .strip_prefix("this.")
+            .or_else(|| r.strip_prefix("self."))
+            .unwrap_or(r);
+        if r.is_empty() || !r.chars().all(is_ident_char) {
+            continue;
+        }
+        let Some(cands) = by_name.get(r) else {
+            continue;
+        };
+        // Innermost enclosing scope wins; among bindings of one scope, the last declared
+        // before the call (a field anywhere in its type).
+        let mut best: Option<(usize, usize)> = None; // (depth, binding)
+        for &bi in cands {
+            let b = &m.bindings[bi];
+            if !m.is_within(c.scope, b.scope) {
+                continue;
+            }
+            if b.kind != crate::model::BindingKind::Field && b.name_span.start > c.span.start {
+                continue;
+            }
+            let depth = m.ancestors(b.scope).count();
+            if best.is_none_or(|(d, _)| depth >= d) {
+                best = Some((depth, bi));
+            }
+        }
+        let Some((_, bi)) = best else { continue };
+        let ty = types
+            .entry(bi)
+            .or_insert_with(|| declared_type(m.language, text, &m.bindings[bi]))
+            .clone();
+        if !ty.is_empty() {
+            out.push((ci, ty));
+        }
+    }
+    for (ci, ty) in out {
+        m.calls[ci].receiver_type = Some(ty);
+    }
+}
+
+/// Java and Kotlin loops that test a response status and go round again on a bad one
+/// (`if (resp.statusCode() >= 500) continue;`, `if (!response.isSuccessful) { delay(..) }`)
+/// handle a failure as much as a `catch` does: [`crate::model::LoopInfo::handles_error`]
+/// is set when the loop's text reads a status and either says `continue` or leaves the
+/// loop on success. (The Rust frontend sees `.status()` / `is_success()` calls itself.)
+fn status_checked_loops(m: &mut FileModel, text: &str) {
+    const STATUS: &[&str] = &[
+        ".statusCode",
+        "getStatusCode()",
+        ".status.",
+        ".status ",
+        ".status)",
+        ".status()",
+        ".code()",
+        ".code ",
+        "getCode()",
+        "isSuccessful",
+        "isSuccess",
+        "is2xxSuccessful",
+        "is5xxServerError",
+        "isError",
+    ];
+    for s in &mut m.scopes {
+        let crate::model::ScopeKind::Loop(li) = &mut s.kind else {
+            continue;
+        };
+        if li.handles_error {
+            continue;
+        }
+        let Some(body) = text.get(s.span.start..s.span.end) else {
+            continue;
+        };
+        if body.len() > 64 * 1024 {
+            continue;
+        }
+        let reads_status = STATUS.iter().any(|w| body.contains(w));
+        if reads_status && (li.has_exit || body.contains("continue")) {
+            li.handles_error = true;
+        }
+    }
 }
 
 /// `import a.b.C as D` lines of a Kotlin file: `(D, C)`.

@@ -684,6 +684,7 @@ impl<'a> Lowerer<'a> {
                     name_span,
                     scope: self.scope,
                     receiver_lambda: None,
+                    receiver_type: None,
                 };
                 ExprInfo {
                     call: Some(id),
@@ -713,6 +714,7 @@ impl<'a> Lowerer<'a> {
                     name_span: self.sp(&mc.method),
                     scope: self.scope,
                     receiver_lambda: rinfo.lambda,
+                    receiver_type: None,
                 };
                 ExprInfo {
                     call: Some(id),
