@@ -68,6 +68,7 @@ pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
         ..FileFacts::default()
     };
     boundaries(model, cat, &mut facts);
+    paced_loops(model, &mut facts);
     sinks(model, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
@@ -476,25 +477,80 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
     }
 }
 
-/// Whether a loop retries: its body handles a failure and can go round again
-/// ([`LoopInfo::handles_error`]), and it either leaves on success or its header counts
-/// attempts. A `for` loop over a collection of distinct items is not a retry (one key per
-/// item is right there), whatever its body does: only a counted `for` (a range such as
-/// `0..3`, `1..=max`, `1..3`, `until`, or a C-style `for (int i = 0; i < n; i++)`) or a
-/// header naming attempts can be.
-pub fn is_retry_loop(l: &LoopInfo) -> bool {
-    let h = l.header.to_ascii_lowercase();
-    let hint = ["attempt", "retr", "tries", "tried"]
-        .iter()
-        .any(|w| h.contains(w));
-    if l.keyword == "for" && !hint {
-        let counted =
-            h.contains("..") || h.contains(" until ") || h.contains(" downto ") || h.contains(';');
-        if !counted {
-            return false;
+/// Calls that pace a periodic loop: `Thread.sleep`, `TimeUnit.X.sleep`, Kotlin `delay`,
+/// `tokio::time::sleep`, `std::thread::sleep`, `async_std::task::sleep`.
+const PACING_CALLS: &[&str] = &["sleep", "delay", "sleep_until"];
+
+/// Periodic jobs by their pacing: a `loop` / `while` loop (not a retry loop, not a `for`
+/// over items) whose own body waits on a timer runs its body once per period for as long as
+/// the process lives, in every process that starts it, which makes it a per-process
+/// scheduler like `@Scheduled` ([`BoundaryKind::Scheduler`]). A key minted in it with no
+/// distributed lock is `unlocked-scheduled-job`; a job that sends no key is no finding.
+fn paced_loops(model: &FileModel, facts: &mut FileFacts) {
+    for call in &model.calls {
+        if !PACING_CALLS.contains(&call.callee.as_str()) {
+            continue;
         }
+        // The innermost loop around the call, with no function or lambda in between.
+        let Some(lp) = model.ancestors(call.scope).find(|s| {
+            !matches!(
+                model.scopes[*s].kind,
+                ScopeKind::Lambda(_) | ScopeKind::Function(_)
+            ) && matches!(model.scopes[*s].kind, ScopeKind::Loop(_))
+        }) else {
+            continue;
+        };
+        if model
+            .ancestors(call.scope)
+            .take_while(|s| *s != lp)
+            .any(|s| {
+                matches!(
+                    model.scopes[s].kind,
+                    ScopeKind::Lambda(_) | ScopeKind::Function(_)
+                )
+            })
+        {
+            continue;
+        }
+        let ScopeKind::Loop(l) = &model.scopes[lp].kind else {
+            continue;
+        };
+        if l.is_retry()
+            || !matches!(l.keyword.as_str(), "loop" | "while")
+            || facts.boundaries[lp].is_some()
+        {
+            continue;
+        }
+        let head = if l.header.is_empty() {
+            format!("`{}`", l.keyword)
+        } else if model.language == Language::Rust {
+            format!(
+                "`{} {}`",
+                l.keyword,
+                l.header.chars().take(40).collect::<String>()
+            )
+        } else {
+            format!(
+                "`{} ({})`",
+                l.keyword,
+                l.header.chars().take(40).collect::<String>()
+            )
+        };
+        facts.boundaries[lp] = Some(Boundary {
+            kind: BoundaryKind::Scheduler,
+            entry: "inferred.paced-loop".into(),
+            flavor: "paced-loop".into(),
+            label: format!("{head} loop paced by `{}`", call.callee),
+            anchor: Span::new(model.scopes[lp].span.start, model.scopes[lp].span.start),
+            type_name: None,
+            owner_call: None,
+        });
     }
-    l.handles_error && (l.has_exit || hint)
+}
+
+/// Whether a loop retries; see [`LoopInfo::is_retry`].
+pub fn is_retry_loop(l: &LoopInfo) -> bool {
+    l.is_retry()
 }
 
 /// A boundary from a catalogue entry, with the construct's label and anchor.

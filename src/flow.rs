@@ -288,6 +288,10 @@ impl<'m> Flow<'m> {
                             continue;
                         }
                         let binding = &m.bindings[b];
+                        if let Some(origin) = self.attempt_counter(name, *offset, b) {
+                            out.push(origin);
+                            continue;
+                        }
                         if binding.kind == BindingKind::Param {
                             continue;
                         }
@@ -350,6 +354,63 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// A read of an attempt counter: inside a retry loop (see [`LoopInfo::is_retry`]), a
+    /// name the loop's header drives (`for attempt in 1..=3`, `for (int i = 0; i < n;
+    /// i++)`, `while (attempt++ < 5)`) or one the loop body increments (`tries += 1`) and
+    /// that is declared outside the body; or the counter of a Kotlin `repeat(n) { attempt
+    /// -> .. }`. Its value differs on every attempt, like a UUID's. The origin is the read.
+    fn attempt_counter(&self, name: &str, offset: usize, b: usize) -> Option<Origin> {
+        let m = self.model;
+        let binding = &m.bindings[b];
+        let use_scope = self.scope_at(offset);
+        let word = |text: &str| {
+            text.match_indices(name).any(|(i, _)| {
+                let before = text[..i].chars().next_back();
+                let after = text[i + name.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        };
+
+        let counter = m.ancestors(use_scope).any(|s| {
+            match &m.scopes[s].kind {
+                ScopeKind::Loop(l) if l.is_retry() => {
+                    // Declared in the body: a fresh local per iteration, not a counter.
+                    let in_body = binding.scope != s && m.is_within(binding.scope, s);
+                    if in_body {
+                        return false;
+                    }
+                    word(&l.header)
+                        || self
+                            .assigns_by_name
+                            .get(name)
+                            .into_iter()
+                            .flatten()
+                            .any(|a| {
+                                let asg = &m.assigns[*a];
+                                m.is_within(asg.scope, s)
+                                    && m.values[asg.value].atoms.iter().any(
+                                        |at| matches!(at, Atom::Name { name: n, .. } if n == name),
+                                    )
+                            })
+                }
+                ScopeKind::Lambda(li) => {
+                    binding.kind == BindingKind::Param
+                        && binding.scope == s
+                        && li.owner_call.is_some_and(|c| m.calls[c].callee == "repeat")
+                }
+                _ => false,
+            }
+        });
+        counter.then(|| Origin {
+            span: Span::new(offset, offset + name.len()),
+            display: format!("`{name}` (the attempt counter)"),
+            kind: SourceKind::Random,
+            scope: use_scope,
+            helper: None,
+        })
     }
 
     /// Values written into a field named `field` anywhere in this file: assignments

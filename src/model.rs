@@ -197,6 +197,31 @@ pub struct LoopInfo {
     pub awaits_tick: bool,
 }
 
+impl LoopInfo {
+    /// Whether the loop retries: its body handles a failure and can go round again
+    /// ([`LoopInfo::handles_error`]), and it either leaves on success or its header counts
+    /// attempts. A `for` loop over a collection of distinct items is not a retry (one key
+    /// per item is right there), whatever its body does: only a counted `for` (a range
+    /// such as `0..3`, `1..=max`, `until`, or a C-style `for (int i = 0; i < n; i++)`) or
+    /// a header naming attempts can be.
+    pub fn is_retry(&self) -> bool {
+        let h = self.header.to_ascii_lowercase();
+        let hint = ["attempt", "retr", "tries", "tried"]
+            .iter()
+            .any(|w| h.contains(w));
+        if self.keyword == "for" && !hint {
+            let counted = h.contains("..")
+                || h.contains(" until ")
+                || h.contains(" downto ")
+                || h.contains(';');
+            if !counted {
+                return false;
+            }
+        }
+        self.handles_error && (self.has_exit || hint)
+    }
+}
+
 /// One node of the scope tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {

@@ -650,7 +650,7 @@ pub struct FileDemand {
     pub interceptor: bool,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
-    /// The file has a catalogue source.
+    /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one.
     pub has_sources: bool,
     /// The file calls a library function that mints its own key (`[[minting_call]]`).
     pub library_mints: bool,
@@ -712,7 +712,14 @@ impl FileDemand {
             registered_types: sorted(registered_types),
             interceptor,
             has_sinks: !facts.sinks.is_empty(),
-            has_sources: !model.sources.is_empty(),
+            // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
+            // attempt -> .. }`) is an origin without a catalogue source.
+            has_sources: !model.sources.is_empty()
+                || model.scopes.iter().any(|s| match &s.kind {
+                    crate::model::ScopeKind::Loop(l) => l.is_retry(),
+                    _ => false,
+                })
+                || model.calls.iter().any(|c| c.callee == "repeat"),
             library_mints: !facts.library_mints.is_empty(),
             has_boundary: facts.boundaries.iter().any(Option::is_some),
             callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect()),

@@ -400,6 +400,9 @@ impl Ctx<'_> {
     /// returns `UUID.randomUUID()`, Keys.kt:4)".
     pub fn origin_desc(&self, o: &Origin) -> String {
         match &o.helper {
+            // An attempt counter's display already reads as prose: "`attempt` (the
+            // attempt counter)".
+            None if o.display.starts_with('`') => o.display.clone(),
             None => format!("`{}`", o.display),
             Some(h) => format!(
                 "`{}` (which returns `{}` from {})",
