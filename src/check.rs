@@ -399,6 +399,28 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     Ok(r)
 }
 
+/// The files `run` would check (after the walk, include/exclude, `skip_dirs` and the
+/// shard), each with the configuration that governs it: `--show-files`.
+pub fn list_files(
+    opts: &Options,
+    cat: &Catalogue,
+) -> Result<Vec<(String, Arc<Config>)>, ToolError> {
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        opts.paths.clone()
+    };
+    let (candidates, _) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
+        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
+        .map_err(|e| ToolError::Config(Box::new(e)))?;
+    Ok(configure(candidates, &paths, opts, &mut resolver)?
+        .into_iter()
+        .filter(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
+        .map(|(c, config)| (c.display, config))
+        .collect())
+}
+
 /// Pairs each candidate with its configuration and drops the files that configuration
 /// excludes, and the files under [`Options::skip_dirs`].
 fn configure(

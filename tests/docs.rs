@@ -107,9 +107,15 @@ fn cli_reference_names_every_flag_and_subcommand() {
         if f == "--help" {
             continue;
         }
-        assert!(cli.contains(&format!("`{f}")), "docs/cli.md does not document {f}");
+        assert!(
+            cli.contains(&format!("`{f}")),
+            "docs/cli.md does not document {f}"
+        );
     }
-    let top = std::process::Command::new(bin).arg("--help").output().unwrap();
+    let top = std::process::Command::new(bin)
+        .arg("--help")
+        .output()
+        .unwrap();
     let top = String::from_utf8(top.stdout).unwrap();
     let commands = top
         .split("Commands:")
@@ -165,7 +171,13 @@ fn relative_links_resolve() {
 fn idemkey_readme_stands_alone() {
     let text = std::fs::read_to_string(root().join("crates/idemkey/README.md")).unwrap();
     for bad in ["/work/", "/tmp/", "/home/", "../shared"] {
-        assert!(!text.contains(bad), "crates/idemkey/README.md mentions {bad}");
+        assert!(
+            !text.contains(bad),
+            "crates/idemkey/README.md mentions {bad}"
+        );
     }
-    assert!(text.contains("git = \"https://"), "no git-dependency example");
+    assert!(
+        text.contains("git = \"https://"),
+        "no git-dependency example"
+    );
 }
