@@ -211,7 +211,7 @@ enum Command {
     },
     /// Print the man page (roff) on standard output (`idemlint man > idemlint.1`).
     Man,
-    /// Run the language server on stdin/stdout (for editors; see README.md).
+    /// Run the language server on stdin/stdout (for editors; see docs/integrations.md).
     Lsp {
         /// Accepted and ignored: stdio is the only transport (some clients always pass it).
         #[arg(long)]

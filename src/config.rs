@@ -399,7 +399,7 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
     out
 }
 
-const HELP: &str = "see the Configuration section of idemlint's README";
+const HELP: &str = "see docs/configuration.md in idemlint's repository";
 
 /// Reads a configuration file: a regular file of at most [`crate::fsio::MAX_CONFIG_BYTES`].
 /// `follow`: the user named it (`--config`), so a symbolic link is followed; discovered
