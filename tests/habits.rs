@@ -454,17 +454,15 @@ fn rules_are_aligned() {
     assert_eq!(o.code, 0);
     let lines: Vec<&str> = o.stdout.lines().collect();
     assert_eq!(lines.len(), 1 + idemlint::rules::RULES.len());
-    // The severity and summary columns start at the same offset on every line.
+    // The severity and summary columns start at the same offset on every line: the
+    // first two places where a word follows a run of spaces.
     let starts = |l: &str| {
-        let sev = l.find(|c: char| c == ' ').unwrap()
-            + l[l.find(' ').unwrap()..].find(|c: char| c != ' ').unwrap();
-        let rest = &l[sev..];
-        let sum = sev
-            + rest.find(' ').unwrap()
-            + rest[rest.find(' ').unwrap()..]
-                .find(|c: char| c != ' ')
-                .unwrap();
-        (sev, sum)
+        let b = l.as_bytes();
+        let cols: Vec<usize> = (1..b.len())
+            .filter(|&i| b[i] != b' ' && b[i - 1] == b' ')
+            .take(2)
+            .collect();
+        (cols[0], cols[1])
     };
     let first = starts(lines[0]);
     for l in &lines {
