@@ -127,6 +127,10 @@ enum Command {
         /// file that governs each, then exit.
         #[arg(long)]
         show_files: bool,
+        /// Progress on standard error: `auto` (a bar on a terminal, never when `CI` is
+        /// set), `always` (plain lines when not a terminal), `never`.
+        #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+        progress: crate::progress::ProgressChoice,
         /// Print only the findings: no summary, no file-problem lines (JSON and SARIF keep
         /// file errors).
         #[arg(long, short = 'q')]
@@ -356,6 +360,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             statistics,
             show_settings,
             show_files,
+            progress,
             quiet,
             config,
             select,
@@ -410,6 +415,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 config_file: config,
                 selection,
                 skip_dirs,
+                progress: None,
             };
             let catalogue = Catalogue::builtin();
             if let Some(path) = show_settings {
@@ -445,7 +451,21 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let result = if stdin {
                 check_stdin(&opts, stdin_filename.as_deref(), &catalogue)
             } else {
-                run(&opts, &catalogue)
+                let counters = std::sync::Arc::new(crate::check::Progress::default());
+                let display = if quiet && progress != crate::progress::ProgressChoice::Always {
+                    None
+                } else {
+                    crate::progress::Display::start(progress, counters.clone())
+                };
+                let with_progress = Options {
+                    progress: display.as_ref().map(|_| counters),
+                    ..opts.clone()
+                };
+                let r = run(&with_progress, &catalogue);
+                if let Some(d) = display {
+                    d.finish();
+                }
+                r
             };
             let mut report = match result {
                 Ok(r) => r,

@@ -508,3 +508,49 @@ fn version_shows_the_commit_when_built_from_git() {
         assert_eq!(v, prefix);
     }
 }
+
+#[test]
+fn progress_only_on_a_terminal_unless_asked() {
+    let d = scratch("progress");
+    std::fs::write(d.join("Retry.kt"), RETRY_BUG).unwrap();
+    std::fs::write(d.join("Time.kt"), TIME_KEY).unwrap();
+    // Standard error is a pipe here (a CI log): no progress by default.
+    let o = run(&d, &["check", ".", "--format", "short"], &[]);
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    let o = run(&d, &["check", ".", "--progress", "auto"], &[("CI", "true")]);
+    assert!(!o.stderr.contains("checking"), "{}", o.stderr);
+    // Asked for: plain lines, ending with the last phase's count, before the summary.
+    let o = run(
+        &d,
+        &["check", ".", "--format", "short", "--progress", "always"],
+        &[],
+    );
+    assert_eq!(o.code, 1);
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(
+        lines[lines.len() - 2],
+        "idemlint: checking 2/2 files",
+        "{}",
+        o.stderr
+    );
+    assert!(
+        lines[lines.len() - 1].starts_with("idemlint: 2 findings"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        !o.stderr.contains('\u{1b}'),
+        "no terminal codes in a log: {}",
+        o.stderr
+    );
+    assert!(
+        !o.stdout.contains("checking"),
+        "progress stays off standard output"
+    );
+    let o = run(
+        &d,
+        &["check", ".", "--progress", "never", "--format", "json"],
+        &[],
+    );
+    assert!(!o.stderr.contains("checking"), "{}", o.stderr);
+}
