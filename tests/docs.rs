@@ -181,3 +181,32 @@ fn idemkey_readme_stands_alone() {
         "no git-dependency example"
     );
 }
+
+/// The finding README.md shows is what `idemlint check` prints for the code above it.
+#[test]
+fn readme_finding_is_what_idemlint_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let code = readme
+        .split("```java\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a Java block in README.md");
+    let shown = readme
+        .split("$ idemlint check ChargeJob.java\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the output block in README.md");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-finding");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ChargeJob.java"), code).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .current_dir(&dir)
+        .args(["check", "ChargeJob.java"])
+        .env_remove("FORCE_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), shown);
+}
