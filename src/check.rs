@@ -59,6 +59,52 @@ pub struct Options {
     pub no_prefilter: bool,
     /// Report only this part of the files (the project index still covers all of them).
     pub shard: Option<Shard>,
+    /// Counters the CLI's progress bar reads (`None`: no progress is kept).
+    pub progress: Option<Arc<Progress>>,
+}
+
+/// The phase a run is in, for the progress bar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading and prefiltering every file.
+    Reading,
+    /// Parsing the files the prefilter selected and building the project index.
+    Indexing,
+    /// Checking the files that can have a finding.
+    Checking,
+}
+
+/// Progress of a run: the phase, and files done of the phase's total. Updated by the
+/// workers with relaxed atomics; read by a progress bar on another thread.
+#[derive(Debug, Default)]
+pub struct Progress {
+    phase: std::sync::atomic::AtomicU8,
+    done: std::sync::atomic::AtomicUsize,
+    total: std::sync::atomic::AtomicUsize,
+}
+
+impl Progress {
+    fn start(&self, phase: Phase, total: usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.done.store(0, Relaxed);
+        self.total.store(total, Relaxed);
+        self.phase.store(phase as u8, Relaxed);
+    }
+
+    fn step(&self) {
+        self.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The phase, files done and the phase's total.
+    pub fn get(&self) -> (Phase, usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let phase = match self.phase.load(Relaxed) {
+            0 => Phase::Reading,
+            1 => Phase::Indexing,
+            _ => Phase::Checking,
+        };
+        (phase, self.done.load(Relaxed), self.total.load(Relaxed))
+    }
 }
 
 /// `--shard I/N`: the files whose path hash is `I-1` modulo `N`. The hash is FNV-1a (64
@@ -399,6 +445,28 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     Ok(r)
 }
 
+/// The files `run` would check (after the walk, include/exclude, `skip_dirs` and the
+/// shard), each with the configuration that governs it: `--show-files`.
+pub fn list_files(
+    opts: &Options,
+    cat: &Catalogue,
+) -> Result<Vec<(String, Arc<Config>)>, ToolError> {
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        opts.paths.clone()
+    };
+    let (candidates, _) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
+        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
+        .map_err(|e| ToolError::Config(Box::new(e)))?;
+    Ok(configure(candidates, &paths, opts, &mut resolver)?
+        .into_iter()
+        .filter(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
+        .map(|(c, config)| (c.display, config))
+        .collect())
+}
+
 /// Pairs each candidate with its configuration and drops the files that configuration
 /// excludes, and the files under [`Options::skip_dirs`].
 fn configure(
@@ -560,10 +628,17 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
 
     // Stage 0: read and scan every file; parse those with a sink word at once (they are
     // needed whenever anything is), or every file without the prefilter.
+    let progress = opts.progress.as_deref();
+    if let Some(p) = progress {
+        p.start(Phase::Reading, candidates.len());
+    }
     let stage0: Vec<Read> = candidates
         .par_iter()
         .enumerate()
         .map_init(Vec::new, |scratch, (i, (c, config))| {
+            if let Some(p) = progress {
+                p.step();
+            }
             let text = match read_source(&c.path) {
                 Ok(t) => t,
                 Err(e) => return Read::Failed(read_error(c, e)),
@@ -632,6 +707,9 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         in_shard: &in_shard,
         errors: &mut report.errors,
     };
+    if let Some(p) = progress {
+        p.start(Phase::Indexing, 0);
+    }
     // Round 0 continued: with a sink word somewhere, every source or ShedLock file too.
     if any_sink {
         state.parse_more(&deferred, None);
@@ -664,9 +742,17 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         .collect();
     drop(parsed);
     report.checked = todo.len();
+    if let Some(p) = progress {
+        p.start(Phase::Checking, todo.len());
+    }
     let per_file: Vec<Pass2> = todo
         .par_iter()
-        .map(|&(i, hash)| check_one(&candidates[i], hash, &index))
+        .map(|&(i, hash)| {
+            if let Some(p) = progress {
+                p.step();
+            }
+            check_one(&candidates[i], hash, &index)
+        })
         .collect();
     for (f, e, t) in per_file {
         report.findings.extend(f);

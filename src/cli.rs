@@ -8,11 +8,12 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::catalogue::Catalogue;
 use crate::check::{Options, Report, ToolError, run, run_text};
 use crate::config::RuleSelection;
+use crate::finding::Severity;
 use crate::report::{Format, RenderOptions};
 use crate::rules::RULES;
 
@@ -23,12 +24,66 @@ pub const EXIT_FINDINGS: i32 = 1;
 /// Exit code: the tool could not do its job.
 pub const EXIT_TOOL_ERROR: i32 = 2;
 
+/// Which severities make the exit code 1 (`--fail-on`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Only errors.
+    Error,
+    /// Errors and warnings (the default; notes never fail).
+    Warning,
+    /// Every finding, notes included.
+    Note,
+}
+
+impl FailOn {
+    fn fails(self, s: Severity) -> bool {
+        let floor = match self {
+            FailOn::Error => Severity::Error,
+            FailOn::Warning => Severity::Warning,
+            FailOn::Note => Severity::Note,
+        };
+        s >= floor
+    }
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal, unless `NO_COLOR` is set; `FORCE_COLOR` or `CLICOLOR_FORCE`
+    /// force it elsewhere.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream that is (`terminal`) or is not a terminal.
+    pub fn colour(self, terminal: bool) -> bool {
+        let set = |name: &str| {
+            std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+        };
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) => {
+                false
+            }
+            ColorChoice::Auto if set("FORCE_COLOR") || set("CLICOLOR_FORCE") => true,
+            ColorChoice::Auto => terminal,
+        }
+    }
+}
+
+/// `--version`: the package version and, when built from a git checkout, the commit.
+const VERSION: &str = env!("IDEMLINT_VERSION");
+
 #[derive(Parser, Debug)]
 #[command(
     name = "idemlint",
-    version,
+    version = VERSION,
     about = "Finds idempotency keys that are generated again on every retry attempt",
-    after_help = "Exit codes: 0 no finding, 1 findings, 2 tool error."
+    long_about = "Finds idempotency keys that are generated again on every retry attempt.\n\n`check` is the default command: `idemlint src/` is `idemlint check src/`, and `idemlint` alone checks the current directory.",
+    after_help = "`check` is the default command: `idemlint src/` = `idemlint check src/`.\nExit codes: 0 no failing finding, 1 findings (see --fail-on), 2 tool error.\nDocumentation: https://github.com/idemlint/idemlint/tree/main/docs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -39,7 +94,8 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Analyse files and directories (default: `.`; for `cargo idemlint`, the workspace root).
+    /// Analyse files and directories (the default command; default path: `.`; for
+    /// `cargo idemlint`, the workspace root).
     Check {
         /// Files or directories; directories are walked honouring .gitignore.
         paths: Vec<PathBuf>,
@@ -52,6 +108,29 @@ enum Command {
         /// Exit 0 even when there are findings (tool errors still exit 2).
         #[arg(long)]
         exit_zero: bool,
+        /// The lowest severity that makes the exit code 1: `error`, `warning` (default:
+        /// errors and warnings fail, notes never) or `note` (every finding).
+        #[arg(long, value_enum, value_name = "SEVERITY", default_value = "warning")]
+        fail_on: FailOn,
+        /// Colour in the human format: `auto` (a terminal, unless NO_COLOR is set;
+        /// FORCE_COLOR or CLICOLOR_FORCE force it), `always`, `never`.
+        #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+        color: ColorChoice,
+        /// Print the number of findings per rule instead of the findings.
+        #[arg(long, conflicts_with_all = ["fix", "diff"])]
+        statistics: bool,
+        /// Print the configuration that governs PATH (a file or directory) and where it
+        /// comes from, then exit.
+        #[arg(long, value_name = "PATH")]
+        show_settings: Option<PathBuf>,
+        /// Print the files that would be checked, one per line, with the configuration
+        /// file that governs each, then exit.
+        #[arg(long)]
+        show_files: bool,
+        /// Progress on standard error: `auto` (a bar on a terminal, never when `CI` is
+        /// set), `always` (plain lines when not a terminal), `never`.
+        #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+        progress: crate::progress::ProgressChoice,
         /// Print only the findings: no summary, no file-problem lines (JSON and SARIF keep
         /// file errors).
         #[arg(long, short = 'q')]
@@ -118,12 +197,25 @@ enum Command {
     },
     /// List every rule: id, default severity and summary.
     Rules,
-    /// Print a rule's documentation.
+    /// Print a rule's documentation (the id is case-insensitive).
     Explain {
         /// A rule id, e.g. key-in-retry-scope.
         rule: String,
     },
-    /// Run the language server on stdin/stdout (for editors; see README.md).
+    /// Write a commented starter idemlint.toml (never overwrites one).
+    Init {
+        /// The directory to write it in.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Print a shell completion script (e.g. `idemlint completions bash > /etc/bash_completion.d/idemlint`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on standard output (`idemlint man > idemlint.1`).
+    Man,
+    /// Run the language server on stdin/stdout (for editors; see docs/integrations.md).
     Lsp {
         /// Accepted and ignored: stdio is the only transport (some clients always pass it).
         #[arg(long)]
@@ -136,6 +228,9 @@ const SUBCOMMANDS: &[&str] = &[
     "rules",
     "explain",
     "lsp",
+    "init",
+    "completions",
+    "man",
     "help",
     "-h",
     "--help",
@@ -214,29 +309,40 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             crate::lsp::run_stdio()
         }
         Command::Rules => {
-            let _ = writeln!(out, "{:<24} {:<8} summary", "rule", "severity");
-            for r in RULES {
-                let _ = writeln!(out, "{:<24} {:<8} {}", r.id, r.severity.name(), r.summary());
-            }
+            let _ = out.write_all(rules_table().as_bytes());
             EXIT_CLEAN
         }
-        Command::Explain { rule } => match crate::rules::rule(&rule) {
-            Some(r) => {
-                let _ = out.write_all(r.doc.as_bytes());
-                EXIT_CLEAN
-            }
-            None => {
-                let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
-                eprintln!(
-                    "error: unknown rule `{rule}`{}\n  known rules: {}",
-                    did_you_mean(&rule, &ids)
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default(),
-                    ids.join(", ")
-                );
+        Command::Init { dir } => init(&dir),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "idemlint", &mut out);
+            EXIT_CLEAN
+        }
+        Command::Man => match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+            Ok(()) => EXIT_CLEAN,
+            Err(e) => {
+                eprintln!("error: could not write the man page: {e}");
                 EXIT_TOOL_ERROR
             }
         },
+        Command::Explain { rule } => {
+            match crate::rules::rule(&rule.trim().to_ascii_lowercase().replace('_', "-")) {
+                Some(r) => {
+                    let _ = out.write_all(r.doc.as_bytes());
+                    EXIT_CLEAN
+                }
+                None => {
+                    let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+                    eprintln!(
+                        "error: unknown rule `{rule}`{}\n  known rules: {}",
+                        did_you_mean(&rule.to_ascii_lowercase(), &ids)
+                            .map(|s| format!("; did you mean `{s}`?"))
+                            .unwrap_or_default(),
+                        ids.join(", ")
+                    );
+                    EXIT_TOOL_ERROR
+                }
+            }
+        }
         Command::Check {
             paths,
             format,
@@ -249,6 +355,12 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             diff,
             output,
             exit_zero,
+            fail_on,
+            color,
+            statistics,
+            show_settings,
+            show_files,
+            progress,
             quiet,
             config,
             select,
@@ -303,8 +415,35 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 config_file: config,
                 selection,
                 skip_dirs,
+                progress: None,
             };
             let catalogue = Catalogue::builtin();
+            if let Some(path) = show_settings {
+                return print_settings(&path, &opts, &catalogue, &mut out);
+            }
+            if show_files {
+                return match crate::check::list_files(&opts, &catalogue) {
+                    Ok(files) => {
+                        for (display, config) in files {
+                            let origin = config
+                                .origin
+                                .as_deref()
+                                .map(|p| crate::text::escape_controls(&p.display().to_string()))
+                                .unwrap_or_else(|| "built-in defaults".into());
+                            let _ = writeln!(out, "{display}\t{origin}");
+                        }
+                        EXIT_CLEAN
+                    }
+                    Err(ToolError::Config(e)) => {
+                        eprint!("{}", crate::config::render_error(&e, stderr_colour(color)));
+                        EXIT_TOOL_ERROR
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        EXIT_TOOL_ERROR
+                    }
+                };
+            }
             if stdin && (fix || diff) {
                 eprintln!("error: --fix and --diff cannot be used with standard input");
                 return EXIT_TOOL_ERROR;
@@ -312,12 +451,26 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let result = if stdin {
                 check_stdin(&opts, stdin_filename.as_deref(), &catalogue)
             } else {
-                run(&opts, &catalogue)
+                let counters = std::sync::Arc::new(crate::check::Progress::default());
+                let display = if quiet && progress != crate::progress::ProgressChoice::Always {
+                    None
+                } else {
+                    crate::progress::Display::start(progress, counters.clone())
+                };
+                let with_progress = Options {
+                    progress: display.as_ref().map(|_| counters),
+                    ..opts.clone()
+                };
+                let r = run(&with_progress, &catalogue);
+                if let Some(d) = display {
+                    d.finish();
+                }
+                r
             };
             let mut report = match result {
                 Ok(r) => r,
                 Err(ToolError::Config(e)) => {
-                    eprint!("{}", crate::config::render_error(&e, stderr_colour()));
+                    eprint!("{}", crate::config::render_error(&e, stderr_colour(color)));
                     return EXIT_TOOL_ERROR;
                 }
                 Err(e) => {
@@ -419,16 +572,31 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             }
             let to_stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
             let render_opts = RenderOptions {
-                colour: to_stdout && crate::report::human::use_colour(),
+                colour: match color {
+                    ColorChoice::Auto => {
+                        to_stdout && color.colour(std::io::IsTerminal::is_terminal(&out))
+                    }
+                    c => c.colour(false),
+                },
                 quiet,
                 srcroot: std::env::current_dir().ok(),
             };
-            let rendered = crate::report::render(&report, format, &render_opts);
+            let mut rendered = crate::report::render(&report, format, &render_opts);
+            if statistics {
+                rendered.report = statistics_table(&report);
+            }
             if let Err(e) = write_report(output.as_deref(), &rendered.report, &mut out) {
                 eprintln!("error: {e}");
                 return EXIT_TOOL_ERROR;
             }
             eprint!("{}", rendered.stderr);
+            // Every format, and the human one written to a file or replaced by
+            // --statistics, has its summary on standard error, so a failing CI step's log
+            // always says why. (The human report on standard output ends with it.)
+            let summary_in_report = format == Format::Human && to_stdout && !statistics;
+            if !quiet && rendered.stderr.is_empty() && !summary_in_report {
+                eprint!("{}", crate::report::human::summary(&report));
+            }
             if strict && !report.errors.is_empty() && !quiet {
                 eprintln!(
                     "idemlint: --strict: {} file{} could not be analysed fully",
@@ -438,11 +606,158 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             }
             if tool_failure || (strict && !report.errors.is_empty()) {
                 EXIT_TOOL_ERROR
-            } else if report.findings.is_empty() {
+            } else if !report.findings.iter().any(|f| fail_on.fails(f.severity)) {
                 EXIT_CLEAN
             } else {
                 findings_exit
             }
+        }
+    }
+}
+
+/// `idemlint rules`: one aligned line per rule.
+fn rules_table() -> String {
+    let id_w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(4).max(4);
+    let sev_w = "severity".len();
+    let mut s = format!("{:<id_w$}  {:<sev_w$}  summary\n", "rule", "severity");
+    for r in RULES {
+        s.push_str(&format!(
+            "{:<id_w$}  {:<sev_w$}  {}\n",
+            r.id,
+            r.severity.name(),
+            r.summary()
+        ));
+    }
+    s
+}
+
+/// `--statistics`: findings per rule, most frequent first.
+fn statistics_table(report: &Report) -> String {
+    let mut counts: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for f in &report.findings {
+        *counts.entry((f.rule, f.severity.name())).or_default() += 1;
+    }
+    let mut rows: Vec<((&str, &str), usize)> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let n_w = rows
+        .iter()
+        .map(|r| r.1.to_string().len())
+        .max()
+        .unwrap_or(1)
+        .max("count".len());
+    let id_w = rows.iter().map(|r| r.0.0.len()).max().unwrap_or(4).max(4);
+    let mut s = format!("{:>n_w$}  {:<id_w$}  severity\n", "count", "rule");
+    for ((rule, sev), n) in rows {
+        s.push_str(&format!("{n:>n_w$}  {rule:<id_w$}  {sev}\n"));
+    }
+    s
+}
+
+/// `--show-settings PATH`: the configuration that governs PATH and where it came from.
+fn print_settings(path: &Path, opts: &Options, cat: &Catalogue, out: &mut dyn Write) -> i32 {
+    let resolve = |selection: RuleSelection| {
+        crate::config::Resolver::new(cat, opts.config_file.as_deref(), selection)
+            .and_then(|mut r| r.for_path(path))
+    };
+    let (config, plain) = match (
+        resolve(opts.selection.clone()),
+        resolve(RuleSelection::default()),
+    ) {
+        (Ok(c), Ok(p)) => (c, p),
+        (Err(e), _) | (_, Err(e)) => {
+            eprint!("{}", crate::config::render_error(&e, false));
+            return EXIT_TOOL_ERROR;
+        }
+    };
+    let esc = |p: &Path| crate::text::escape_controls(&p.display().to_string());
+    let mut s = format!("settings for {}\n", esc(path));
+    match &config.origin {
+        Some(o) if opts.config_file.is_some() => {
+            s.push_str(&format!("configuration: {} (given with --config)\n", esc(o)))
+        }
+        Some(o) => s.push_str(&format!(
+            "configuration: {} (the nearest configuration file)\n",
+            esc(o)
+        )),
+        None => s.push_str(
+            "configuration: none found (no idemlint.toml, .idemlint.toml or Cargo.toml metadata here or above): built-in defaults\n",
+        ),
+    }
+    if config.origin.is_some() {
+        s.push_str(&format!("globs relative to: {}\n", esc(&config.root)));
+    }
+    let (inc, exc) = config.has_globs();
+    s.push_str(&format!(
+        "analysed: {}{}\n",
+        if path.is_dir() || config.includes(path) {
+            "yes"
+        } else {
+            "no (excluded by include/exclude)"
+        },
+        match (inc, exc) {
+            (false, false) => String::new(),
+            (true, false) => " (include globs set)".into(),
+            (false, true) => " (exclude globs set)".into(),
+            (true, true) => " (include and exclude globs set)".into(),
+        }
+    ));
+    s.push_str(&format!(
+        "require-suppression-reason: {}\n",
+        config.require_suppression_reason
+    ));
+    s.push_str("rules:\n");
+    let id_w = RULES.iter().map(|r| r.id.len()).max().unwrap_or(4);
+    for r in RULES {
+        let level = config.severity(r.id).map(Severity::name).unwrap_or("off");
+        let from = if config.severity(r.id) != plain.severity(r.id) {
+            "--select/--ignore"
+        } else if plain.sets_level(r.id) {
+            "configuration [rules]"
+        } else {
+            "default"
+        };
+        s.push_str(&format!("  {:<id_w$}  {level:<7}  ({from})\n", r.id));
+    }
+    let _ = out.write_all(s.as_bytes());
+    EXIT_CLEAN
+}
+
+/// The file `idemlint init` writes.
+const STARTER: &str = include_str!("starter.toml");
+
+/// `idemlint init DIR`: writes DIR/idemlint.toml unless a configuration is already there.
+fn init(dir: &Path) -> i32 {
+    let target = dir.join("idemlint.toml");
+    for existing in ["idemlint.toml", ".idemlint.toml"] {
+        let p = dir.join(existing);
+        if std::fs::symlink_metadata(&p).is_ok() {
+            eprintln!(
+                "error: {} already exists; not overwriting it",
+                crate::text::escape_controls(&p.display().to_string())
+            );
+            return EXIT_TOOL_ERROR;
+        }
+    }
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .and_then(|mut f| f.write_all(STARTER.as_bytes()));
+    match written {
+        Ok(()) => {
+            eprintln!(
+                "idemlint: wrote {}; `idemlint check --show-settings {}` shows what it sets",
+                crate::text::escape_controls(&target.display().to_string()),
+                crate::text::escape_controls(&dir.display().to_string())
+            );
+            EXIT_CLEAN
+        }
+        Err(e) => {
+            eprintln!(
+                "error: could not write {}: {e}",
+                crate::text::escape_controls(&target.display().to_string())
+            );
+            EXIT_TOOL_ERROR
         }
     }
 }
@@ -575,10 +890,10 @@ fn adopt_baseline(
     Ok(())
 }
 
-/// Colour on stderr: only on a terminal and never with `NO_COLOR`.
-fn stderr_colour() -> bool {
+/// Colour on stderr, by `--color`.
+fn stderr_colour(choice: ColorChoice) -> bool {
     use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+    choice.colour(std::io::stderr().is_terminal())
 }
 
 /// The closest candidate within edit distance 3, for "did you mean" (see

@@ -129,6 +129,17 @@ impl Config {
         }
     }
 
+    /// True when this configuration (or `--select` / `--ignore`) sets `rule`'s level
+    /// rather than leaving the rule's default (`--show-settings`).
+    pub fn sets_level(&self, rule: &str) -> bool {
+        self.levels.contains_key(rule)
+    }
+
+    /// Whether `include` / `exclude` globs are set.
+    pub fn has_globs(&self) -> (bool, bool) {
+        (self.include.is_some(), self.exclude.is_some())
+    }
+
     /// Applies `--select` / `--ignore` on top of the file's `[rules]`.
     pub fn select(&mut self, selection: &RuleSelection) {
         if let Some(select) = &selection.select {
@@ -388,7 +399,7 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
     out
 }
 
-const HELP: &str = "see the Configuration section of idemlint's README";
+const HELP: &str = "see docs/configuration.md in idemlint's repository";
 
 /// Reads a configuration file: a regular file of at most [`crate::fsio::MAX_CONFIG_BYTES`].
 /// `follow`: the user named it (`--config`), so a symbolic link is followed; discovered

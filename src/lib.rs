@@ -25,6 +25,7 @@ pub mod lang;
 pub mod lsp;
 pub mod model;
 pub mod prefilter;
+pub mod progress;
 pub mod report;
 pub mod rules;
 pub mod suppress;

@@ -169,13 +169,23 @@ pub fn summary(report: &Report) -> String {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .count();
-    let warnings = report.findings.len() - errors;
+    let notes = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Note)
+        .count();
+    let warnings = report.findings.len() - errors - notes;
     out.push_str(&format!(
-        "idemlint: {} finding{} ({errors} error{}, {warnings} warning{}) in {} file{} checked{}\n",
+        "idemlint: {} finding{} ({errors} error{}, {warnings} warning{}{}) in {} file{} checked{}\n",
         report.findings.len(),
         if report.findings.len() == 1 { "" } else { "s" },
         if errors == 1 { "" } else { "s" },
         if warnings == 1 { "" } else { "s" },
+        match notes {
+            0 => String::new(),
+            1 => ", 1 note".into(),
+            n => format!(", {n} notes"),
+        },
         report.files,
         if report.files == 1 { "" } else { "s" },
         if report.errors.is_empty() {

@@ -1,5 +1,5 @@
 //! `--format json`: one object, `{"version": 1, "findings": [...], "errors": [...]}`.
-//! The shape is a public interface documented in README.md; changes go in CHANGELOG.md.
+//! The shape is a public interface documented in docs/json.md; changes go in CHANGELOG.md.
 
 use serde::Serialize;
 

@@ -1,0 +1,212 @@
+//! The documentation cannot drift from the code: `docs/rules.md` ends with the text of
+//! `rules/docs/*.md`, the CLI reference names every flag `idemlint check` has, and the
+//! relative links in README.md and docs/ lead to files that exist.
+//!
+//! After editing `rules/docs/*.md`, regenerate with
+//! `IDEMLINT_BLESS=1 cargo test --test docs`.
+
+use std::path::{Path, PathBuf};
+
+const MARKER: &str = "<!-- Everything below is generated from rules/docs/*.md by tests/docs.rs: edit those files, then run `IDEMLINT_BLESS=1 cargo test --test docs`. -->\n";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A rule's document with every heading one level deeper (outside code fences), so the
+/// rule's title is a `##` section of docs/rules.md.
+fn demote(doc: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in doc.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if !fenced && line.starts_with('#') {
+            out.push('#');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The generated part of docs/rules.md: every `rules/docs/<id>.md`, in id order.
+fn generated() -> String {
+    let dir = root().join("rules/docs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    let ids: Vec<String> = files
+        .iter()
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let mut known: Vec<&str> = idemlint::rules::RULES.iter().map(|r| r.id).collect();
+    known.sort();
+    assert_eq!(ids, known, "rules/docs/*.md and the rule table differ");
+    let mut out = String::from(MARKER);
+    for f in &files {
+        out.push('\n');
+        out.push_str(&demote(&std::fs::read_to_string(f).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn rules_md_is_generated_from_rules_docs() {
+    let path = root().join("docs/rules.md");
+    let current = std::fs::read_to_string(&path).unwrap();
+    let (head, tail) = match current.find(MARKER) {
+        Some(i) => current.split_at(i),
+        None => (current.as_str(), ""),
+    };
+    let want = generated();
+    if tail != want {
+        if std::env::var_os("IDEMLINT_BLESS").is_some() {
+            std::fs::write(&path, format!("{head}{want}")).unwrap();
+            return;
+        }
+        panic!(
+            "docs/rules.md is out of date with rules/docs/*.md; run `IDEMLINT_BLESS=1 cargo test --test docs`"
+        );
+    }
+    // Every rule has a section.
+    for r in idemlint::rules::RULES {
+        assert!(tail.contains(&format!("\n## {}\n", r.id)), "{}", r.id);
+    }
+}
+
+#[test]
+fn demote_leaves_code_fences_alone() {
+    assert_eq!(
+        demote("# a\n```rust\n#[derive(Debug)]\n```\n## b\n"),
+        "## a\n```rust\n#[derive(Debug)]\n```\n### b\n"
+    );
+}
+
+/// Every long flag of `idemlint check` and every subcommand appears in docs/cli.md.
+#[test]
+fn cli_reference_names_every_flag_and_subcommand() {
+    let cli = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    let bin = env!("CARGO_BIN_EXE_idemlint");
+    let help = std::process::Command::new(bin)
+        .args(["check", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let flags: Vec<&str> = help
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == '=')
+        .filter(|w| w.starts_with("--") && w.len() > 2)
+        .map(|w| w.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()))
+        .collect();
+    assert!(flags.len() > 20, "{help}");
+    for f in flags {
+        if f == "--help" {
+            continue;
+        }
+        assert!(
+            cli.contains(&format!("`{f}")),
+            "docs/cli.md does not document {f}"
+        );
+    }
+    let top = std::process::Command::new(bin)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let top = String::from_utf8(top.stdout).unwrap();
+    let commands = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap()
+        .split("Options:")
+        .next()
+        .unwrap();
+    for line in commands.lines() {
+        let Some(name) = line.split_whitespace().next() else {
+            continue;
+        };
+        if name == "help" {
+            continue;
+        }
+        assert!(
+            cli.contains(&format!("idemlint {name}")),
+            "docs/cli.md does not document `idemlint {name}`"
+        );
+    }
+}
+
+/// Relative links in README.md and docs/*.md point at files that exist.
+#[test]
+fn relative_links_resolve() {
+    let mut files = vec![root().join("README.md"), root().join("SECURITY.md")];
+    for e in std::fs::read_dir(root().join("docs")).unwrap() {
+        files.push(e.unwrap().path());
+    }
+    files.push(root().join("crates/idemkey/README.md"));
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for c in link.captures_iter(&text) {
+            let target = &c[1];
+            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:") {
+                continue;
+            }
+            let path = target.split('#').next().unwrap();
+            let resolved = file.parent().unwrap().join(path);
+            assert!(
+                Path::new(&resolved).exists(),
+                "{}: link to {target} does not resolve",
+                file.display()
+            );
+        }
+    }
+}
+
+/// crates/idemkey/README.md is read on its own (crates.io, a git dependency): no machine
+/// paths, and it shows a git dependency.
+#[test]
+fn idemkey_readme_stands_alone() {
+    let text = std::fs::read_to_string(root().join("crates/idemkey/README.md")).unwrap();
+    for bad in ["/work/", "/tmp/", "/home/", "../shared"] {
+        assert!(
+            !text.contains(bad),
+            "crates/idemkey/README.md mentions {bad}"
+        );
+    }
+    assert!(
+        text.contains("git = \"https://"),
+        "no git-dependency example"
+    );
+}
+
+/// The finding README.md shows is what `idemlint check` prints for the code above it.
+#[test]
+fn readme_finding_is_what_idemlint_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let code = readme
+        .split("```java\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("a Java block in README.md");
+    let shown = readme
+        .split("$ idemlint check ChargeJob.java\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the output block in README.md");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-finding");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ChargeJob.java"), code).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .current_dir(&dir)
+        .args(["check", "ChargeJob.java"])
+        .env_remove("FORCE_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), shown);
+}
