@@ -127,7 +127,12 @@ fn statement_boundary_before(text: &str, lang: Language, offset: usize) -> bool 
         }
         let last = before.chars().last().unwrap_or(';');
         return match lang {
-            Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last) && !before.ends_with("->"),
+            // `{ order ->` ends a lambda's parameter list; a `when` branch's `x ->` does not.
+            Language::Kotlin if before.ends_with("->") => {
+                let l = &text[line_start(text, before.len())..before.len()];
+                l.contains('{') && !l.contains("when")
+            }
+            Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last),
             _ => matches!(last, ';' | '{' | '}'),
         };
     }
@@ -249,6 +254,20 @@ fn insertion_point(
         }
         return Ok((ls, false));
     }
+    // A statement prefix (`let _ = `, `return `, `val x = `) moves the point to its start.
+    let mut stmt_start = stmt_start;
+    let seg_start = text[ls..stmt_start]
+        .rfind(['{', ';', '>'])
+        .map(|i| ls + i + 1)
+        .unwrap_or(ls);
+    let seg = &text[seg_start..stmt_start];
+    if seg
+        .chars()
+        .all(|c| c.is_alphanumeric() || " _=:\t".contains(c))
+        && !seg.contains("==")
+    {
+        stmt_start = seg_start + (seg.len() - seg.trim_start().len());
+    }
     let before = text[..stmt_start].trim_end();
     let opens = before.ends_with('{')
         || before.ends_with(';')
@@ -279,7 +298,19 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             .collect()
     };
     let nl = newline(text);
-    let is_move = matches!(&m.scopes[b].kind, ScopeKind::Lambda(l) if l.is_move);
+    // The key used inside a `move` closure / `async move` block (the boundary or one in it):
+    // a clone moved into it is not enough for a closure called again, or a block created
+    // per attempt.
+    let is_move = m.scopes.iter().enumerate().any(|(i, sc)| {
+        matches!(&sc.kind, ScopeKind::Lambda(l) if l.is_move
+            || text.get(sc.span.start..).is_some_and(|t| t.starts_with("async move") || t.starts_with("move")))
+            && m.is_within(i, b)
+            && sc.span.contains(f.span)
+    }) || (m.language == Language::Rust && {
+        // An `async move` block is not always a scope of the model: look at the text.
+        let t = text.get(m.scopes[b].span.start..f.span.start).unwrap_or("");
+        t.contains("async move") || t.contains("move |") || t.contains("move||")
+    });
     let rust = m.language == Language::Rust;
 
     // Case 1: the source sits in a local declared inside the boundary: move the declaration.
@@ -463,7 +494,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
     let (applicability, reason) = if rust && is_move {
         (
             Applicability::Unsafe,
-            Some("inside a `move` closure a clone is not enough for `FnMut` retries".to_string()),
+            Some("the key is used inside a `move` closure / `async move` block: a clone moved into it does not compile for a retry that runs it again".to_string()),
         )
     } else {
         (Applicability::Safe, None)
