@@ -348,6 +348,7 @@ mod tests {
             sink: String::new(),
             fingerprint: fp.into(),
             fix: None,
+            no_fix: None,
         }
     }
 

@@ -356,9 +356,12 @@ pub fn check_text_with(
                 lines: &lines,
                 model: &model,
                 facts: &facts,
+                path: &c.path,
+                java_version: config.java_version,
             },
             &mut findings,
         );
+        verify_fixes(&c, text, config, &index, &model, &facts, &mut findings);
         (findings, errors)
     }));
     Some(result.unwrap_or_else(|p| {
@@ -910,10 +913,14 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
                 lines: &lines,
                 model: &model,
                 facts: &facts,
+                path: &c.path,
+                java_version: config.java_version,
             },
             &mut findings,
         );
-        (findings, crate::flow::budget_exhausted())
+        let exhausted = crate::flow::budget_exhausted();
+        verify_fixes(c, &text, config, index, &model, &facts, &mut findings);
+        (findings, exhausted)
     }));
     match r {
         Ok((f, exhausted)) => {
@@ -932,6 +939,101 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
             (f, e, t)
         }
         Err(p) => (Vec::new(), Some(internal_error(c, "checking", p)), None),
+    }
+}
+
+/// Runs the checks of `crate::fix::verify` on every fix of `findings` (each applied alone
+/// to `text`): the fixed text parses; the finding is gone and no other finding appears or
+/// goes; no name is used before its declaration; the key is evaluated inside as many loops
+/// over items / per-item lambdas as before. A fix that fails one becomes `unsafe`, with the
+/// reasons.
+fn verify_fixes(
+    c: &Candidate,
+    text: &str,
+    config: &Config,
+    index: &ProjectIndex,
+    model: &FileModel,
+    facts: &FileFacts,
+    findings: &mut [Finding],
+) {
+    use crate::fix::apply::{Mode, apply};
+    use crate::fix::verify::{item_scopes, used_before_declared};
+    if findings.iter().all(|f| f.fix.is_none()) {
+        return;
+    }
+    let key = |f: &Finding| (f.rule, f.source.split_whitespace().collect::<String>());
+    let before: Vec<_> = findings.iter().map(key).collect();
+    let before_unbound = used_before_declared(model);
+    #[allow(clippy::needless_range_loop)] // `findings[i]` is read and then replaced
+    for i in 0..findings.len() {
+        let Some(mut fix) = findings[i].fix.clone() else {
+            continue;
+        };
+        let mut reasons: Vec<String> = Vec::new();
+        let (new, applied) = apply(text, std::slice::from_ref(&findings[i]), Mode::All);
+        if applied.is_empty() {
+            reasons.push("its edits cannot be applied".into());
+        } else {
+            let lines = LineIndex::new(&new);
+            let (m2, mut facts2) = analyse_text(c.language, &new, &config.catalogue);
+            if m2.errors.len() > model.errors.len() {
+                reasons.push("the fixed text does not parse".into());
+            } else {
+                crate::index::apply_inferred_boundaries(&m2, &mut facts2, index, &c.display);
+                let ctx = Ctx {
+                    path: &c.display,
+                    text: &new,
+                    lines: &lines,
+                    model: &m2,
+                    facts: &facts2,
+                    index,
+                    catalogue: &config.catalogue,
+                };
+                let mut after: Vec<_> = crate::suppress::apply(&ctx, check_file(&ctx), config)
+                    .iter()
+                    .map(key)
+                    .collect();
+                let this = key(&findings[i]);
+                let mut expected = before.clone();
+                if let Some(j) = expected.iter().position(|k| *k == this) {
+                    expected.remove(j);
+                }
+                expected.sort();
+                after.sort();
+                let n = |v: &[(&str, String)]| v.iter().filter(|k| **k == this).count();
+                if n(&after) > n(&expected) {
+                    reasons.push("the finding is still reported after the fix".into());
+                } else if after != expected {
+                    reasons.push("the fix changes other findings of the file".into());
+                }
+                for name in used_before_declared(&m2) {
+                    if !before_unbound.contains(&name) {
+                        reasons.push(format!("`{name}` would be used before it is declared"));
+                    }
+                }
+                if let Some(ins) = fix
+                    .edits
+                    .iter()
+                    .filter(|e| e.start == e.end)
+                    .min_by_key(|e| e.start)
+                {
+                    let p = ins.start + (ins.content.len() - ins.content.trim_start().len());
+                    let was = item_scopes(model, facts, findings[i].span.start);
+                    let now = item_scopes(&m2, &facts2, p + 1);
+                    if was != now {
+                        reasons.push(format!(
+                            "the key would be evaluated inside {now} loop(s)/lambda(s) over items instead of {was}: the items would not keep one distinct key each"
+                        ));
+                    }
+                }
+            }
+        }
+        if !reasons.is_empty() {
+            fix.applicability = crate::finding::Applicability::Unsafe;
+            let all: Vec<String> = fix.reason.take().into_iter().chain(reasons).collect();
+            fix.reason = Some(all.join("; "));
+            findings[i].fix = Some(fix);
+        }
     }
 }
 

@@ -34,7 +34,13 @@ use crate::text::did_you_mean;
 pub const CONFIG_FILES: &[&str] = &["idemlint.toml", ".idemlint.toml"];
 
 /// The keys of a configuration besides the catalogue tables (`[[boundary]]`, ...).
-pub const CONFIG_KEYS: &[&str] = &["rules", "include", "exclude", "require-suppression-reason"];
+pub const CONFIG_KEYS: &[&str] = &[
+    "rules",
+    "include",
+    "exclude",
+    "require-suppression-reason",
+    "java-version",
+];
 
 /// What a configuration says about one rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +110,9 @@ pub struct Config {
     /// `require-suppression-reason = true`: suppressions without `-- reason` are reported
     /// (rule `suppression-without-reason`).
     pub require_suppression_reason: bool,
+    /// `java-version = 8`: the Java language level fixes are written for (`var` only from
+    /// 10). `None`: read from the nearest `pom.xml` / `build.gradle(.kts)`, else 8.
+    pub java_version: Option<u32>,
 }
 
 impl Config {
@@ -117,6 +126,7 @@ impl Config {
             include: None,
             exclude: None,
             require_suppression_reason: false,
+            java_version: None,
         }
     }
 
@@ -528,6 +538,22 @@ fn from_table(
                         "write `require-suppression-reason = true`".into(),
                     )
                 })?;
+            }
+            "java-version" => {
+                let v = value
+                    .get_ref()
+                    .as_integer()
+                    .and_then(|i| i.as_str().parse::<u32>().ok());
+                config.java_version =
+                    Some(v.filter(|v| (1..=99).contains(v)).ok_or_else(|| {
+                        ConfigError::at(
+                            path,
+                            text,
+                            value.span(),
+                            "`java-version` must be a Java release number".into(),
+                            "write `java-version = 8` (or 11, 17, 21, ...)".into(),
+                        )
+                    })?);
             }
             _ if catalogue_tables.contains(&name) => {
                 catalogue_part.insert(key.clone(), value.clone());

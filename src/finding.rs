@@ -117,6 +117,9 @@ pub struct Finding {
     /// A suggested edit, when one can be computed (see `crate::fix`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<Fix>,
+    /// Why there is no fix (set by `crate::fix::attach`; shown in the summary).
+    #[serde(skip)]
+    pub no_fix: Option<String>,
 }
 
 /// Whether a fix may be applied without review.
@@ -154,6 +157,10 @@ pub struct Fix {
     pub message: String,
     /// Non-overlapping edits, sorted by start.
     pub edits: Vec<Edit>,
+    /// Why the fix is `unsafe` (a check of `fix::verify` failed, or the edit cannot be
+    /// proven to keep the meaning); `None` for safe fixes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl Finding {

@@ -340,6 +340,7 @@ fn meta_finding(
         sink: String::new(),
         fingerprint: fingerprint(&[rule, &path, &enclosing, "", &normalized]),
         fix: None,
+        no_fix: None,
     }
 }
 

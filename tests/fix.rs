@@ -200,7 +200,7 @@ fn diff_flag_prints_and_changes_nothing() {
         out.starts_with("--- a/java/RetryFixes.java\n+++ b/java/RetryFixes.java\n"),
         "{out}"
     );
-    assert!(out.contains("+        final var idempotencyKey = UUID.randomUUID().toString();"));
+    assert!(out.contains("+        final String idempotencyKey = UUID.randomUUID().toString();"));
     assert_eq!(std::fs::read_to_string(&java).unwrap(), before);
     // Nothing to fix: exit 0 and no output.
     std::fs::write(dir.join("Clean.java"), "class Clean {}\n").unwrap();
@@ -246,6 +246,7 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
     report.findings[0].fix = Some(Fix {
         applicability: Applicability::Safe,
         message: "broken".into(),
+        reason: None,
         edits: vec![Edit {
             start: brace,
             end: brace + 1,

@@ -15,6 +15,8 @@
 //! clone is not enough for `FnMut` retries, so those fixes are `unsafe`.
 
 pub mod apply;
+pub mod level;
+pub mod verify;
 
 use crate::catalogue::BoundaryKind;
 use crate::classify::FileFacts;
@@ -28,6 +30,10 @@ pub struct FixCtx<'a> {
     pub lines: &'a LineIndex,
     pub model: &'a FileModel,
     pub facts: &'a FileFacts,
+    /// The file's path (for the Java level read from the nearest build file).
+    pub path: &'a std::path::Path,
+    /// `java-version` from the file's configuration.
+    pub java_version: Option<u32>,
 }
 
 /// Attaches a fix to every finding that can get one.
@@ -35,11 +41,28 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
         // Findings at a helper call that mints and sends ("the key `f()` mints") are the whole
         // operation: hoisting the call would send once; those get no edit.
-        if f.rule == "key-in-retry-scope" && f.fix.is_none() && !f.sink.starts_with("the key `") {
-            f.fix = hoist(ctx, f);
+        if f.fix.is_some() {
+            continue;
         }
-        if f.rule == "key-in-callback-retry" && f.fix.is_none() {
-            f.fix = clone_call(ctx, f);
+        let r = match f.rule {
+            "key-in-retry-scope" if f.sink.starts_with("the key `") => Err(
+                "the helper mints and sends the key itself: hoisting the call would send once"
+                    .into(),
+            ),
+            "key-in-retry-scope" => hoist(ctx, f),
+            "key-in-callback-retry" => clone_call(ctx, f).ok_or_else(|| {
+                "the callback does not re-invoke the original call with the same arguments".into()
+            }),
+            "key-in-interceptor" | "interceptor-mints-key" => {
+                Err("interceptor: the key belongs in the caller, once per operation".into())
+            }
+            "unlocked-scheduled-job" => Err("scheduler: needs a lock or a stable key".into()),
+            "time-in-key" => Err("time-based key: derive it from the operation instead".into()),
+            _ => Err("no automatic fix for this rule".into()),
+        };
+        match r {
+            Ok(fix) => f.fix = Some(fix),
+            Err(reason) => f.no_fix = Some(reason),
         }
     }
 }
@@ -104,7 +127,12 @@ fn statement_boundary_before(text: &str, lang: Language, offset: usize) -> bool 
         }
         let last = before.chars().last().unwrap_or(';');
         return match lang {
-            Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last) && !before.ends_with("->"),
+            // `{ order ->` ends a lambda's parameter list; a `when` branch's `x ->` does not.
+            Language::Kotlin if before.ends_with("->") => {
+                let l = &text[line_start(text, before.len())..before.len()];
+                l.contains('{') && !l.contains("when")
+            }
+            Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last),
             _ => matches!(last, ';' | '{' | '}'),
         };
     }
@@ -141,36 +169,147 @@ fn is_named_label(lang: Language, after: &str) -> bool {
     lang == Language::Kotlin && a.starts_with('=') && !a.starts_with("==")
 }
 
-fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
+/// The Java type a hoisted `expr` is declared with: `String` for a string, `UUID` for a bare
+/// `UUID.randomUUID()`, else `var` when the level has it.
+fn java_type(expr: &str, level: u32) -> Result<&'static str, String> {
+    let e = expr.trim();
+    if e.ends_with(".toString()")
+        || e.starts_with('"')
+        || e.ends_with('"')
+        || e.starts_with("String.")
+    {
+        Ok("String")
+    } else if e == "UUID.randomUUID()" {
+        Ok("UUID")
+    } else if e == "java.util.UUID.randomUUID()" {
+        Ok("java.util.UUID")
+    } else if level >= 10 {
+        Ok("var")
+    } else {
+        Err(format!(
+            "the type of `{e}` is not known and Java {level} has no `var` (set `java-version` to 10 or later, or declare the key by hand)"
+        ))
+    }
+}
+
+/// Where the key's declaration goes: the start of the statement that contains the
+/// boundary (and any local the retried lambda is stored in first), on its own line, or —
+/// when a loop over items / per-item lambda opens on that line — inline, just inside it.
+/// Returns `(offset, inline)`.
+fn insertion_point(
+    ctx: &FixCtx,
+    b: ScopeId,
+    bd_owner: Option<CallId>,
+    reactive: bool,
+) -> Result<(usize, bool), String> {
     let m = ctx.model;
     let text = ctx.text;
-    let b = boundary_scope(ctx, f)?;
-    let bd = ctx.facts.boundaries[b].as_ref()?;
-    if bd.kind != BoundaryKind::Retry {
-        return None;
-    }
-    // Where the statement containing the boundary starts.
-    let stmt_start = match (&m.scopes[b].kind, bd.owner_call) {
+    let mut stmt_start = match (&m.scopes[b].kind, bd_owner) {
         (ScopeKind::Loop(_), _) => m.scopes[b].span.start,
-        (ScopeKind::Lambda(_), Some(c)) if bd.flavor != "reactive" => m.calls[c].span.start,
-        _ => return None,
+        (ScopeKind::Lambda(_), Some(c)) if !reactive => m.calls[c].span.start,
+        _ => return Err("the boundary is not a statement a declaration can precede".into()),
     };
-    let insert_at = line_start(text, stmt_start);
-    if !statement_boundary_before(text, m.language, insert_at) {
-        return None;
+    if let ScopeKind::Lambda(_) = m.scopes[b].kind {
+        let ls = m.scopes[b].span;
+        // The retried lambda stored in a local (or field) first: declare the key before it.
+        if let Some(holder) = m
+            .bindings
+            .iter()
+            .filter(|bi| bi.value.is_some_and(|v| m.values[v].span.contains(ls)))
+            .min_by_key(|bi| bi.span.end - bi.span.start)
+        {
+            if holder.kind != BindingKind::Local {
+                return Err(format!(
+                    "the retried lambda is stored in `{}`, which is not a local: declare the key where the operation starts",
+                    holder.name
+                ));
+            }
+            stmt_start = stmt_start.min(holder.span.start);
+        }
     }
-    // The line must be inside the enclosing function's body, not its declaration
-    // (`fun post() = retry { … }` has no statement to insert before).
-    match m.enclosing_function(b) {
-        Some(f) if insert_at > m.scopes[f].span.start => {}
-        _ => return None,
+    let func = m
+        .enclosing_function(b)
+        .ok_or("the boundary is not inside a function")?;
+    if stmt_start <= m.scopes[func].span.start {
+        return Err("no statement to insert before".into());
     }
-    let indent: String = text[insert_at..]
+    let ls = line_start(text, stmt_start);
+    // `fun post() = retry { … }`: the line is the function's declaration.
+    if ls <= m.scopes[func].span.start {
+        return Err(match m.language {
+            Language::Kotlin => "the boundary is the body of an expression-bodied function (`fun f() = …`): turn the body into a block to declare the key before it".into(),
+            _ => "the boundary starts on the function's declaration line".into(),
+        });
+    }
+    let at = Span::new(stmt_start, stmt_start);
+    let crossed = m.scopes.iter().any(|s| {
+        matches!(s.kind, ScopeKind::Loop(_) | ScopeKind::Lambda(_))
+            && s.span.start >= ls
+            && s.span.start < stmt_start
+            && s.span.contains(at)
+    });
+    if !crossed {
+        if !statement_boundary_before(text, m.language, ls) {
+            return Err("the statement does not start on its own line".into());
+        }
+        return Ok((ls, false));
+    }
+    // A statement prefix (`let _ = `, `return `, `val x = `) moves the point to its start.
+    let seg_start = text[ls..stmt_start]
+        .rfind(['{', ';', '>'])
+        .map(|i| ls + i + 1)
+        .unwrap_or(ls);
+    let seg = &text[seg_start..stmt_start];
+    if seg
         .chars()
-        .take_while(|c| *c == ' ' || *c == '\t')
-        .collect();
+        .all(|c| c.is_alphanumeric() || " _=:\t".contains(c))
+        && !seg.contains("==")
+    {
+        stmt_start = seg_start + (seg.len() - seg.trim_start().len());
+    }
+    let before = text[..stmt_start].trim_end();
+    let opens = before.ends_with('{')
+        || before.ends_with(';')
+        || (m.language == Language::Kotlin && before.ends_with("->"));
+    if !opens {
+        return Err("the loop over items / per-item lambda on this line has no block to declare the key in (one key per item must stay inside it)".into());
+    }
+    Ok((stmt_start, true))
+}
+
+fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
+    let m = ctx.model;
+    let text = ctx.text;
+    let b = boundary_scope(ctx, f).ok_or("the boundary could not be located")?;
+    let bd = ctx.facts.boundaries[b]
+        .as_ref()
+        .ok_or("the boundary could not be located")?;
+    if bd.kind != BoundaryKind::Retry {
+        return Err(format!("{} is not a retry scope", bd.label));
+    }
+    let (insert_at, inline) = insertion_point(ctx, b, bd.owner_call, bd.flavor == "reactive")?;
+    let indent: String = if inline {
+        String::new()
+    } else {
+        text[line_start(text, insert_at)..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect()
+    };
     let nl = newline(text);
-    let is_move = matches!(&m.scopes[b].kind, ScopeKind::Lambda(l) if l.is_move);
+    // The key used inside a `move` closure / `async move` block (the boundary or one in it):
+    // a clone moved into it is not enough for a closure called again, or a block created
+    // per attempt.
+    let is_move = m.scopes.iter().enumerate().any(|(i, sc)| {
+        matches!(&sc.kind, ScopeKind::Lambda(l) if l.is_move
+            || text.get(sc.span.start..).is_some_and(|t| t.starts_with("async move") || t.starts_with("move")))
+            && m.is_within(i, b)
+            && sc.span.contains(f.span)
+    }) || (m.language == Language::Rust && {
+        // An `async move` block is not always a scope of the model: look at the text.
+        let t = text.get(m.scopes[b].span.start..f.span.start).unwrap_or("");
+        t.contains("async move") || t.contains("move |") || t.contains("move||")
+    });
     let rust = m.language == Language::Rust;
 
     // Case 1: the source sits in a local declared inside the boundary: move the declaration.
@@ -200,25 +339,25 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
                 .value
                 .is_some_and(|v| m.values[v].span.contains(f.span) && holds_only_key(&m.values[v]))
     }) {
-        let value = &m.values[binding.value?];
+        let value = &m.values[binding.value.ok_or("no value")?];
         let decl_start = line_start(text, binding.span.start);
         let decl_end_line = line_end(text, binding.span.end.min(text.len()));
         if !text[decl_start..binding.span.start].trim().is_empty() {
-            return None;
+            return Err("the declaration of the key does not start its own line".into());
         }
         let after = text[binding.span.end..decl_end_line].trim();
         if !(after.is_empty() || after == ";") {
-            return None;
+            return Err("the declaration of the key shares its line with other code".into());
         }
         if reads_boundary_locals(m, value.span, b) {
-            return None;
+            return Err("the key reads a name declared inside the retried scope".into());
         }
         // Reassigned inside the attempt: moving it changes behaviour.
         if m.assigns
             .iter()
             .any(|a| a.name == binding.name && m.is_within(a.scope, b))
         {
-            return None;
+            return Err("the key's local is reassigned inside the retried scope".into());
         }
         // Another binding of that name outside the boundary in the same function would be
         // shadowed or clash.
@@ -226,7 +365,9 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
         if m.bindings.iter().any(|o| {
             o.name == binding.name && !m.is_within(o.scope, b) && m.is_within(o.scope, f_scope)
         }) {
-            return None;
+            return Err(
+                "another declaration of that name outside the retried scope would clash".into(),
+            );
         }
         let decl_text = &text[binding.span.start..decl_end_line];
         let decl_text = decl_text.trim_end_matches('\r');
@@ -254,19 +395,33 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
         if text[delete_end..].starts_with('\n') {
             delete_end += 1;
         }
-        let applicability = if rust {
-            Applicability::Unsafe
+        let (applicability, reason) = if rust {
+            (
+                Applicability::Unsafe,
+                Some("Rust: the moved local is now captured by the closure; it may need `.clone()` or `move` to compile".to_string()),
+            )
         } else {
-            Applicability::Safe
+            (Applicability::Safe, None)
         };
-        return Some(Fix {
+        let sep = if inline {
+            if m.language == Language::Kotlin {
+                "; "
+            } else {
+                " "
+            }
+            .to_string()
+        } else {
+            nl.to_string()
+        };
+        return Ok(Fix {
             applicability,
+            reason,
             message: format!(
                 "move the declaration of `{}` before {} so every attempt reuses one key",
                 binding.name, bd.label
             ),
             edits: vec![
-                edit(ctx, insert_at, insert_at, format!("{moved}{nl}")),
+                edit(ctx, insert_at, insert_at, format!("{moved}{sep}")),
                 edit(ctx, decl_start, delete_end, String::new()),
             ],
         });
@@ -289,7 +444,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
         })
         .unwrap_or(f.span);
     if reads_boundary_locals(m, expr_span, b) {
-        return None;
+        return Err("the key reads a name declared inside the retried scope".into());
     }
     let base = if rust {
         "idempotency_key"
@@ -319,23 +474,33 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
         n += 1;
     }
     let expr = &text[expr_span.start..expr_span.end];
+    let end = if inline { " " } else { nl };
     let decl = match m.language {
-        Language::Kotlin => format!("{indent}val {name} = {expr}{nl}"),
-        Language::Java => format!("{indent}final var {name} = {expr};{nl}"),
-        Language::Rust => format!("{indent}let {name} = {expr};{nl}"),
+        Language::Kotlin if inline => format!("val {name} = {expr};{end}"),
+        Language::Kotlin => format!("{indent}val {name} = {expr}{end}"),
+        Language::Java => {
+            let level = level::java_level(ctx.java_version, ctx.path);
+            let ty = java_type(expr, level)?;
+            format!("{indent}final {ty} {name} = {expr};{end}")
+        }
+        Language::Rust => format!("{indent}let {name} = {expr};{end}"),
     };
     let use_text = if rust {
         format!("{name}.clone()")
     } else {
         name.clone()
     };
-    let applicability = if rust && is_move {
-        Applicability::Unsafe
+    let (applicability, reason) = if rust && is_move {
+        (
+            Applicability::Unsafe,
+            Some("the key is used inside a `move` closure / `async move` block: a clone moved into it does not compile for a retry that runs it again".to_string()),
+        )
     } else {
-        Applicability::Safe
+        (Applicability::Safe, None)
     };
-    Some(Fix {
+    Ok(Fix {
         applicability,
+        reason,
         message: format!(
             "hoist `{expr}` into `{name}` before {} so every attempt reuses one key",
             bd.label
@@ -394,6 +559,7 @@ fn clone_call(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
     }
     Some(Fix {
         applicability: Applicability::Safe,
+        reason: None,
         message: format!(
             "retry with `{call_param}.clone()`, which resends the original request and its key"
         ),

@@ -308,6 +308,7 @@ impl Ctx<'_> {
             sink: sink.to_string(),
             fingerprint,
             fix: None,
+            no_fix: None,
         }
     }
 
