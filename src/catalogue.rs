@@ -26,6 +26,11 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("stripe.toml", include_str!("../rules/stripe.toml")),
     ("volley.toml", include_str!("../rules/volley.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
+    ("ktor.toml", include_str!("../rules/ktor.toml")),
+    (
+        "apache-httpclient.toml",
+        include_str!("../rules/apache-httpclient.toml"),
+    ),
     ("okhttp.toml", include_str!("../rules/okhttp.toml")),
     ("retrofit.toml", include_str!("../rules/retrofit.toml")),
     ("feign.toml", include_str!("../rules/feign.toml")),

@@ -467,6 +467,10 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // Evidence that calls are retried at the call level somewhere in the scanned code.
     let call_level_retries = !idx.clone_sites.is_empty() || idx.retry_boundaries > 0;
     let (per_attempt, why) = match b.flavor.as_str() {
+        "apache-retry-exec" => (
+            true,
+            "Apache HttpClient 5 runs request interceptors below `HttpRequestRetryExec`, once per attempt its retry strategy makes".to_string(),
+        ),
         "okhttp-network" => (
             true,
             "network interceptors run once per physical request, OkHttp's own retries, redirects and auth follow-ups included".to_string(),
