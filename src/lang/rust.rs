@@ -469,6 +469,10 @@ impl<'a> Lowerer<'a> {
             Item::Enum(e) => {
                 self.annotations(&e.attrs);
             }
+            Item::Macro(m) => {
+                let mut atoms = Vec::new();
+                self.mac(&m.mac, &mut atoms);
+            }
             _ => {}
         }
         self.leave();
@@ -1199,6 +1203,7 @@ impl<'a> Lowerer<'a> {
         use syn::parse::Parser;
         let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
         let Ok(exprs) = parser.parse2(mac.tokens.clone()) else {
+            self.macro_body(mac.tokens.clone(), atoms, 0);
             return;
         };
         for (i, e) in exprs.iter().enumerate() {
@@ -1216,6 +1221,106 @@ impl<'a> Lowerer<'a> {
             }
             self.expr(e, atoms);
         }
+    }
+}
+
+impl<'a> Lowerer<'a> {
+    /// The tokens of a macro that are not an expression list (`some_macro! { fn .. }`,
+    /// `impl` blocks generated from a token list, `cfg_if!`, `tokio::select!` branches,
+    /// `json!({ "k": v })`): lowered as items when they parse as items, else as statements,
+    /// else each brace group is tried the same way, and `"name": value` / `"name" => value`
+    /// entries become name/value [`Pair`]s. The tokens keep their spans in the file, so
+    /// every fact points at the text as written. Nesting is bounded.
+    fn macro_body(&mut self, tokens: proc_macro2::TokenStream, atoms: &mut Vec<Atom>, depth: u32) {
+        use syn::parse::Parser;
+        if depth > 6 || tokens.is_empty() {
+            return;
+        }
+        if let Ok(file) = syn::parse2::<syn::File>(tokens.clone())
+            && !file.items.is_empty()
+        {
+            for item in &file.items {
+                self.item(item);
+            }
+            return;
+        }
+        if let Ok(stmts) = syn::Block::parse_within.parse2(tokens.clone())
+            && !stmts.is_empty()
+        {
+            for st in &stmts {
+                self.stmt(st);
+            }
+            return;
+        }
+        // Entries of a map-like macro, split on top-level commas.
+        let mut segment: Vec<proc_macro2::TokenTree> = Vec::new();
+        let flush =
+            |this: &mut Self, seg: &mut Vec<proc_macro2::TokenTree>, atoms: &mut Vec<Atom>| {
+                let parts = std::mem::take(seg);
+                if parts.len() < 3 {
+                    return;
+                }
+                let proc_macro2::TokenTree::Literal(lit) = &parts[0] else {
+                    return;
+                };
+                let rest_at = match (&parts[1], parts.get(2)) {
+                    (proc_macro2::TokenTree::Punct(p), _) if p.as_char() == ':' => 2,
+                    (proc_macro2::TokenTree::Punct(p), Some(proc_macro2::TokenTree::Punct(q)))
+                        if p.as_char() == '=' && q.as_char() == '>' =>
+                    {
+                        3
+                    }
+                    _ => return,
+                };
+                let Ok(key) = syn::parse2::<Expr>(proc_macro2::TokenStream::from(
+                    proc_macro2::TokenTree::Literal(lit.clone()),
+                )) else {
+                    return;
+                };
+                let rest: proc_macro2::TokenStream = parts[rest_at..].iter().cloned().collect();
+                let Ok(value) = syn::parse2::<Expr>(rest) else {
+                    return;
+                };
+                let k = this.value(&key);
+                let v = this.value(&value);
+                atoms.extend(this.m.values[v].atoms.iter().cloned());
+                let span = Span::new(this.m.values[k].span.start, this.m.values[v].span.end);
+                this.m.pairs.push(Pair {
+                    key: k,
+                    value: v,
+                    scope: this.scope,
+                    span,
+                });
+            };
+        for tt in tokens {
+            match &tt {
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => {
+                    flush(self, &mut segment, atoms);
+                }
+                proc_macro2::TokenTree::Group(g)
+                    if g.delimiter() == proc_macro2::Delimiter::Brace && segment.is_empty() =>
+                {
+                    self.macro_body(g.stream(), atoms, depth + 1);
+                }
+                proc_macro2::TokenTree::Group(g) if segment.len() < 2 => {
+                    // `cfg_if! { if #[cfg(..)] { items } else { items } }`, `select!`
+                    // branches `pat = fut => { block }`: try every brace group.
+                    if g.delimiter() == proc_macro2::Delimiter::Brace {
+                        self.macro_body(g.stream(), atoms, depth + 1);
+                    } else {
+                        segment.push(tt.clone());
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => {
+                    if g.delimiter() == proc_macro2::Delimiter::Brace {
+                        self.macro_body(g.stream(), atoms, depth + 1);
+                    }
+                    segment.push(tt.clone());
+                }
+                _ => segment.push(tt.clone()),
+            }
+        }
+        flush(self, &mut segment, atoms);
     }
 }
 
