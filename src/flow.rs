@@ -74,15 +74,6 @@ fn getter_field(callee: &str) -> Option<String> {
     None
 }
 
-/// `idempotencyKey` → `setIdempotencyKey`.
-fn setter_name(field: &str) -> String {
-    let mut cs = field.chars();
-    match cs.next() {
-        Some(f) => format!("set{}{}", f.to_ascii_uppercase(), cs.as_str()),
-        None => String::new(),
-    }
-}
-
 /// Per-file lookup tables for flow queries.
 pub struct Flow<'m> {
     pub model: &'m FileModel,
@@ -93,6 +84,8 @@ pub struct Flow<'m> {
     /// Names of fields declared in this file (record components included), for accessor
     /// calls `command.idempotencyKey()`.
     field_names: HashSet<&'m str>,
+    /// Writes into named slots by slot name, built on first use (see `field_writes`).
+    field_writes: std::cell::OnceCell<HashMap<String, Vec<ValueId>>>,
     /// Scopes sorted by start (then by index), for innermost-scope queries.
     scope_order: Vec<ScopeId>,
 }
@@ -151,6 +144,7 @@ impl<'m> Flow<'m> {
             assigns_by_name,
             returns_by_scope,
             field_names,
+            field_writes: std::cell::OnceCell::new(),
             scope_order,
         }
     }
@@ -421,22 +415,37 @@ impl<'m> Flow<'m> {
         for a in self.assigns_by_name.get(field).into_iter().flatten() {
             work.push(m.assigns[*a].value);
         }
-        for f in m.field_inits.iter().filter(|f| f.name == field) {
-            work.push(f.value);
-        }
-        let setter = setter_name(field);
-        for c in &m.calls {
-            for a in &c.args {
-                if a.name.as_deref() == Some(field) {
-                    work.push(a.value);
+        let writes = self.field_writes.get_or_init(|| {
+            // Every write into a named slot, by name: struct-literal fields, named
+            // arguments, one-argument setters (`setX(v)`) and builder calls (`.x(v)`).
+            let mut map: HashMap<String, Vec<ValueId>> = HashMap::new();
+            for f in &m.field_inits {
+                map.entry(f.name.clone()).or_default().push(f.value);
+            }
+            for c in &m.calls {
+                for a in &c.args {
+                    if let Some(n) = &a.name {
+                        map.entry(n.clone()).or_default().push(a.value);
+                    }
+                }
+                if c.args.len() == 1 {
+                    if let Some(f) = c
+                        .callee
+                        .strip_prefix("set")
+                        .and_then(|r| getter_field(&format!("get{r}")))
+                    {
+                        map.entry(f).or_default().push(c.args[0].value);
+                    }
+                    if c.receiver.is_some() {
+                        map.entry(c.callee.clone())
+                            .or_default()
+                            .push(c.args[0].value);
+                    }
                 }
             }
-            if c.args.len() == 1
-                && (c.callee == setter || (c.callee == field && c.receiver.is_some()))
-            {
-                work.push(c.args[0].value);
-            }
-        }
+            map
+        });
+        work.extend(writes.get(field).into_iter().flatten().copied());
     }
 
     /// Whether an assignment can reach a read of the same local at byte `use_at`: it comes

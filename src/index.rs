@@ -476,13 +476,23 @@ fn infer_retry_params(
     model: &FileModel,
     decls: &mut HashMap<ScopeId, FnDecl>,
 ) {
+    // Calls grouped by their innermost function, once (linear in the file).
+    let mut calls_of: HashMap<ScopeId, Vec<&Call>> = HashMap::new();
+    for call in &model.calls {
+        if let Some(f) = model.enclosing_function(call.scope) {
+            calls_of.entry(f).or_default().push(call);
+        }
+    }
     for (fi, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Function(f) = &s.kind else {
             continue;
         };
-        if NOT_COMBINATORS.contains(&f.name.as_str()) {
+        if NOT_COMBINATORS.contains(&f.name.as_str()) || f.params.is_empty() {
             continue;
         }
+        let Some(calls) = calls_of.get(&fi) else {
+            continue;
+        };
         let Some(d) = decls.get_mut(&fi) else {
             continue;
         };
@@ -490,10 +500,7 @@ fn infer_retry_params(
             if p.name.is_empty() {
                 continue;
             }
-            for call in &model.calls {
-                if model.enclosing_function(call.scope) != Some(fi) {
-                    continue;
-                }
+            for call in calls.iter().copied() {
                 if invokes_param(call, &p.name) {
                     let retried = model
                         .ancestors(call.scope)
@@ -557,6 +564,9 @@ pub fn apply_inferred_boundaries(
 ) {
     use crate::classify::{Boundary, call_label, is_trailing_lambda, lambda_bound_to};
     for (cid, call) in model.calls.iter().enumerate() {
+        if !index.is_combinator_name(&call.callee) {
+            continue;
+        }
         for (ai, arg) in call.args.iter().enumerate() {
             let lambda = arg.lambda.or_else(|| {
                 model.values[arg.value]
