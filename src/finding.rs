@@ -117,8 +117,9 @@ pub struct Finding {
     /// A suggested edit, when one can be computed (see `crate::fix`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<Fix>,
-    /// Why there is no fix (set by `crate::fix::attach`; shown in the summary).
-    #[serde(skip)]
+    /// Why there is no fix (set by `crate::fix::attach`; shown in the summary and, as
+    /// `no_fix`, in JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_fix: Option<String>,
 }
 

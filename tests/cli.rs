@@ -455,3 +455,33 @@ fn bundled_examples_show_one_finding_per_defect_and_none_in_the_twins() {
     // exactly one finding per file means the twin is clean.
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v:#}");
 }
+
+/// The summary says how many findings have a safe fix, how many only an unsafe one, and
+/// why the others have none.
+#[test]
+fn summary_counts_fixes_and_gives_the_reasons_for_none() {
+    let out = idemlint()
+        .current_dir(manifest_dir())
+        .args(["check", "examples", "--format", "short"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("idemlint: fixes: "))
+        .unwrap_or_else(|| panic!("no fix summary in {stderr}"));
+    // The Resilience4j retry has a safe hoist; the interceptor and the scheduler have none,
+    // each with its reason.
+    assert!(line.contains("1 safe (`--fix`)"), "{line}");
+    assert!(line.contains("without a fix"), "{line}");
+    assert!(
+        line.contains("interceptor: the key belongs in the caller"),
+        "{line}"
+    );
+    assert!(
+        line.contains("scheduler: needs a lock or a stable key"),
+        "{line}"
+    );
+}

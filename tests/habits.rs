@@ -158,9 +158,12 @@ fn summary_line_on_stderr_in_every_format_and_with_output() {
         );
         assert_eq!(o.stderr, "", "{format} --output --quiet");
     }
-    // The human report on standard output ends with the summary, printed once.
+    // The human report on standard output ends with the summary (and its fixes line),
+    // printed once.
     let o = run(&d, &["check", "Retry.kt"], &[]);
-    assert!(o.stdout.trim_end().ends_with(summary), "{}", o.stdout);
+    let tail: Vec<&str> = o.stdout.trim_end().lines().rev().take(2).collect();
+    assert!(tail[0].starts_with("idemlint: fixes: "), "{}", o.stdout);
+    assert!(summary.starts_with(tail[1]), "{}", o.stdout);
     assert!(!o.stderr.contains(summary), "{}", o.stderr);
 }
 
@@ -516,7 +519,12 @@ fn progress_only_on_a_terminal_unless_asked() {
     std::fs::write(d.join("Time.kt"), TIME_KEY).unwrap();
     // Standard error is a pipe here (a CI log): no progress by default.
     let o = run(&d, &["check", ".", "--format", "short"], &[]);
-    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    let summary_lines = o
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("idemlint: fixes: "))
+        .count();
+    assert_eq!(summary_lines, 1, "{}", o.stderr);
     let o = run(&d, &["check", ".", "--progress", "auto"], &[("CI", "true")]);
     assert!(!o.stderr.contains("checking"), "{}", o.stderr);
     // Asked for: plain lines, ending with the last phase's count, before the summary.
@@ -526,7 +534,11 @@ fn progress_only_on_a_terminal_unless_asked() {
         &[],
     );
     assert_eq!(o.code, 1);
-    let lines: Vec<&str> = o.stderr.lines().collect();
+    let lines: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| !l.starts_with("idemlint: fixes: "))
+        .collect();
     assert_eq!(
         lines[lines.len() - 2],
         "idemlint: checking 2/2 files",

@@ -194,5 +194,58 @@ pub fn summary(report: &Report) -> String {
             format!(", {} file problem(s) reported above", report.errors.len())
         }
     ));
+    if !report.findings.is_empty() {
+        out.push_str(&fix_summary(&report.findings));
+    }
     out
+}
+
+/// "idemlint: fixes: 2 safe (`--fix`), 1 more with `--unsafe-fixes`, 3 without a fix
+/// (2 the job needs a lock, 1 …)": how many findings each kind of fix covers, and why the
+/// others have none (the reasons `crate::fix::attach` recorded), most frequent first.
+pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
+    use crate::finding::Applicability;
+    let safe = findings
+        .iter()
+        .filter(|f| {
+            f.fix
+                .as_ref()
+                .is_some_and(|x| x.applicability == Applicability::Safe)
+        })
+        .count();
+    let unsafe_only = findings
+        .iter()
+        .filter(|f| {
+            f.fix
+                .as_ref()
+                .is_some_and(|x| x.applicability != Applicability::Safe)
+        })
+        .count();
+    let mut reasons: Vec<(String, usize)> = Vec::new();
+    for f in findings.iter().filter(|f| f.fix.is_none()) {
+        let r = f
+            .no_fix
+            .clone()
+            .unwrap_or_else(|| "no mechanical edit".into());
+        match reasons.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, n)) => *n += 1,
+            None => reasons.push((r, 1)),
+        }
+    }
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let none: usize = reasons.iter().map(|(_, n)| n).sum();
+    let mut line = format!("idemlint: fixes: {safe} safe (`--fix`)");
+    if unsafe_only > 0 {
+        line.push_str(&format!(", {unsafe_only} more with `--unsafe-fixes`"));
+    }
+    if none > 0 {
+        let why: Vec<String> = reasons
+            .iter()
+            .take(3)
+            .map(|(r, n)| format!("{n}: {}", crate::text::escape_controls(r)))
+            .collect();
+        line.push_str(&format!(", {none} without a fix ({})", why.join("; ")));
+    }
+    line.push('\n');
+    line
 }
