@@ -508,6 +508,25 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         .filter(|f| !f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)))
                         .count();
                     if !quiet {
+                        // Why each unsafe fix needs review (and whether it is in the diff).
+                        for f in &report.findings {
+                            let Some(x) = &f.fix else { continue };
+                            if x.applicability == crate::finding::Applicability::Safe {
+                                continue;
+                            }
+                            let why = x.reason.as_deref().unwrap_or("it needs review");
+                            eprintln!(
+                                "idemlint: {}:{}: unsafe fix ({}){}",
+                                crate::text::escape_controls(&f.path),
+                                f.line,
+                                crate::text::escape_controls(why),
+                                if unsafe_fixes {
+                                    ""
+                                } else {
+                                    "; not in the diff, add --unsafe-fixes"
+                                }
+                            );
+                        }
                         eprintln!(
                             "idemlint: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
                             fixed.len(),

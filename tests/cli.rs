@@ -485,3 +485,37 @@ fn summary_counts_fixes_and_gives_the_reasons_for_none() {
         "{line}"
     );
 }
+
+/// `--diff` says why each unsafe fix needs review, and that it is left out of the diff
+/// unless `--unsafe-fixes` is given.
+#[test]
+fn diff_gives_the_reason_for_each_unsafe_fix() {
+    let f = "fixtures/rust/key-in-retry-scope/backon_retry_closure.rs";
+    let out = idemlint()
+        .current_dir(manifest_dir())
+        .args(["check", f, "--diff"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("unsafe fix ("))
+        .unwrap_or_else(|| panic!("no unsafe-fix line in {stderr}"));
+    assert!(line.contains("captured by the closure"), "{line}");
+    assert!(
+        line.ends_with("not in the diff, add --unsafe-fixes"),
+        "{line}"
+    );
+    let out = idemlint()
+        .current_dir(manifest_dir())
+        .args(["check", f, "--diff", "--unsafe-fixes"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("unsafe fix (") && !l.contains("not in the diff")),
+        "{stderr}"
+    );
+}
