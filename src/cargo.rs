@@ -10,7 +10,7 @@
 //! `Cargo.toml` with a `[package]`) minus its `exclude` entries, plus the root package.
 //! Manifests are read only when they are regular files of bounded size.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
 
@@ -62,27 +62,12 @@ fn strings<'a>(t: &'a toml::Table, key: &str) -> Vec<&'a str> {
         .unwrap_or_default()
 }
 
-/// `p` with `.` and `..` resolved lexically.
-fn normalise(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// The member directories the root's `[workspace]` table lists (absolute).
 fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
     let mut dirs = Vec::new();
     for pattern in strings(ws, "members") {
         if !pattern.contains(['*', '?', '[', '{']) {
-            dirs.push(normalise(&root.join(pattern)));
+            dirs.push(crate::fsio::lexical_normal(&root.join(pattern)));
             continue;
         }
         let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
@@ -120,7 +105,7 @@ fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
                 .build()
                 .ok()
                 .map(|g| g.compile_matcher());
-            (normalise(&root.join(e)), g)
+            (crate::fsio::lexical_normal(&root.join(e)), g)
         })
         .collect();
     dirs.retain(|d| {
@@ -168,7 +153,7 @@ fn find_root(start: &Path, table: &toml::Table) -> Result<PathBuf, String> {
         .and_then(|p| p.get("workspace"))
         .and_then(|w| w.as_str())
     {
-        let root = normalise(&dir.join(ws)).join("Cargo.toml");
+        let root = crate::fsio::lexical_normal(&dir.join(ws)).join("Cargo.toml");
         return if is_manifest_file(&root) {
             Ok(root)
         } else {
@@ -213,7 +198,7 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, String> {
                     shown(&p)
                 ));
             }
-            let abs = normalise(&cwd.join(&p));
+            let abs = crate::fsio::lexical_normal(&cwd.join(&p));
             // Only the directories are resolved: the manifest itself must not be a link.
             let dir = abs
                 .parent()

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::Range;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -194,17 +194,7 @@ pub fn absolute_path(path: &Path) -> PathBuf {
         Ok(cwd) if path.is_relative() => cwd.join(path),
         _ => path.to_path_buf(),
     };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    crate::fsio::lexical_normal(&joined)
 }
 
 /// `path` for messages: relative to the current directory when it is inside it.

@@ -118,6 +118,27 @@ pub enum WriteTarget {
     Existing,
 }
 
+/// `p` with `.` dropped and `..` resolved lexically against the component before it (no
+/// file system access): `a/./b/../c` → `a/c`. A `..` at the root stays at the root; a
+/// leading `..` of a relative path is kept (`../x` stays `../x`).
+pub fn lexical_normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
 fn symlink_at(p: &Path) -> bool {
     std::fs::symlink_metadata(p)
         .map(|m| m.file_type().is_symlink())
@@ -278,6 +299,15 @@ pub fn write_atomic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lexical_normal_resolves_dots_without_the_file_system() {
+        let n = |p: &str| lexical_normal(Path::new(p));
+        assert_eq!(n("a/./b/../c"), PathBuf::from("a/c"));
+        assert_eq!(n("/w/x/../../.."), PathBuf::from("/"));
+        assert_eq!(n("../x"), PathBuf::from("../x"));
+        assert_eq!(n("a/../../x"), PathBuf::from("../x"));
+    }
 
     #[test]
     fn relative_targets_stay_inside() {

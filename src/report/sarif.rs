@@ -18,7 +18,7 @@
 //! The structs are written by hand: the few objects idemlint emits do not justify a
 //! generated SARIF crate (see `../shared/notes/dependencies.md`).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use serde::Serialize;
 
@@ -374,25 +374,6 @@ fn rule_descriptor(rule: &'static RuleMeta) -> Rule<'static> {
     }
 }
 
-/// Lexically normalises `p`: drops `.`, resolves `..` against a preceding normal component.
-fn normalise(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
 /// Percent-encodes one path segment (RFC 3986): every byte of the UTF-8 form except the
 /// unreserved characters `A-Z a-z 0-9 - . _ ~`.
 pub fn encode_segment(segment: &str) -> String {
@@ -453,8 +434,8 @@ fn artifact(path: &str, srcroot: Option<&Path>) -> ArtifactLocation {
     };
     match srcroot {
         Some(root) => {
-            let root = normalise(root);
-            let abs = normalise(&root.join(p));
+            let root = crate::fsio::lexical_normal(root);
+            let abs = crate::fsio::lexical_normal(&root.join(p));
             match abs.strip_prefix(&root) {
                 Ok(rel) if !rel.as_os_str().is_empty() => relative(rel),
                 _ => ArtifactLocation {
@@ -464,7 +445,7 @@ fn artifact(path: &str, srcroot: Option<&Path>) -> ArtifactLocation {
             }
         }
         None => {
-            let n = normalise(p);
+            let n = crate::fsio::lexical_normal(p);
             if n.is_absolute() {
                 ArtifactLocation {
                     uri: file_uri(&n, false),
@@ -643,7 +624,7 @@ pub fn render(report: &Report, srcroot: Option<&Path>) -> String {
         [(
             SRCROOT,
             BaseUri {
-                uri: file_uri(&normalise(root), true),
+                uri: file_uri(&crate::fsio::lexical_normal(root), true),
                 description: Text {
                     text: "The directory idemlint was run from; paths are relative to it.".into(),
                 },
