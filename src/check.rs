@@ -947,6 +947,9 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
 /// goes; no name is used before its declaration; the key is evaluated inside as many loops
 /// over items / per-item lambdas as before. A fix that fails one becomes `unsafe`, with the
 /// reasons.
+/// Fixes verified per file (see `verify_fixes`); the rest are offered as unsafe.
+pub const MAX_VERIFIED_FIXES: usize = 32;
+
 fn verify_fixes(
     c: &Candidate,
     text: &str,
@@ -964,11 +967,24 @@ fn verify_fixes(
     let key = |f: &Finding| (f.rule, f.source.split_whitespace().collect::<String>());
     let before: Vec<_> = findings.iter().map(key).collect();
     let before_unbound = used_before_declared(model);
+    // Each check re-analyses the whole file, so the work per file is bounded: fixes past
+    // the first MAX_VERIFIED_FIXES are not verified and are offered as unsafe.
+    let mut verified = 0usize;
     #[allow(clippy::needless_range_loop)] // `findings[i]` is read and then replaced
     for i in 0..findings.len() {
         let Some(mut fix) = findings[i].fix.clone() else {
             continue;
         };
+        verified += 1;
+        if verified > MAX_VERIFIED_FIXES {
+            fix.applicability = crate::finding::Applicability::Unsafe;
+            fix.reason = Some(format!(
+                "not verified: this file has more than {MAX_VERIFIED_FIXES} fixes; apply the \
+                 verified ones and run again"
+            ));
+            findings[i].fix = Some(fix);
+            continue;
+        }
         let mut reasons: Vec<String> = Vec::new();
         let (new, applied) = apply(text, std::slice::from_ref(&findings[i]), Mode::All);
         if applied.is_empty() {

@@ -207,7 +207,13 @@ fn kotlin_import_aliases(text: &str) -> Vec<(String, String)> {
             .next()
             .unwrap_or("")
             .replace('`', "");
-        let alias = alias.trim().trim_end_matches(';').trim().replace('`', "");
+        // The alias is the first token after `as` (a comment may follow).
+        let alias = alias
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(';')
+            .replace('`', "");
         if !original.is_empty() && !alias.is_empty() && alias.chars().all(is_ident_char) {
             out.push((alias, original));
         }

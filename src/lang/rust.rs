@@ -227,7 +227,10 @@ fn pat_names(p: &Pat, out: &mut Vec<(String, PmSpan)>) {
 fn use_aliases(tree: &syn::UseTree, out: &mut Vec<(String, String)>) {
     match tree {
         syn::UseTree::Path(p) => use_aliases(&p.tree, out),
-        syn::UseTree::Rename(r) => out.push((r.rename.to_string(), r.ident.to_string())),
+        syn::UseTree::Rename(r) => {
+            use syn::ext::IdentExt;
+            out.push((r.rename.unraw().to_string(), r.ident.unraw().to_string()))
+        }
         syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_aliases(t, out)),
         _ => {}
     }
