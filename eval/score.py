@@ -64,7 +64,7 @@ def near(a, b):
     return abs(a - b) <= 2
 
 
-HELPER_AT = re.compile(r"from ([^\s`()]+):(\d+)\)")
+HELPER_AT = re.compile(r"(?:from|at) ([^\s`()]+):(\d+)\)")
 
 
 def lines_of(g):

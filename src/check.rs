@@ -532,7 +532,9 @@ struct Parsed {
     errors: Vec<FileError>,
 }
 
-/// Stage 0 result for one file.
+/// Stage 0 result for one file. Built once per file and moved straight into the parsed
+/// set, so the size of the `Ok` variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Read {
     Failed(FileError),
     /// Read and scanned; parsed already when its words said so.
@@ -859,7 +861,7 @@ impl Rounds<'_> {
             for chunk in rest.chunks(64) {
                 self.parse_more(chunk, None);
                 let index = build_index(&self.parsed);
-                if index.retry_boundaries > 0 || !index.clone_sites.is_empty() {
+                if !index.http_retry_sites.is_empty() || !index.clone_sites.is_empty() {
                     break;
                 }
             }

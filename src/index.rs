@@ -69,8 +69,67 @@ pub struct FnDecl {
     /// position and the reason, "calls `block` again after a failure (path:line)".
     pub retry_params: Vec<(usize, String)>,
     /// Parameters passed on unchanged as an argument of another call, for wrappers of a
-    /// combinator: (parameter position, callee, arity, argument position, `path:line`).
-    pub passes_params: Vec<(usize, String, usize, usize, String)>,
+    /// combinator.
+    pub passes_params: Vec<PassedParam>,
+    /// Parameter names in order (Kotlin named arguments bind by them).
+    pub param_names: Vec<String>,
+    /// The function sends an HTTP request itself: it is a declared endpoint of an HTTP
+    /// client interface (Retrofit `@GET`/`@POST`/…, Feign `@RequestLine`, Spring
+    /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
+    pub http: bool,
+}
+
+/// A parameter a function passes on unchanged to another call (see
+/// [`FnDecl::passes_params`]).
+#[derive(Clone, Debug, Default)]
+pub struct PassedParam {
+    /// 0-based position of the parameter.
+    pub param: usize,
+    pub callee: String,
+    /// Number of arguments of the call.
+    pub arity: usize,
+    /// 0-based position of the argument in the call.
+    pub arg: usize,
+    /// The argument's name when it is a Kotlin named argument (binds by name).
+    pub arg_name: Option<String>,
+    /// The call's receiver text, when any (`RetryHelper` in `RetryHelper.run(block)`):
+    /// candidates on a type it names are preferred.
+    pub receiver: Option<String>,
+    /// `path:line` of the call.
+    pub at: String,
+}
+
+/// Annotations that declare a method as an HTTP call of a client interface (Retrofit,
+/// Feign, Spring HTTP interfaces).
+const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
+    "GET",
+    "POST",
+    "PUT",
+    "DELETE",
+    "PATCH",
+    "HEAD",
+    "HTTP",
+    "RequestLine",
+    "HttpExchange",
+    "GetExchange",
+    "PostExchange",
+    "PutExchange",
+    "DeleteExchange",
+    "PatchExchange",
+];
+
+/// A retry boundary of a file (catalogue retry construct or retry loop) outside any
+/// interceptor, with the calls made inside it: call-level retry evidence when one of them
+/// reaches an HTTP call.
+#[derive(Clone, Debug, Default)]
+pub struct RetrySite {
+    /// `path:line` of the boundary's anchor.
+    pub location: String,
+    /// Callees (simple names) of the calls inside the boundary.
+    pub calls: Vec<String>,
+    /// For a lambda passed to a project function (a possible retry combinator, known only
+    /// once the index is built): the callee, the argument position and the argument count.
+    pub via: Option<(String, usize, usize)>,
 }
 
 /// A registration of an interceptor / middleware on a client builder.
@@ -105,6 +164,8 @@ pub struct FileSummary {
     pub clone_sites: Vec<String>,
     /// Retry boundaries in this file.
     pub retry_boundaries: usize,
+    /// Retry boundaries outside interceptors, with their calls (JVM files only).
+    pub retry_sites: Vec<RetrySite>,
 }
 
 fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String {
@@ -168,6 +229,11 @@ pub fn summarize(
             type_name,
             type_supers,
             reads_key_header,
+            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            http: f
+                .annotations
+                .iter()
+                .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
             ..FnDecl::default()
         };
         // Fresh return values.
@@ -262,6 +328,7 @@ pub fn summarize(
             }
         }
         if let Some(d) = decls.get_mut(&f) {
+            d.http |= call.callee == "newCall" && lang != Language::Rust;
             d.calls.push((call.callee.clone(), call.args.len()));
             for mut c in candidates {
                 c.3.function = d.name.clone();
@@ -352,6 +419,61 @@ pub fn summarize(
         .flatten()
         .filter(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
         .count();
+    if lang != Language::Rust {
+        for (i, b) in facts.boundaries.iter().enumerate() {
+            let Some(b) = b else { continue };
+            if b.kind != crate::catalogue::BoundaryKind::Retry
+                || model.ancestors(i).any(|a| {
+                    facts.boundaries[a]
+                        .as_ref()
+                        .is_some_and(|x| x.kind == crate::catalogue::BoundaryKind::Interceptor)
+                })
+            {
+                continue;
+            }
+            let mut calls: Vec<String> = model
+                .calls
+                .iter()
+                .filter(|c| model.is_within(c.scope, i))
+                .map(|c| c.callee.clone())
+                .collect();
+            calls.sort();
+            calls.dedup();
+            out.retry_sites.push(RetrySite {
+                location: location(path, lines, text, b.anchor.start),
+                calls,
+                via: None,
+            });
+        }
+        // Lambdas passed to functions that may turn out to be retry combinators.
+        for call in &model.calls {
+            if NOT_COMBINATORS.contains(&call.callee.as_str()) {
+                continue;
+            }
+            for (ai, arg) in call.args.iter().enumerate() {
+                let Some(l) = arg.lambda else { continue };
+                if facts.boundaries[l].is_some() {
+                    continue;
+                }
+                let mut calls: Vec<String> = model
+                    .calls
+                    .iter()
+                    .filter(|c| model.is_within(c.scope, l))
+                    .map(|c| c.callee.clone())
+                    .collect();
+                if calls.is_empty() {
+                    continue;
+                }
+                calls.sort();
+                calls.dedup();
+                out.retry_sites.push(RetrySite {
+                    location: location(path, lines, text, call.name_span.start),
+                    calls,
+                    via: Some((call.callee.clone(), ai, call.args.len())),
+                });
+            }
+        }
+    }
     for c in &model.calls {
         if c.callee == "clone"
             && c.args.is_empty()
@@ -544,8 +666,15 @@ fn infer_retry_params(
                             ));
                         }
                     } else if !NOT_COMBINATORS.contains(&call.callee.as_str()) {
-                        d.passes_params
-                            .push((pi, call.callee.clone(), call.args.len(), ai, at));
+                        d.passes_params.push(PassedParam {
+                            param: pi,
+                            callee: call.callee.clone(),
+                            arity: call.args.len(),
+                            arg: ai,
+                            arg_name: arg.name.clone(),
+                            receiver: crate::catalogue::receiver_text(call),
+                            at,
+                        });
                     }
                 }
             }
@@ -643,6 +772,11 @@ pub struct ProjectIndex {
     /// Number of retry boundaries (retry lambdas, loops, `@Retryable` methods) in the
     /// project: evidence that calls are retried at the call level.
     pub retry_boundaries: usize,
+    /// `path:line` of retry boundaries outside interceptors whose body calls a function
+    /// that reaches an HTTP call (see [`FnDecl::http`]) through project functions, sorted:
+    /// evidence that calls through an HTTP client are retried at the call level, which
+    /// makes an OkHttp application interceptor run again per retry.
+    pub http_retry_sites: Vec<String>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
     with_key_params: HashSet<String>,
@@ -742,7 +876,9 @@ impl ProjectIndex {
     /// Merges pass-1 summaries (in a deterministic order) and resolves helpers.
     pub fn build(summaries: Vec<FileSummary>) -> ProjectIndex {
         let mut idx = ProjectIndex::default();
+        let mut retry_sites: Vec<RetrySite> = Vec::new();
         for s in summaries {
+            retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
             for f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
@@ -769,6 +905,7 @@ impl ProjectIndex {
         }
         idx.resolve();
         idx.resolve_retry();
+        idx.http_retry_sites = idx.http_retry_sites(retry_sites);
         for (name, decls) in &idx.functions {
             if decls.iter().any(|d| !d.key_params.is_empty()) {
                 idx.with_key_params.insert(name.clone());
@@ -896,7 +1033,8 @@ impl ProjectIndex {
                 for i in 0..self.functions[n].len() {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
-                    for (pi, callee, arity, ai, at) in &d.passes_params {
+                    for pp in &d.passes_params {
+                        let (pi, callee, at) = (&pp.param, &pp.callee, &pp.at);
                         if self.retry[n][i].iter().any(|(x, _)| x == pi)
                             || add.iter().any(|(x, _)| x == pi)
                         {
@@ -905,13 +1043,36 @@ impl ProjectIndex {
                         let Some(decls) = self.functions.get(callee) else {
                             continue;
                         };
+                        let fits = |c: &FnDecl| arity_ok(c, pp.arity) && c.jvm == d.jvm;
+                        // A receiver that names a type (`RetryHelper.executeWithRetry(..)`)
+                        // picks the declarations on that type, when there are any.
+                        let on_type = |c: &FnDecl| {
+                            pp.receiver.as_deref().is_some_and(|r| {
+                                !c.type_name.is_empty()
+                                    && receiver_names_type(
+                                        crate::catalogue::last_segment(r),
+                                        &c.type_name,
+                                    )
+                            })
+                        };
+                        let typed = decls.iter().any(|c| fits(c) && on_type(c));
                         let mut agree = None;
                         let mut all = true;
                         for (j, c) in decls.iter().enumerate() {
-                            if !arity_ok(c, *arity) || c.jvm != d.jvm {
+                            if !fits(c) || (typed && !on_type(c)) {
                                 continue;
                             }
-                            match self.retry[callee][j].iter().find(|(x, _)| x == ai) {
+                            let ai = match &pp.arg_name {
+                                Some(nm) => match c.param_names.iter().position(|p| p == nm) {
+                                    Some(p) => p,
+                                    None => {
+                                        all = false;
+                                        continue;
+                                    }
+                                },
+                                None => pp.arg,
+                            };
+                            match self.retry[callee][j].iter().find(|(x, _)| *x == ai) {
                                 Some(_) => {
                                     agree.get_or_insert(j);
                                 }
@@ -979,6 +1140,60 @@ impl ProjectIndex {
             .filter(|(i, _)| *i < args)
             .collect();
         out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The retry sites among `sites` whose calls reach an HTTP call: JVM functions by
+    /// simple name, closed over calls (a least fixpoint; each name is added once).
+    fn http_retry_sites(&self, sites: Vec<RetrySite>) -> Vec<String> {
+        let mut reach: HashSet<&str> = HashSet::new();
+        for (n, decls) in &self.functions {
+            if decls.iter().any(|d| d.jvm && d.http) {
+                reach.insert(n.as_str());
+            }
+        }
+        if reach.is_empty() {
+            return Vec::new();
+        }
+        // Reverse call edges: callee name -> caller names (JVM only).
+        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (n, decls) in &self.functions {
+            for d in decls.iter().filter(|d| d.jvm) {
+                for (c, _) in &d.calls {
+                    callers.entry(c.as_str()).or_default().push(n.as_str());
+                }
+            }
+        }
+        let mut work: Vec<&str> = reach.iter().copied().collect();
+        while let Some(n) = work.pop() {
+            for c in callers.get(n).into_iter().flatten() {
+                if reach.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        let retried = |(name, arg, args): &(String, usize, usize)| -> bool {
+            let (Some(states), Some(decls)) = (self.retry.get(name), self.functions.get(name))
+            else {
+                return false;
+            };
+            decls.iter().zip(states).any(|(d, st)| {
+                let p = if arg + 1 == *args && d.arity > *args {
+                    d.arity - 1
+                } else {
+                    *arg
+                };
+                d.jvm && st.iter().any(|(x, _)| *x == p)
+            })
+        };
+        let mut out: Vec<String> = sites
+            .into_iter()
+            .filter(|s| s.via.as_ref().is_none_or(retried))
+            .filter(|s| s.calls.iter().any(|c| reach.contains(c.as_str())))
+            .map(|s| s.location)
+            .collect();
+        out.sort();
         out.dedup();
         out
     }

@@ -432,6 +432,10 @@ pub struct FileModel {
     /// list holds every annotation on any declaration, for project-wide facts such as
     /// `@EnableSchedulerLock`.
     pub annotations: Vec<Annotation>,
+    /// Bodies of `try` blocks (Java, Kotlin) whose every `catch` completes without
+    /// throwing again: a failure of a call inside is handled there and does not leave the
+    /// enclosing function. Byte spans of the `try` block, sorted by start.
+    pub handled: Vec<Span>,
     pub errors: Vec<ParseError>,
 }
 
@@ -456,6 +460,7 @@ impl FileModel {
             aliases: Vec::new(),
             strings: Vec::new(),
             annotations: Vec::new(),
+            handled: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -524,7 +529,16 @@ impl FileModel {
         self.pairs.iter_mut().for_each(|x| sp(&mut x.span));
         self.strings.iter_mut().for_each(|x| sp(&mut x.span));
         self.annotations.iter_mut().for_each(ann);
+        self.handled.iter_mut().for_each(sp);
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
+    }
+
+    /// True when a failure at byte `offset` is caught and handled by an enclosing `try`
+    /// (see [`FileModel::handled`]) that lies inside `within` (a scope's span).
+    pub fn failure_handled(&self, offset: usize, within: Span) -> bool {
+        self.handled.iter().any(|h| {
+            h.start <= offset && offset < h.end && within.start <= h.start && h.end <= within.end
+        })
     }
 
     pub fn add_value(&mut self, value: Value) -> ValueId {

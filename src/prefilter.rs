@@ -702,8 +702,8 @@ impl FileDemand {
             }
         }
         for f in &summary.functions {
-            for (_, callee, _, _, _) in &f.passes_params {
-                combinator_callees.push(callee.clone());
+            for pp in &f.passes_params {
+                combinator_callees.push(pp.callee.clone());
             }
         }
         FileDemand {
@@ -776,7 +776,7 @@ pub fn needs_retry_evidence<'a>(
     index: &ProjectIndex,
     mut demands: impl Iterator<Item = &'a FileDemand>,
 ) -> bool {
-    index.retry_boundaries == 0
+    index.http_retry_sites.is_empty()
         && index.clone_sites.is_empty()
         && demands.any(|d| d.interceptor && d.keyed(index))
 }

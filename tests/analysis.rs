@@ -256,3 +256,169 @@ fn a_flow_budget_that_runs_out_is_reported_not_silent() {
         "{v:#}"
     );
 }
+
+const KOTLIN_KEY_INTERCEPTOR: &str = r#"package shop.net
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.OkHttpClient
+import okhttp3.Request
+import okhttp3.Response
+
+class KeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().withKey()
+        return chain.proceed(request)
+    }
+
+    private fun Request.withKey(): Request =
+        newBuilder().header("Idempotency-Key", UUID.randomUUID().toString()).build()
+}
+
+fun client(): OkHttpClient = OkHttpClient.Builder().addInterceptor(KeyInterceptor()).build()
+"#;
+
+const KOTLIN_CAPTURE_API: &str = r#"package shop.net
+
+import retrofit2.http.POST
+import retrofit2.http.Path
+
+interface CaptureApi {
+    @POST("/invoices/{id}/capture")
+    suspend fun capture(@Path("id") id: String): String
+}
+
+class CaptureRepository(private val api: CaptureApi) {
+    suspend fun captureInvoice(id: String): String = api.capture(id)
+}
+"#;
+
+/// An OkHttp application interceptor runs again only when the call is retried at the call
+/// level: a polling loop that re-invokes a repository method reaching a Retrofit endpoint
+/// (in another file, through a labelled `return@launch`) is that evidence; a loop around a
+/// database call is not, and the interceptor's key is then only `interceptor-mints-key`.
+#[test]
+fn call_level_retry_evidence_must_reach_an_http_call() {
+    let poller = r#"package shop.ui
+
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.launch
+
+class CaptureViewModel(private val repo: CaptureRepository, private val db: Db) {
+    fun poll(id: String) {
+        scope.launch {
+            var waited = 0L
+            while (waited < 30_000) {
+                val result = REPO_CALL
+                if (isCaptureRetryable(result)) {
+                    delay(500)
+                    waited += 500
+                } else {
+                    return@launch
+                }
+            }
+        }
+    }
+
+    private fun isCaptureRetryable(r: String) = r == "pending"
+}
+"#;
+    let http = project(
+        "call_level_http",
+        &[
+            ("src/net/KeyInterceptor.kt", KOTLIN_KEY_INTERCEPTOR),
+            ("src/net/CaptureApi.kt", KOTLIN_CAPTURE_API),
+            (
+                "src/ui/CaptureViewModel.kt",
+                &poller.replace("REPO_CALL", "repo.captureInvoice(id)"),
+            ),
+        ],
+    );
+    assert_eq!(
+        findings(&http),
+        vec![(
+            "src/net/KeyInterceptor.kt".to_string(),
+            11,
+            "key-in-interceptor".to_string()
+        )]
+    );
+    let db = project(
+        "call_level_db",
+        &[
+            ("src/net/KeyInterceptor.kt", KOTLIN_KEY_INTERCEPTOR),
+            ("src/net/CaptureApi.kt", KOTLIN_CAPTURE_API),
+            (
+                "src/ui/CaptureViewModel.kt",
+                &poller.replace("REPO_CALL", "db.loadStatus(id)"),
+            ),
+        ],
+    );
+    assert_eq!(
+        findings(&db),
+        vec![(
+            "src/net/KeyInterceptor.kt".to_string(),
+            11,
+            "interceptor-mints-key".to_string()
+        )]
+    );
+}
+
+/// A wrapper that passes its block on to `Helper.retry(block = block)` is a combinator
+/// when the receiver names the type whose `retry` retries it, even though another `retry`
+/// of the same arity (on another type) does not.
+#[test]
+fn a_wrapper_resolves_its_callee_by_the_receiver_type_and_named_arguments() {
+    let dir = project(
+        "wrapper_receiver",
+        &[
+            (
+                "src/net/RetryHelper.kt",
+                r#"package shop.net
+
+import java.io.IOException
+
+object RetryHelper {
+    suspend fun <T> retry(block: suspend () -> T, times: Int = 3): T {
+        repeat(times) {
+            try {
+                return block()
+            } catch (e: IOException) {
+            }
+        }
+        return block()
+    }
+}
+
+class Screen {
+    fun <T> retry(op: suspend () -> T, times: Int = 0) {
+        println(times)
+    }
+}
+
+suspend fun <T> guarded(block: suspend () -> T): T = RetryHelper.retry(block = block)
+"#,
+            ),
+            (
+                "src/billing/Billing.kt",
+                r#"package shop.billing
+
+import java.util.UUID
+
+class Billing(private val api: PaymentsApi) {
+    suspend fun charge(amount: Long) = guarded {
+        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount)
+    }
+}
+"#,
+            ),
+        ],
+    );
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/billing/Billing.kt".to_string(),
+            7,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+}

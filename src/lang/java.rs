@@ -1722,6 +1722,7 @@ impl<'a> Lower<'a> {
                 self.push_binding(name, BindingKind::Param, None, span(param), cx.scope);
             }
         }
+        self.record_handled_try(node);
         let body = node.child_by_field_name("body")?;
         let leaves = self
             .last_child(body)
@@ -1730,6 +1731,35 @@ impl<'a> Lower<'a> {
             self.mark_all_loops(false);
         }
         Some(body)
+    }
+
+    /// At the first `catch` of a `try`: records the `try` block in [`FileModel::handled`]
+    /// when no `catch` of it throws (a rethrow, or a throw of a wrapping exception).
+    fn record_handled_try(&mut self, catch: Node<'a>) {
+        let Some(tr) = catch.parent() else { return };
+        if !matches!(tr.kind(), "try_statement" | "try_with_resources_statement") {
+            return;
+        }
+        let mut c = tr.walk();
+        let catches: Vec<Node> = tr
+            .children(&mut c)
+            .filter(|k| k.kind() == "catch_clause")
+            .collect();
+        if catches.first() != Some(&catch) {
+            return;
+        }
+        let throws = catches.iter().any(|k| {
+            super::ts_any_below(*k, super::HANDLED_SCAN_BUDGET, |n| {
+                n.kind() == "throw_statement"
+            })
+            .unwrap_or(true)
+        });
+        if throws {
+            return;
+        }
+        if let Some(body) = tr.child_by_field_name("body") {
+            self.m.handled.push(span(body));
+        }
     }
 
     fn resource(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {

@@ -2253,24 +2253,35 @@ impl<'a> Lowerer<'a> {
 
     /// `return@l` leaves the lambda labelled `l` (explicitly or by its call's name), or the
     /// innermost lambda when no label matches.
-    fn labelled_return_target(&self, label: &str) -> ScopeId {
-        let mut innermost = None;
-        for f in self.frames.iter().rev() {
+    /// Loops between the jump and the target are left too (their `has_exit` is set).
+    fn labelled_return_target(&mut self, label: &str) -> ScopeId {
+        let mut innermost: Option<(ScopeId, usize)> = None;
+        let mut found: Option<(ScopeId, usize)> = None;
+        for (at, f) in self.frames.iter().enumerate().rev() {
             let (scope, explicit, stop) = match f {
                 Frame::Loop { .. } => continue,
                 Frame::Lambda { scope, label } => (*scope, *label, false),
                 Frame::Func { scope } => (*scope, None, true),
                 Frame::Type => break,
             };
-            innermost.get_or_insert(scope);
+            innermost.get_or_insert((scope, at));
             if explicit == Some(label) || self.scope_named(scope, label) {
-                return scope;
+                found = Some((scope, at));
+                break;
             }
             if stop {
                 break;
             }
         }
-        innermost.unwrap_or(self.scope)
+        let Some((scope, at)) = found.or(innermost) else {
+            return self.scope;
+        };
+        for f in &mut self.frames[at + 1..] {
+            if let Frame::Loop { has_exit, .. } = f {
+                *has_exit = true;
+            }
+        }
+        scope
     }
 
     fn scope_named(&self, scope: ScopeId, label: &str) -> bool {
@@ -2285,6 +2296,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn h_try(&mut self, n: Node) -> Option<CallId> {
+        self.record_handled_try(n);
         if Self::try_goes_on(n) {
             for f in self.frames.iter_mut().rev() {
                 match f {
@@ -2295,6 +2307,37 @@ impl<'a> Lowerer<'a> {
         }
         self.children(n);
         None
+    }
+
+    /// Records the `try` block in [`FileModel::handled`] when the expression has a catch
+    /// and no catch block throws.
+    fn record_handled_try(&mut self, n: Node) {
+        let kids = named_kids(n);
+        let catches: Vec<Node> = kids
+            .iter()
+            .copied()
+            .filter(|k| k.kind() == "catch_block")
+            .collect();
+        if catches.is_empty() {
+            return;
+        }
+        let throws = catches.iter().any(|k| {
+            super::ts_any_below(*k, super::HANDLED_SCAN_BUDGET, |j| {
+                j.kind() == "jump_expression" && j.child(0).is_some_and(|t| t.kind() == "throw")
+            })
+            .unwrap_or(true)
+        });
+        if throws {
+            return;
+        }
+        if let Some(body) = kids
+            .iter()
+            .find(|k| k.kind() == "block" || k.kind() == "statements")
+        {
+            self.m
+                .handled
+                .push(Span::new(body.start_byte(), body.end_byte()));
+        }
     }
 
     /// Some catch block's last statement is not a throw / return / break.

@@ -170,6 +170,11 @@ fn status_checked_loops(m: &mut FileModel, text: &str) {
         "is2xxSuccessful",
         "is5xxServerError",
         "isError",
+        // A predicate over the result named for retrying it (`isCaptureRetryable(result)`,
+        // `shouldRetry(response)`).
+        "Retryable(",
+        "Retriable(",
+        "shouldRetry(",
     ];
     for s in &mut m.scopes {
         let crate::model::ScopeKind::Loop(li) = &mut s.kind else {
@@ -325,3 +330,41 @@ fn normalize_identifiers(m: &mut FileModel) {
         }
     }
 }
+
+/// Whether some node below `node` satisfies `pred`, visiting at most `budget` nodes;
+/// `None` when the budget runs out first (callers then assume the worse case). Shared by
+/// the tree-sitter frontends.
+pub(crate) fn ts_any_below(
+    node: tree_sitter::Node,
+    budget: usize,
+    pred: impl Fn(tree_sitter::Node) -> bool,
+) -> Option<bool> {
+    let mut c = node.walk();
+    let mut seen = 0usize;
+    if !c.goto_first_child() {
+        return Some(false);
+    }
+    loop {
+        seen += 1;
+        if seen > budget {
+            return None;
+        }
+        if pred(c.node()) {
+            return Some(true);
+        }
+        if c.goto_first_child() {
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() || c.node() == node {
+                return Some(false);
+            }
+        }
+    }
+}
+
+/// The most nodes of `catch` bodies [`ts_any_below`] looks at for a rethrow.
+pub(crate) const HANDLED_SCAN_BUDGET: usize = 20_000;

@@ -1,14 +1,30 @@
 //! `interceptor-mints-key`: an interceptor or middleware generates an idempotency key
-//! itself — as a fallback when the caller set none, or in a middleware that is not (yet)
-//! per attempt. Documentation: `rules/docs/interceptor-mints-key.md`.
+//! itself, inline or through a project helper it calls — as a fallback when the caller set
+//! none, or in a middleware that is not (yet) per attempt. Not a finding when the key is
+//! put in place before the interceptor's own retry of `proceed` (every attempt it makes
+//! shares the key). Documentation: `rules/docs/interceptor-mints-key.md`.
 
-use super::{Ctx, Flows, interceptor_case};
+use super::{Ctx, Flows, interceptor_case, mint_before_own_retry};
 use crate::catalogue::BoundaryKind;
 use crate::finding::Finding;
 
 pub const ID: &str = "interceptor-mints-key";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    let help = || {
+        format!(
+            "require the key from the caller instead of minting one: fail when it is missing, and have the caller compute it once per operation (`{}`, or `{}` persisted with the intent)",
+            ctx.derive_example(),
+            ctx.mint_example()
+        )
+    };
+    let what = |fallback: bool| {
+        if fallback {
+            "when the request carries no key"
+        } else {
+            "for every request"
+        }
+    };
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Interceptor) {
@@ -18,22 +34,40 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if !case.fallback && case.per_attempt {
             continue; // key-in-interceptor reports these
         }
+        if mint_before_own_retry(ctx, b, kf.sink_span.start) {
+            continue;
+        }
         let label = &ctx.boundary(b).label;
-        let what = if case.fallback {
-            "when the request carries no key"
-        } else {
-            "for every request"
-        };
         let message = format!(
-            "{label} generates the idempotency key with {} {what}: the caller's missing key is hidden, and {}",
+            "{label} generates the idempotency key with {} {}: the caller's missing key is hidden, and {}",
             ctx.origin_desc(&kf.origin),
+            what(case.fallback),
             case.why
         );
-        let help = format!(
-            "require the key from the caller instead of minting one: fail when it is missing, and have the caller compute it once per operation (`{}`, or `{}` persisted with the intent)",
-            ctx.derive_example(),
-            ctx.mint_example()
+        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help()));
+    }
+    for mc in &flows.mint_calls {
+        if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Interceptor) {
+            continue;
+        }
+        let case = interceptor_case(ctx, mc.boundary);
+        if !case.fallback && case.per_attempt {
+            continue;
+        }
+        let call = &ctx.model.calls[mc.call];
+        if mint_before_own_retry(ctx, mc.boundary, call.span.start) {
+            continue;
+        }
+        let label = &ctx.boundary(mc.boundary).label;
+        let message = format!(
+            "{label} generates the idempotency key through `{}()` (`{}` at {}) {}: the caller's missing key is hidden, and {}",
+            call.callee,
+            mc.info.source,
+            mc.info.location,
+            what(case.fallback),
+            case.why
         );
-        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+        let sink = format!("the key `{}()` mints", call.callee);
+        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help()));
     }
 }

@@ -1,8 +1,9 @@
 //! `key-in-interceptor`: an ephemeral value reaches an idempotency key inside an
-//! interceptor or middleware that runs again per attempt. Documentation:
-//! `rules/docs/key-in-interceptor.md`. The case (network interceptor, application
-//! interceptor under call-level retry, Feign, WebClient filter, reqwest-middleware after the
-//! retry middleware) comes from [`super::interceptor_case`].
+//! interceptor or middleware that runs again per attempt, inline or through a project
+//! helper the interceptor calls (`request.withIdempotencyKey()` that mints one).
+//! Documentation: `rules/docs/key-in-interceptor.md`. The case (network interceptor,
+//! application interceptor under call-level retry, Feign, WebClient filter,
+//! reqwest-middleware after the retry middleware) comes from [`super::interceptor_case`].
 
 use super::{Ctx, Flows, interceptor_case};
 use crate::catalogue::BoundaryKind;
@@ -11,6 +12,13 @@ use crate::finding::Finding;
 pub const ID: &str = "key-in-interceptor";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    let help = || {
+        format!(
+            "compute the key once per operation in the caller, before the request is sent — `{}` when the operation has a natural identity, or `{}` when the intent is formed, persisted with it — and set the header there; the interceptor should only pass it through (or fail when it is missing)",
+            ctx.derive_example(),
+            ctx.mint_example()
+        )
+    };
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Interceptor) {
@@ -27,11 +35,23 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             case.why,
             kf.sink_label
         );
-        let help = format!(
-            "compute the key once per operation in the caller, before the request is sent — `{}` when the operation has a natural identity, or `{}` when the intent is formed, persisted with it — and set the header there; the interceptor should only pass it through (or fail when it is missing)",
-            ctx.derive_example(),
-            ctx.mint_example()
+        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help()));
+    }
+    for mc in &flows.mint_calls {
+        if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Interceptor) {
+            continue;
+        }
+        let case = interceptor_case(ctx, mc.boundary);
+        if case.fallback || !case.per_attempt {
+            continue;
+        }
+        let call = &ctx.model.calls[mc.call];
+        let label = &ctx.boundary(mc.boundary).label;
+        let message = format!(
+            "`{}()` mints a new idempotency key (`{}` at {}) and is called on every run of {label}, and {}",
+            call.callee, mc.info.source, mc.info.location, case.why
         );
-        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+        let sink = format!("the key `{}()` mints", call.callee);
+        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help()));
     }
 }

@@ -139,6 +139,21 @@ pub fn common_boundary(
         .find(|s| facts.boundaries[*s].is_some() && model.is_within(b, *s))
 }
 
+/// A message listener is run again only when its invocation fails (the exception
+/// leaves the method, the message is not acknowledged and the broker redelivers it): a
+/// call whose failure a `try`/`catch` inside the listener handles without rethrowing does
+/// not make it run again (Spring AMQP `SimpleMessageListenerContainer`, Spring Kafka
+/// `DefaultErrorHandler`, JMS `DefaultMessageListenerContainer`: redelivery follows an
+/// exception thrown by the listener; see `rules/messaging.toml`).
+fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+    ctx.facts.boundaries[boundary]
+        .as_ref()
+        .is_some_and(|b| b.flavor == "redelivery")
+        && ctx
+            .model
+            .failure_handled(offset, ctx.model.scopes[boundary].span)
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -169,8 +184,10 @@ pub fn flows(ctx: &Ctx) -> Flows {
     }
     let mut key_flows = Vec::new();
     for (value, scope, label, call) in sinks {
+        let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
         for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
-            let boundary = common_boundary(m, ctx.facts, origin.scope, scope);
+            let boundary = common_boundary(m, ctx.facts, origin.scope, scope)
+                .filter(|b| !redelivery_handled(ctx, *b, failure_at));
             key_flows.push(KeyFlow {
                 origin,
                 sink_label: label.clone(),
@@ -190,6 +207,9 @@ pub fn flows(ctx: &Ctx) -> Flows {
         else {
             continue;
         };
+        if redelivery_handled(ctx, b, call.span.start) {
+            continue;
+        }
         let e = &ctx.catalogue.minting_calls[*entry];
         mint_calls.push(MintCall {
             call: *cid,
@@ -219,6 +239,9 @@ pub fn flows(ctx: &Ctx) -> Flows {
             .filter_map(|s| m.function_info(s))
             .any(|f| f.name == call.callee)
         {
+            continue;
+        }
+        if redelivery_handled(ctx, b, call.span.start) {
             continue;
         }
         if let Some(info) = ctx.index.mints(call, ctx.path) {
@@ -441,6 +464,29 @@ pub struct InterceptorCase {
     pub why: String,
 }
 
+/// Whether the interceptor `scope` makes its own retries of `proceed` (a retry loop or
+/// retry lambda inside it that calls `proceed`/`execute`/`run`) and the key is put in
+/// place (`offset`) before that retry starts: every attempt the interceptor makes then
+/// shares the key, so minting it there is not a per-attempt defect of the interceptor.
+pub fn mint_before_own_retry(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
+    let m = ctx.model;
+    (0..m.scopes.len()).any(|s| {
+        s != scope
+            && m.is_within(s, scope)
+            && ctx
+                .facts
+                .boundaries
+                .get(s)
+                .and_then(|b| b.as_ref())
+                .is_some_and(|b| b.kind == BoundaryKind::Retry)
+            && offset < m.scopes[s].span.start
+            && m.calls.iter().any(|c| {
+                m.is_within(c.scope, s)
+                    && matches!(c.callee.as_str(), "proceed" | "execute" | "run" | "send")
+            })
+    })
+}
+
 /// Works out the case for an interceptor boundary, following each library's documented
 /// semantics (see `rules/docs/key-in-interceptor.md`).
 pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
@@ -461,11 +507,20 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
         None => String::new(),
     };
+    let retry_hint = match idx.http_retry_sites.first() {
+        Some(loc) if clone_hint.is_empty() => {
+            format!(" (the scanned code retries a call that reaches an HTTP client at {loc})")
+        }
+        _ => String::new(),
+    };
     let call_level = format!(
-        "application interceptors run once per `Call` (OkHttp's own retries and redirects reuse the header), but every call-level retry — `call.clone()`{clone_hint}, a re-invoked service method, or a retry wrapper around the call — runs it again and sends a new key"
+        "application interceptors run once per `Call` (OkHttp's own retries and redirects reuse the header), but every call-level retry — `call.clone()`{clone_hint}, a re-invoked service method, or a retry wrapper around the call{retry_hint} — runs it again and sends a new key"
     );
-    // Evidence that calls are retried at the call level somewhere in the scanned code.
-    let call_level_retries = !idx.clone_sites.is_empty() || idx.retry_boundaries > 0;
+    // Evidence that calls through an HTTP client are retried at the call level: a
+    // `call.clone()` site, or a retry outside interceptors around a call that reaches a
+    // Retrofit/Feign endpoint or OkHttp's `newCall` (an interceptor's own loop around
+    // `proceed`, or a retry of a database call, is not).
+    let call_level_retries = !idx.clone_sites.is_empty() || !idx.http_retry_sites.is_empty();
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
             true,
