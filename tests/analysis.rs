@@ -422,3 +422,88 @@ class Billing(private val api: PaymentsApi) {
         )]
     );
 }
+
+/// The mint precedes the interceptor's own retry of `proceed`: every attempt it makes
+/// shares the key, and with no call-level retry in the project nothing is reported; the
+/// same interceptor without its own loop mints per call (`interceptor-mints-key`).
+#[test]
+fn a_key_minted_before_the_interceptors_own_retry_loop_is_not_reported() {
+    let java = r#"import java.io.IOException;
+import java.util.UUID;
+import okhttp3.Interceptor;
+import okhttp3.Request;
+import okhttp3.Response;
+
+OWN
+final class Keys {
+    static Request withKey(Request request) {
+        return request.newBuilder().header("Idempotency-Key", UUID.randomUUID().toString()).build();
+    }
+}
+"#
+    .replace("OWN", OWN_JAVA);
+    let kotlin = r#"import java.io.IOException
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Request
+import okhttp3.Response
+
+class RetryingKeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().withIdempotencyKey()
+        repeat(3) {
+            try {
+                return chain.proceed(request)
+            } catch (_: IOException) {
+            }
+        }
+        return chain.proceed(request)
+    }
+}
+
+private fun Request.withIdempotencyKey(): Request =
+    newBuilder().header("Idempotency-Key", UUID.randomUUID().toString()).build()
+"#;
+    let dir = project(
+        "own_retry_loop",
+        &[
+            ("src/KeyedRetryInterceptor.java", &java),
+            ("src/RetryingKeyInterceptor.kt", kotlin),
+        ],
+    );
+    assert_eq!(findings(&dir), vec![]);
+    let without_loop = kotlin.replace(
+        "        repeat(3) {\n            try {\n                return chain.proceed(request)\n            } catch (_: IOException) {\n            }\n        }\n",
+        "",
+    );
+    assert_ne!(without_loop, kotlin);
+    let dir = project(
+        "own_retry_loop_removed",
+        &[("src/RetryingKeyInterceptor.kt", &without_loop)],
+    );
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/RetryingKeyInterceptor.kt".to_string(),
+            9,
+            "interceptor-mints-key".to_string()
+        )]
+    );
+}
+
+const OWN_JAVA: &str = r#"class KeyedRetryInterceptor implements Interceptor {
+    @Override
+    public Response intercept(Interceptor.Chain chain) throws IOException {
+        Request request = Keys.withKey(chain.request());
+        for (int attempt = 0; attempt < 3; attempt++) {
+            try {
+                return chain.proceed(request);
+            } catch (IOException e) {
+                // try again with the same request
+            }
+        }
+        return chain.proceed(request);
+    }
+}
+
+"#;
