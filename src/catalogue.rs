@@ -391,8 +391,47 @@ pub struct ShedLock {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeaderParam {
+    /// Parameter annotations whose first argument names an HTTP header
+    /// (`@Header("Idempotency-Key")`): a key parameter when the header is a key header.
     #[serde(default)]
     pub annotations: Vec<String>,
+    /// Parameter annotations whose first argument names a URL path template variable
+    /// (`@Path("txnId")`).
+    #[serde(default)]
+    pub path_annotations: Vec<String>,
+    /// Method annotations of the HTTP methods whose client-chosen path variable is a
+    /// deduplication key (`PUT`).
+    #[serde(default)]
+    pub path_methods: Vec<String>,
+    /// Path variable names (compared normalised, see [`normalize_name`]) that carry a
+    /// client-chosen transaction id the server deduplicates by (`txnId`).
+    #[serde(default)]
+    pub path_names: Vec<String>,
+}
+
+impl HeaderParam {
+    /// Whether a parameter with `param_annotations`, of a function annotated with
+    /// `fn_annotations`, carries a key: a key header, or a transaction-id path variable of
+    /// an HTTP method listed in `path_methods`.
+    pub fn is_key_param(
+        &self,
+        cat: &Catalogue,
+        fn_annotations: &[crate::model::Annotation],
+        param_annotations: &[crate::model::Annotation],
+    ) -> bool {
+        param_annotations.iter().any(|a| {
+            let arg = a.args.first();
+            (self.annotations.contains(&a.name) && arg.is_some_and(|h| cat.is_key_header(h)))
+                || (self.path_annotations.contains(&a.name)
+                    && arg.is_some_and(|v| {
+                        let v = normalize_name(v);
+                        self.path_names.iter().any(|n| normalize_name(n) == v)
+                    })
+                    && fn_annotations
+                        .iter()
+                        .any(|f| self.path_methods.contains(&f.name)))
+        })
+    }
 }
 
 /// A call matcher with no other fields (memoizers, stable derivations).
@@ -550,7 +589,15 @@ const TABLES: &[(&str, Shape)] = &[
         "shedlock",
         Shape::Table(&["enable_annotations", "provider_suffix"]),
     ),
-    ("header_param", Shape::Table(&["annotations"])),
+    (
+        "header_param",
+        Shape::Table(&[
+            "annotations",
+            "path_annotations",
+            "path_methods",
+            "path_names",
+        ]),
+    ),
     ("memoizer", Shape::Entries(&[])),
     ("stable", Shape::Entries(&[])),
 ];
@@ -776,6 +823,11 @@ impl Catalogue {
         }
         if let Some(h) = f.header_param {
             self.header_param.annotations.extend(h.annotations);
+            self.header_param
+                .path_annotations
+                .extend(h.path_annotations);
+            self.header_param.path_methods.extend(h.path_methods);
+            self.header_param.path_names.extend(h.path_names);
         }
         self.memoizers.extend(f.memoizer);
         self.stable.extend(f.stable);
@@ -847,6 +899,7 @@ impl Catalogue {
             w.extend(s.call.callee.iter().cloned());
         }
         w.extend(self.keys.header_names.iter().cloned());
+        w.extend(self.header_param.path_names.iter().cloned());
         w.push("idempotency".into());
         w.push("Idempotency".into());
         w.push("IDEMPOTENCY".into());

@@ -73,6 +73,9 @@ pub struct FnDecl {
     pub passes_params: Vec<PassedParam>,
     /// Parameter names in order (Kotlin named arguments bind by them).
     pub param_names: Vec<String>,
+    /// Callees of calls made with no receiver or on `this`: the methods a template method
+    /// calls back (`doRun()` in `run()`), which a subclass may override.
+    pub self_calls: Vec<String>,
     /// The function sends an HTTP request itself: it is a declared endpoint of an HTTP
     /// client interface (Retrofit `@GET`/`@POST`/…, Feign `@RequestLine`, Spring
     /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
@@ -201,10 +204,9 @@ pub fn summarize(
             .enumerate()
             .filter(|(_, p)| {
                 cat.is_key_name(&p.name)
-                    || p.annotations.iter().any(|a| {
-                        cat.header_param.annotations.contains(&a.name)
-                            && a.args.first().is_some_and(|h| cat.is_key_header(h))
-                    })
+                    || cat
+                        .header_param
+                        .is_key_param(cat, &f.annotations, &p.annotations)
             })
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
@@ -329,6 +331,13 @@ pub fn summarize(
         }
         if let Some(d) = decls.get_mut(&f) {
             d.http |= call.callee == "newCall" && lang != Language::Rust;
+            if matches!(
+                crate::catalogue::receiver_text(call).as_deref(),
+                None | Some("this")
+            ) && !d.self_calls.contains(&call.callee)
+            {
+                d.self_calls.push(call.callee.clone());
+            }
             d.calls.push((call.callee.clone(), call.args.len()));
             for mut c in candidates {
                 c.3.function = d.name.clone();
@@ -720,6 +729,91 @@ pub fn apply_inferred_boundaries(
                 type_name: None,
                 owner_call: Some(cid),
             });
+        }
+    }
+    apply_template_hooks(model, facts, index);
+}
+
+/// Template-method jobs: a scheduled method that calls an inherited method of a project
+/// supertype explicitly (`super.run()`), whose body calls back a
+/// method this type overrides (`doRun()`), runs that override on every tick too. The
+/// override becomes a scheduler boundary, unless the template takes a distributed lock
+/// around it (`FnDecl::has_lock`).
+fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &ProjectIndex) {
+    use crate::catalogue::BoundaryKind;
+    let jvm = model.language != Language::Rust;
+    let mut marks: Vec<(ScopeId, crate::classify::Boundary)> = Vec::new();
+    for (i, s) in model.scopes.iter().enumerate() {
+        let Some(b) = &facts.boundaries[i] else {
+            continue;
+        };
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if b.kind != BoundaryKind::Scheduler {
+            continue;
+        }
+        let Some(ty_scope) = s.parent.and_then(|p| model.enclosing_type(p)) else {
+            continue;
+        };
+        let Some(ty) = model.type_info(ty_scope) else {
+            continue;
+        };
+        let supers: Vec<&str> = ty
+            .supertypes
+            .iter()
+            .map(|t| crate::catalogue::last_segment(t.split('<').next().unwrap_or("").trim()))
+            .collect();
+        // Methods declared by this type, by name.
+        let own: Vec<(ScopeId, &str)> = model
+            .scopes
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.parent == Some(ty_scope))
+            .filter_map(|(j, x)| match &x.kind {
+                ScopeKind::Function(g) => Some((j, g.name.as_str())),
+                _ => None,
+            })
+            .collect();
+        for call in model.calls.iter().filter(|c| model.is_within(c.scope, i)) {
+            let recv = crate::catalogue::receiver_text(call);
+            if recv.as_deref() != Some("super") {
+                continue;
+            }
+            for d in index.functions.get(&call.callee).into_iter().flatten() {
+                if d.jvm != jvm || d.has_lock || !supers.contains(&d.type_name.as_str()) {
+                    continue;
+                }
+                for hook in &d.self_calls {
+                    for (j, n) in &own {
+                        if n == hook && *j != i && facts.boundaries[*j].is_none() {
+                            marks.push((
+                                *j,
+                                crate::classify::Boundary {
+                                    label: format!(
+                                        "`{hook}()`, which `{}.{}()` ({}) calls from {}",
+                                        d.type_name, d.name, d.location, b.label
+                                    ),
+                                    entry: "inferred.template-hook".into(),
+                                    anchor: match &model.scopes[*j].kind {
+                                        ScopeKind::Function(g) => g.name_span,
+                                        _ => model.scopes[*j].span,
+                                    },
+                                    type_name: None,
+                                    owner_call: None,
+                                    ..b.clone()
+                                },
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let _ = f;
+    }
+    for (j, b) in marks {
+        if facts.boundaries[j].is_none() {
+            facts.boundaries[j] = Some(b);
         }
     }
 }

@@ -38,7 +38,7 @@
 //! - A *sink* needs a name whose normalised form contains a `[keys] normalized_names`
 //!   entry (bindings, assignments, fields, named arguments, key-named setters, key
 //!   parameters), a header literal equal (ASCII case-insensitively) to a `header_names`
-//!   entry, an identifier whose normalised form contains `idempotency` (a header-name
+//!   entry, a path-variable literal naming a `[header_param] path_names` entry, an identifier whose normalised form contains `idempotency` (a header-name
 //!   constant), or a `[[call_sink]]` call. Normalising is done character by character, so
 //!   the normalised form of any substring of the text is a substring of the normalised
 //!   view: those words are searched there.
@@ -419,7 +419,13 @@ impl Prefilter {
             }
         }
         norm.push(b.norm("idempotency"));
-        for h in &cat.keys.header_names {
+        // Transaction-id path variables (`@Path("txnId")` of a `@PUT`) are key parameters.
+        for h in cat
+            .keys
+            .header_names
+            .iter()
+            .chain(&cat.header_param.path_names)
+        {
             let n = crate::catalogue::normalize_name(h.trim());
             if !n.is_empty() {
                 norm.push(b.norm(&n));
@@ -692,6 +698,19 @@ impl FileDemand {
             .filter_map(|r| r.type_name.clone())
             .collect();
         let mut combinator_callees: Vec<String> = Vec::new();
+        // Inherited methods a scheduled method calls (`super.run()`): their declarations
+        // decide which overrides run per tick (`index::apply_template_hooks`).
+        for (i, b) in facts.boundaries.iter().enumerate() {
+            if b.as_ref()
+                .is_some_and(|b| b.kind == crate::catalogue::BoundaryKind::Scheduler)
+            {
+                for call in model.calls.iter().filter(|c| model.is_within(c.scope, i)) {
+                    if crate::catalogue::receiver_text(call).as_deref() == Some("super") {
+                        combinator_callees.push(call.callee.clone());
+                    }
+                }
+            }
+        }
         for call in &model.calls {
             let takes_lambda = call.args.iter().any(|a| {
                 a.lambda.is_some_and(|l| facts.boundaries[l].is_none())
