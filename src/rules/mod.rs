@@ -309,6 +309,7 @@ impl Ctx<'_> {
             fingerprint,
             fix: None,
             no_fix: None,
+            also: Vec::new(),
         }
     }
 
@@ -426,6 +427,7 @@ pub fn check_file(ctx: &Ctx) -> Vec<Finding> {
     time_in_key::check(ctx, &flows, &mut out);
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert((f.rule, f.span)));
+    crate::identity::personalise_help(ctx.model, ctx.derive_example(), &mut out);
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out
 }
