@@ -17,6 +17,10 @@
 #   upwards). TMPDIR points pre-commit's store below that file.
 # - CARGO_TARGET_DIR (passed through by pre-commit) is a directory kept between runs, so
 #   only the first run compiles the dependencies in release mode.
+# - Then the README's own `.pre-commit-config.yaml` snippet, as written except for the
+#   repository URL (pointed at the snapshot, whose branch is `main`), must run the hook
+#   with `pre-commit run`, and `pre-commit autoupdate` must pin its `rev: main` to the
+#   snapshot's commit SHA, as the README says.
 # Skips (exit 0, with a message) only when no Python 3 is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,7 +59,8 @@ git ls-files -z --cached --others --exclude-standard |
   tar --null -T - -cf - | tar -xf - -C "$work/hook-repo"
 (
   cd "$work/hook-repo"
-  git init --quiet
+  # The branch the README's snippet names (`rev: main`).
+  git init --quiet --initial-branch=main
   git add -A
   git_commit -m "snapshot for the pre-commit hook test"
 )
@@ -137,4 +142,32 @@ grep -q 'in 1 file checked' "$work/good.log" ||
   fail "idemlint did not check exactly the one Kotlin file"
 if grep -q 'README.md' "$work/good.log"; then fail "README.md was passed to idemlint"; fi
 
-echo "pre-commit: 2 passed, 0 failed"
+echo "== pre-commit: the README's snippet as written (rev: main), then pre-commit autoupdate"
+"$python" - "$repo/README.md" "$work/hook-repo" >.pre-commit-config.yaml <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+block = [b for b in text.split("```yaml\n")[1:] if "pre-commit-config" in b][0].split("```")[0]
+print(block.replace("https://github.com/idemlint/idemlint", sys.argv[2]), end="")
+PY
+cat .pre-commit-config.yaml
+grep -q '^    rev: main ' .pre-commit-config.yaml || fail "the README's snippet does not say rev: main"
+git add .pre-commit-config.yaml
+git_commit -m "the README's pre-commit configuration"
+hooks() {
+  PRE_COMMIT_HOME=$work/tmp/store TMPDIR=$work/tmp CARGO_TARGET_DIR=$build CARGO_NET_OFFLINE=true \
+    "$pre_commit" "$@"
+}
+set +e
+hooks run --color=never --files Billing.kt >"$work/readme.log" 2>&1
+code=$?
+set -e
+cat "$work/readme.log"
+[ "$code" -eq 1 ] || fail "expected the README's configuration to fail on Billing.kt, got $code"
+grep -q 'key-in-retry-scope' "$work/readme.log" || fail "the README's configuration did not run the hook"
+hooks autoupdate --color=never >"$work/autoupdate.log" 2>&1 || { cat "$work/autoupdate.log"; fail "pre-commit autoupdate failed"; }
+cat "$work/autoupdate.log"
+head=$(git -C "$work/hook-repo" rev-parse HEAD)
+grep -q "^    rev: $head" .pre-commit-config.yaml ||
+  fail "pre-commit autoupdate did not pin rev to the commit of main ($head): $(grep rev: .pre-commit-config.yaml)"
+
+echo "pre-commit: 3 passed, 0 failed"

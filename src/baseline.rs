@@ -349,6 +349,7 @@ mod tests {
             fingerprint: fp.into(),
             fix: None,
             no_fix: None,
+            also: Vec::new(),
         }
     }
 

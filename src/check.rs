@@ -3,7 +3,7 @@
 //! summarise the files that can matter (pass 1, parallel, in rounds while pass 1 finds
 //! names that make more files matter) → project index → read, lower and check again the
 //! files that can have a finding (pass 2, parallel) → configuration and suppressions
-//! ([`crate::suppress::apply`]) →
+//! ([`crate::suppress::apply`]) → one finding per bug ([`crate::report::merge`]) →
 //! sorted findings. Each file is analysed under its own configuration
 //! ([`crate::config::Resolver`]): its catalogue, rule levels, include/exclude globs.
 //!
@@ -349,7 +349,7 @@ pub fn check_text_with(
             index: &index,
             catalogue: cat,
         };
-        let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), config);
+        let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
             &crate::fix::FixCtx {
                 text,
@@ -612,13 +612,14 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
     if opts.parse_only {
         return parse_only(candidates, &in_shard, report);
     }
-    // One prefilter per distinct configuration (each has its own catalogue).
+    // One prefilter per distinct catalogue (configurations differing only in rule levels,
+    // such as `[[overrides]]`, share theirs).
     let mut prefilters: Vec<Prefilter> = Vec::new();
     let mut prefilter_of: Vec<Option<usize>> = vec![None; candidates.len()];
     if !opts.no_prefilter {
-        let mut seen: Vec<*const Config> = Vec::new();
+        let mut seen: Vec<*const Catalogue> = Vec::new();
         for (i, (_, config)) in candidates.iter().enumerate() {
-            let ptr = Arc::as_ptr(config);
+            let ptr = Arc::as_ptr(&config.catalogue);
             let k = match seen.iter().position(|p| *p == ptr) {
                 Some(k) => k,
                 None => {
@@ -908,7 +909,7 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
             index,
             catalogue: &config.catalogue,
         };
-        let mut findings = crate::suppress::apply(&ctx, check_file(&ctx), config);
+        let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
             &crate::fix::FixCtx {
                 text: &text,
@@ -949,6 +950,12 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
 /// goes; no name is used before its declaration; the key is evaluated inside as many loops
 /// over items / per-item lambdas as before. A fix that fails one becomes `unsafe`, with the
 /// reasons.
+/// The findings of one file as reported: the rules' findings under the configuration and
+/// the file's suppressions, then one per bug ([`crate::report::merge::one_per_bug`]).
+fn file_findings(ctx: &Ctx, config: &Config) -> Vec<Finding> {
+    crate::report::merge::one_per_bug(crate::suppress::apply(ctx, check_file(ctx), config))
+}
+
 /// Fixes verified per file (see `verify_fixes`); the rest are offered as unsafe.
 pub const MAX_VERIFIED_FIXES: usize = 32;
 
@@ -966,8 +973,17 @@ fn verify_fixes(
     if findings.iter().all(|f| f.fix.is_none()) {
         return;
     }
+    // A finding counts with the rules merged into it (`also`): hoisting a clock out of a
+    // retry leaves its `time-in-key` finding, which is expected, not a change.
+    let keys = |f: &Finding| {
+        let src = f.source.split_whitespace().collect::<String>();
+        std::iter::once(f.rule)
+            .chain(f.also.iter().map(|a| a.rule))
+            .map(move |r| (r, src.clone()))
+            .collect::<Vec<_>>()
+    };
     let key = |f: &Finding| (f.rule, f.source.split_whitespace().collect::<String>());
-    let before: Vec<_> = findings.iter().map(key).collect();
+    let before: Vec<_> = findings.iter().flat_map(keys).collect();
     let before_unbound = used_before_declared(model);
     // Each check re-analyses the whole file, so the work per file is bounded: fixes past
     // the first MAX_VERIFIED_FIXES are not verified and are offered as unsafe.
@@ -1007,10 +1023,7 @@ fn verify_fixes(
                     index,
                     catalogue: &config.catalogue,
                 };
-                let mut after: Vec<_> = crate::suppress::apply(&ctx, check_file(&ctx), config)
-                    .iter()
-                    .map(key)
-                    .collect();
+                let mut after: Vec<_> = file_findings(&ctx, config).iter().flat_map(keys).collect();
                 let this = key(&findings[i]);
                 let mut expected = before.clone();
                 if let Some(j) = expected.iter().position(|k| *k == this) {

@@ -83,7 +83,10 @@ const VERSION: &str = env!("IDEMLINT_VERSION");
     version = VERSION,
     about = "Finds idempotency keys that are generated again on every retry attempt",
     long_about = "Finds idempotency keys that are generated again on every retry attempt.\n\n`check` is the default command: `idemlint src/` is `idemlint check src/`, and `idemlint` alone checks the current directory.",
-    after_help = "`check` is the default command: `idemlint src/` = `idemlint check src/`.\nExit codes: 0 no failing finding, 1 findings (see --fail-on), 2 tool error.\nDocumentation: https://github.com/idemlint/idemlint/tree/main/docs"
+    // `-h` shows `about` and `after_help`, `--help` `long_about` and `after_long_help`:
+    // each says once that `check` is the default.
+    after_help = "`check` is the default command: `idemlint src/` = `idemlint check src/`.\nExit codes: 0 no failing finding, 1 findings (see --fail-on), 2 tool error.\nDocumentation: https://github.com/idemlint/idemlint/tree/main/docs",
+    after_long_help = "Exit codes: 0 no failing finding, 1 findings (see --fail-on), 2 tool error.\nDocumentation: https://github.com/idemlint/idemlint/tree/main/docs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -152,11 +155,16 @@ enum Command {
         /// Apply safe fixes in place, then report what remains.
         #[arg(long)]
         fix: bool,
+        /// Insert a suppression comment with this reason (`""`: none) above every line with
+        /// a finding, in the analysed files, then report what remains (ruff's --add-noqa).
+        #[arg(long, value_name = "REASON", conflicts_with_all = ["fix", "diff", "statistics", "write_baseline"])]
+        add_suppression: Option<String>,
         /// With --fix or --diff: also apply fixes marked unsafe.
         #[arg(long)]
         unsafe_fixes: bool,
-        /// Print the fixes as a unified diff and change nothing (exit 1 when there is a diff).
-        #[arg(long, conflicts_with = "fix")]
+        /// Print the fixes as a unified diff and change nothing; exit code as without it,
+        /// and 1 when the diff is not empty.
+        #[arg(long, conflicts_with_all = ["fix", "write_baseline"])]
         diff: bool,
         /// Use this configuration file for every file instead of discovering idemlint.toml,
         /// .idemlint.toml or Cargo.toml metadata.
@@ -197,6 +205,23 @@ enum Command {
     },
     /// List every rule: id, default severity and summary.
     Rules,
+    /// Print the catalogue idemlint knows (sources, sinks, boundaries, locks, ...) as TOML:
+    /// the built-in entries and the additions of the configuration that governs PATH.
+    Catalogue {
+        /// The file or directory whose configuration's additions are shown.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// Only these tables (`boundary`, `source`, `header_setter`, `lock`, ...;
+        /// comma-separated, repeatable).
+        #[arg(long, value_name = "TABLE", value_delimiter = ',')]
+        table: Vec<String>,
+        /// Use this configuration file instead of discovering one.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Only the configuration's additions, not the built-in entries.
+        #[arg(long)]
+        no_builtin: bool,
+    },
     /// Print a rule's documentation (the id is case-insensitive).
     Explain {
         /// A rule id, e.g. key-in-retry-scope.
@@ -227,6 +252,7 @@ const SUBCOMMANDS: &[&str] = &[
     "check",
     "rules",
     "explain",
+    "catalogue",
     "lsp",
     "init",
     "completions",
@@ -271,6 +297,26 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
     (args, defaulted_check)
 }
 
+/// When `check` was supplied as the default and its first argument is no existing path but
+/// close to a subcommand's name, or a prefix of one (`idemlint expl …`, `idemlint rul`):
+/// the "unknown command … did you mean" message, instead of "path not found".
+fn mistyped_command(args: &[OsString]) -> Option<String> {
+    let word = args.get(2)?.to_str()?;
+    if word.starts_with('-') || word.contains(['/', '\\', '.']) || Path::new(word).exists() {
+        return None;
+    }
+    let names: Vec<&str> = SUBCOMMANDS
+        .iter()
+        .copied()
+        .filter(|s| !s.starts_with('-') && *s != "check")
+        .collect();
+    let s = crate::text::did_you_mean_within(word, &names, if word.len() >= 5 { 2 } else { 1 })?;
+    Some(format!(
+        "unknown command `{}`; did you mean `idemlint {s}`? (a path of that name does not exist either)",
+        crate::text::escape_controls(word)
+    ))
+}
+
 /// The cargo workspace root of the current directory, read from the `Cargo.toml` files
 /// (no `cargo` process; see [`crate::cargo`]).
 fn cargo_workspace_root() -> Option<PathBuf> {
@@ -287,7 +333,11 @@ fn cargo_workspace_root() -> Option<PathBuf> {
 
 /// Runs the CLI with `args` (including argv\[0\]); returns the process exit code.
 pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
-    let (args, _) = normalise(args, cargo);
+    let (args, defaulted_check) = normalise(args, cargo);
+    if defaulted_check && let Some(msg) = mistyped_command(&args) {
+        eprintln!("error: {msg}");
+        return EXIT_TOOL_ERROR;
+    }
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
@@ -313,6 +363,12 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             EXIT_CLEAN
         }
         Command::Init { dir } => init(&dir),
+        Command::Catalogue {
+            path,
+            table,
+            config,
+            no_builtin,
+        } => print_catalogue(&path, &table, config.as_deref(), no_builtin, &mut out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "idemlint", &mut out);
             EXIT_CLEAN
@@ -353,6 +409,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             fix,
             unsafe_fixes,
             diff,
+            add_suppression,
             output,
             exit_zero,
             fail_on,
@@ -444,8 +501,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     }
                 };
             }
-            if stdin && (fix || diff) {
-                eprintln!("error: --fix and --diff cannot be used with standard input");
+            if stdin && (fix || diff || add_suppression.is_some()) {
+                eprintln!(
+                    "error: --fix, --diff and --add-suppression cannot be used with standard input"
+                );
                 return EXIT_TOOL_ERROR;
             }
             let result = if stdin {
@@ -478,6 +537,45 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     return EXIT_TOOL_ERROR;
                 }
             };
+            if let Some(reason) = &add_suppression {
+                if let Err(e) = adopt_baseline(&mut report, baseline.as_deref(), None, true) {
+                    eprintln!("error: {e}");
+                    return EXIT_TOOL_ERROR;
+                }
+                let (files, mut problems) =
+                    crate::add_suppression::compute(&report, reason, &opts, &catalogue);
+                let write_errors = crate::check::write_fixed(&files);
+                let written: Vec<&crate::check::FixedFile> = files
+                    .iter()
+                    .filter(|f| !write_errors.iter().any(|e| e.path == f.display))
+                    .collect();
+                let n: usize = written.iter().map(|f| f.rules.len()).sum();
+                for e in problems.iter().chain(&write_errors) {
+                    eprintln!(
+                        "error: {}: {}",
+                        crate::text::escape_controls(&e.path),
+                        crate::text::escape_controls(&e.message)
+                    );
+                }
+                if !quiet {
+                    eprintln!(
+                        "idemlint: added {n} suppression{} in {} file{}",
+                        if n == 1 { "" } else { "s" },
+                        written.len(),
+                        if written.len() == 1 { "" } else { "s" }
+                    );
+                }
+                tool_failure = !write_errors.is_empty();
+                problems.extend(write_errors);
+                report = match run(&opts, &catalogue) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
+                report.errors.extend(problems);
+            }
             if fix || diff {
                 let mode = if unsafe_fixes {
                     crate::fix::apply::Mode::All
@@ -507,6 +605,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         .iter()
                         .filter(|f| !f.fix.as_ref().is_some_and(|x| mode.allows(x.applicability)))
                         .count();
+                    // Nothing was changed, so every finding remains: the exit code follows
+                    // check's rules (baseline, --fail-on, --strict, --exit-zero), and a
+                    // non-empty diff alone also makes it 1, as ruff's `--diff` does.
+                    report.errors.extend(fix_errors);
+                    if let Err(e) = adopt_baseline(&mut report, baseline.as_deref(), None, quiet) {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
                     if !quiet {
                         // Why each unsafe fix needs review (and whether it is in the diff).
                         for f in &report.findings {
@@ -527,20 +633,21 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                                 }
                             );
                         }
+                        eprint!("{}", crate::report::human::summary(&report));
                         eprintln!(
-                            "idemlint: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
+                            "idemlint: --diff: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
                             fixed.len(),
                             if fixed.len() == 1 { "" } else { "s" },
                             if unfixable == 1 { "" } else { "s" },
                         );
                     }
-                    return if fixed.is_empty() && fix_errors.is_empty() {
-                        EXIT_CLEAN
-                    } else if fixed.is_empty() {
-                        EXIT_TOOL_ERROR
-                    } else {
-                        findings_exit
-                    };
+                    return exit_code(ExitInputs {
+                        tool_failure: false,
+                        strict_failure: strict && !report.errors.is_empty(),
+                        failing: !fixed.is_empty()
+                            || report.findings.iter().any(|f| fail_on.fails(f.severity)),
+                        findings_exit,
+                    });
                 }
                 let write_errors = crate::check::write_fixed(&fixed);
                 for e in &write_errors {
@@ -623,14 +730,37 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     if report.errors.len() == 1 { "" } else { "s" }
                 );
             }
-            if tool_failure || (strict && !report.errors.is_empty()) {
-                EXIT_TOOL_ERROR
-            } else if !report.findings.iter().any(|f| fail_on.fails(f.severity)) {
-                EXIT_CLEAN
-            } else {
-                findings_exit
-            }
+            exit_code(ExitInputs {
+                tool_failure,
+                strict_failure: strict && !report.errors.is_empty(),
+                failing: report.findings.iter().any(|f| fail_on.fails(f.severity)),
+                findings_exit,
+            })
         }
+    }
+}
+
+/// What decides `check`'s exit code (see docs/cli.md, "Exit codes").
+struct ExitInputs {
+    /// A file could not be written (`--fix`).
+    tool_failure: bool,
+    /// `--strict` and some file could not be analysed.
+    strict_failure: bool,
+    /// A finding at or above `--fail-on` remains (with `--diff`: or the diff is not empty).
+    failing: bool,
+    /// [`EXIT_FINDINGS`], or [`EXIT_CLEAN`] under `--exit-zero`.
+    findings_exit: i32,
+}
+
+/// The exit code of `check` (and of `check --diff`): 2 for tool failures, then 1 (or 0
+/// under `--exit-zero`) when something fails, else 0.
+fn exit_code(e: ExitInputs) -> i32 {
+    if e.tool_failure || e.strict_failure {
+        EXIT_TOOL_ERROR
+    } else if e.failing {
+        e.findings_exit
+    } else {
+        EXIT_CLEAN
     }
 }
 
@@ -705,6 +835,25 @@ fn print_settings(path: &Path, opts: &Options, cat: &Catalogue, out: &mut dyn Wr
     if config.origin.is_some() {
         s.push_str(&format!("globs relative to: {}\n", esc(&config.root)));
     }
+    if !config.extends.is_empty() {
+        let chain: Vec<String> = config.extends.iter().map(|p| esc(p)).collect();
+        s.push_str(&format!(
+            "extends: {} (their settings apply under this file's; their globs are relative to their own directories)\n",
+            chain.join(" → ")
+        ));
+    }
+    for &i in &config.applied_overrides {
+        let o = &config.overrides[i];
+        s.push_str(&format!(
+            "override applies: files = [{}] (from {})\n",
+            o.patterns
+                .iter()
+                .map(|p| format!("\"{}\"", crate::text::escape_controls(p)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            esc(&o.origin)
+        ));
+    }
     let (inc, exc) = config.has_globs();
     s.push_str(&format!(
         "analysed: {}{}\n",
@@ -729,13 +878,105 @@ fn print_settings(path: &Path, opts: &Options, cat: &Catalogue, out: &mut dyn Wr
     for r in RULES {
         let level = config.severity(r.id).map(Severity::name).unwrap_or("off");
         let from = if config.severity(r.id) != plain.severity(r.id) {
-            "--select/--ignore"
+            "--select/--ignore".to_string()
+        } else if let Some(o) = plain.override_for(r.id) {
+            format!(
+                "[[overrides]] files = [{}]",
+                o.patterns
+                    .iter()
+                    .map(|p| format!("\"{}\"", crate::text::escape_controls(p)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         } else if plain.sets_level(r.id) {
-            "configuration [rules]"
+            "configuration [rules]".to_string()
         } else {
-            "default"
+            "default".to_string()
         };
         s.push_str(&format!("  {:<id_w$}  {level:<7}  ({from})\n", r.id));
+    }
+    let _ = out.write_all(s.as_bytes());
+    EXIT_CLEAN
+}
+
+/// `idemlint catalogue`: the built-in catalogue files (verbatim, comments included; only
+/// the requested tables, re-serialised, with `--table`) and the catalogue tables of the
+/// configuration that governs `path` (and of the files it extends), as TOML a user could
+/// paste into an `idemlint.toml`. Exit 2 for an unknown table or an invalid configuration.
+fn print_catalogue(
+    path: &Path,
+    tables: &[String],
+    config_file: Option<&Path>,
+    no_builtin: bool,
+    out: &mut dyn Write,
+) -> i32 {
+    let known = crate::catalogue::table_names();
+    for t in tables {
+        if !known.contains(&t.as_str()) {
+            eprintln!(
+                "error: unknown catalogue table `{}`{}\n  known tables: {}",
+                crate::text::escape_controls(t),
+                did_you_mean(t, &known)
+                    .map(|s| format!("; did you mean `{s}`?"))
+                    .unwrap_or_default(),
+                known.join(", ")
+            );
+            return EXIT_TOOL_ERROR;
+        }
+    }
+    let builtin = Catalogue::builtin();
+    let config = match crate::config::Resolver::new(&builtin, config_file, RuleSelection::default())
+        .and_then(|mut r| r.for_path(path))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprint!("{}", crate::config::render_error(&e, false));
+            return EXIT_TOOL_ERROR;
+        }
+    };
+    let keep = |t: &toml::Table| -> Option<String> {
+        let kept: toml::Table = t
+            .iter()
+            .filter(|(k, _)| tables.is_empty() || tables.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if kept.is_empty() {
+            return None;
+        }
+        toml::to_string(&kept).ok()
+    };
+    let mut s = String::from(
+        "# The idemlint catalogue: the built-in entries (rules/*.toml, compiled in), then the\n# additions of the configuration that governs the path. Entries have the shape a\n# configuration file's catalogue tables take (docs/configuration.md).\n",
+    );
+    if !no_builtin {
+        for (name, text) in crate::catalogue::BUILTIN {
+            let body = if tables.is_empty() {
+                Some(text.to_string())
+            } else {
+                text.parse::<toml::Table>().ok().as_ref().and_then(keep)
+            };
+            if let Some(body) = body {
+                s.push_str(&format!("\n# ── built-in: rules/{name} ──\n\n{}", body));
+                if !s.ends_with('\n') {
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    let esc = |p: &Path| crate::text::escape_controls(&crate::config::display_path(p));
+    if config.additions.is_empty() {
+        s.push_str(&format!(
+            "\n# ── {}: no catalogue additions ──\n",
+            match &config.origin {
+                Some(o) => format!("configuration {}", esc(o)),
+                None => "no configuration".to_string(),
+            }
+        ));
+    }
+    for (file, table) in &config.additions {
+        if let Some(body) = keep(table) {
+            s.push_str(&format!("\n# ── configuration: {} ──\n\n{body}", esc(file)));
+        }
     }
     let _ = out.write_all(s.as_bytes());
     EXIT_CLEAN

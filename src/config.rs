@@ -35,6 +35,8 @@ pub const CONFIG_FILES: &[&str] = &["idemlint.toml", ".idemlint.toml"];
 
 /// The keys of a configuration besides the catalogue tables (`[[boundary]]`, ...).
 pub const CONFIG_KEYS: &[&str] = &[
+    "extend",
+    "overrides",
     "rules",
     "include",
     "exclude",
@@ -95,6 +97,35 @@ impl RuleSelection {
     }
 }
 
+/// Most files in one `extend` chain (the configuration itself included).
+pub const MAX_EXTEND_DEPTH: usize = 16;
+
+/// A compiled `include` / `exclude` / `[[overrides]] files` list and the directory its
+/// globs are relative to (the directory of the file that wrote it).
+#[derive(Clone, Debug)]
+struct Globs {
+    root: PathBuf,
+    set: GlobSet,
+}
+
+impl Globs {
+    fn is_match(&self, abs: &Path) -> bool {
+        let rel = abs.strip_prefix(&self.root).unwrap_or(abs);
+        self.set.is_match(rel)
+    }
+}
+
+/// One `[[overrides]]` entry: rule levels for the files matching `files`.
+#[derive(Clone, Debug)]
+pub struct Override {
+    /// The configuration file that wrote it.
+    pub origin: PathBuf,
+    /// The `files` patterns as written.
+    pub patterns: Vec<String>,
+    files: Globs,
+    levels: BTreeMap<String, Level>,
+}
+
 /// One resolved configuration: what applies to the files it governs.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -105,8 +136,19 @@ pub struct Config {
     /// The built-in catalogue plus this configuration's catalogue tables.
     pub catalogue: Arc<Catalogue>,
     levels: BTreeMap<String, Level>,
-    include: Option<GlobSet>,
-    exclude: Option<GlobSet>,
+    include: Option<Globs>,
+    exclude: Option<Globs>,
+    /// The files this one inherits from with `extend`, nearest first (their settings are
+    /// under this file's own).
+    pub extends: Vec<PathBuf>,
+    /// `[[overrides]]`, the extended files' first; later entries win.
+    pub overrides: Vec<Override>,
+    /// The overrides applied to this (per-file) configuration: indices into `overrides`.
+    /// Empty for a configuration as read from its file.
+    pub applied_overrides: Vec<usize>,
+    /// The catalogue tables this configuration (and the files it extends) add to the
+    /// built-in catalogue, per file in the order applied, as TOML (`idemlint catalogue`).
+    pub additions: Vec<(PathBuf, toml::Table)>,
     /// `require-suppression-reason = true`: suppressions without `-- reason` are reported
     /// (rule `suppression-without-reason`).
     pub require_suppression_reason: bool,
@@ -125,6 +167,10 @@ impl Config {
             levels: BTreeMap::new(),
             include: None,
             exclude: None,
+            extends: Vec::new(),
+            overrides: Vec::new(),
+            applied_overrides: Vec::new(),
+            additions: Vec::new(),
             require_suppression_reason: false,
             java_version: None,
         }
@@ -143,6 +189,44 @@ impl Config {
     /// rather than leaving the rule's default (`--show-settings`).
     pub fn sets_level(&self, rule: &str) -> bool {
         self.levels.contains_key(rule)
+    }
+
+    /// The `[[overrides]]` entry that set `rule`'s level for this file, if one did (the
+    /// last matching one that names it).
+    pub fn override_for(&self, rule: &str) -> Option<&Override> {
+        self.applied_overrides
+            .iter()
+            .rev()
+            .map(|&i| &self.overrides[i])
+            .find(|o| o.levels.contains_key(rule))
+    }
+
+    /// The indices of the `[[overrides]]` whose `files` match `path`, in order.
+    fn matching_overrides(&self, path: &Path) -> Vec<usize> {
+        if self.overrides.is_empty() {
+            return Vec::new();
+        }
+        let abs = absolute_path(path);
+        (0..self.overrides.len())
+            .filter(|&i| self.overrides[i].files.is_match(&abs))
+            .collect()
+    }
+
+    /// This configuration with the levels of overrides `applied` (indices, in order) on
+    /// top of `[rules]`, then `selection` on top of those.
+    fn with_overrides(&self, applied: &[usize], selection: &RuleSelection) -> Config {
+        let mut c = self.clone();
+        for &i in applied {
+            c.levels.extend(
+                self.overrides[i]
+                    .levels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), *v)),
+            );
+        }
+        c.applied_overrides = applied.to_vec();
+        c.select(selection);
+        c
     }
 
     /// Whether `include` / `exclude` globs are set.
@@ -174,13 +258,12 @@ impl Config {
             return true;
         }
         let abs = absolute_path(path);
-        let rel = abs.strip_prefix(&self.root).unwrap_or(&abs);
         if let Some(inc) = &self.include
-            && !inc.is_match(rel)
+            && !inc.is_match(&abs)
         {
             return false;
         }
-        !self.exclude.as_ref().is_some_and(|e| e.is_match(rel))
+        !self.exclude.as_ref().is_some_and(|e| e.is_match(&abs))
     }
 }
 
@@ -447,8 +530,18 @@ fn discovered(path: &Path) -> Result<bool, ConfigError> {
 /// Parses an `idemlint.toml` / `.idemlint.toml` text. `builtin` is the catalogue the
 /// configuration's catalogue tables are added to.
 pub fn parse_config(path: &Path, text: &str, builtin: &Catalogue) -> Result<Config, ConfigError> {
+    parse_config_in_chain(path, text, builtin, &[])
+}
+
+/// [`parse_config`] for a file reached through `extend` from the files in `chain`.
+fn parse_config_in_chain(
+    path: &Path,
+    text: &str,
+    builtin: &Catalogue,
+    chain: &[PathBuf],
+) -> Result<Config, ConfigError> {
     let table = DeTable::parse(text).map_err(|e| toml_error(path, text, &e))?;
-    from_table(path, text, table, builtin)
+    from_table(path, text, table, builtin, chain)
 }
 
 /// Parses a `Cargo.toml`: the idemlint table of `[package.metadata]` (only when
@@ -484,7 +577,7 @@ pub fn parse_cargo_manifest(
                 format!("write `[{section}.metadata.idemlint]` followed by its keys"),
             ));
         };
-        return from_table(path, text, Spanned::new(span, table), builtin).map(Some);
+        return from_table(path, text, Spanned::new(span, table), builtin, &[]).map(Some);
     }
     Ok(None)
 }
@@ -501,23 +594,62 @@ fn from_table(
     text: &str,
     table: Spanned<DeTable<'_>>,
     builtin: &Catalogue,
+    chain: &[PathBuf],
 ) -> Result<Config, ConfigError> {
     let span = table.span();
     let table = table.into_inner();
     let catalogue_tables = crate::catalogue::table_names();
-    let mut config = Config::builtin(Catalogue::default());
-    config.origin = Some(path.to_path_buf());
-    config.root = path
+    let root = path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
+    // `extend` first: the base's settings are what this file's own are laid over, and its
+    // catalogue is what this file's catalogue tables are added to.
+    let base = match table.get("extend") {
+        Some(value) => Some(extended(path, text, value, builtin, chain)?),
+        None => None,
+    };
+    let mut config = match &base {
+        Some(b) => {
+            let mut c = b.clone();
+            c.extends.insert(0, b.origin.clone().unwrap_or_default());
+            c
+        }
+        None => Config::builtin(Catalogue::default()),
+    };
+    config.origin = Some(path.to_path_buf());
+    config.root = root.clone();
+    let builtin = base.as_ref().map_or(builtin, |b| &*b.catalogue);
+    let globs_here = |name: &str, value: &Spanned<DeValue<'_>>| {
+        globs(path, text, name, value).map(|g| {
+            g.map(|set| Globs {
+                root: root.clone(),
+                set,
+            })
+        })
+    };
     let mut catalogue_part = DeTable::new();
     for (key, value) in table.iter() {
         let name: &str = key.get_ref();
         match name {
-            "rules" => config.levels = rule_levels(path, text, value)?,
-            "include" => config.include = globs(path, text, name, value)?,
-            "exclude" => config.exclude = globs(path, text, name, value)?,
+            "extend" => {}
+            "rules" => config.levels.extend(rule_levels(path, text, value)?),
+            "include" => config.include = globs_here(name, value)?,
+            "exclude" => config.exclude = globs_here(name, value)?,
+            "overrides" => {
+                let entries = overrides(path, text, value)?;
+                config
+                    .overrides
+                    .extend(entries.into_iter().map(|(patterns, set, levels)| Override {
+                        origin: path.to_path_buf(),
+                        patterns,
+                        files: Globs {
+                            root: root.clone(),
+                            set,
+                        },
+                        levels,
+                    }));
+            }
             "require-suppression-reason" => {
                 config.require_suppression_reason = value.get_ref().as_bool().ok_or_else(|| {
                     ConfigError::at(
@@ -570,12 +702,234 @@ fn from_table(
     let mut catalogue = builtin.clone();
     if !catalogue_part.is_empty() {
         let file = display_path(path);
+        let as_toml: toml::Table = catalogue_part
+            .iter()
+            .map(|(k, v)| (k.get_ref().to_string(), to_toml(v.get_ref())))
+            .collect();
         let parsed = crate::catalogue::parse_table(&file, Spanned::new(span, catalogue_part))
             .map_err(|e| ConfigError::from_catalogue(path, text, e))?;
         catalogue.merge(parsed);
+        config.additions.push((path.to_path_buf(), as_toml));
     }
     config.catalogue = Arc::new(catalogue);
     Ok(config)
+}
+
+/// A parsed TOML value as a [`toml::Value`] (for printing a configuration's catalogue
+/// tables back as TOML).
+fn to_toml(v: &DeValue<'_>) -> toml::Value {
+    match v {
+        DeValue::String(s) => toml::Value::String(s.to_string()),
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+            .map(toml::Value::Integer)
+            .unwrap_or_else(|_| toml::Value::String(i.as_str().to_string())),
+        DeValue::Float(f) => f
+            .as_str()
+            .parse::<f64>()
+            .map(toml::Value::Float)
+            .unwrap_or_else(|_| toml::Value::String(f.as_str().to_string())),
+        DeValue::Boolean(b) => toml::Value::Boolean(*b),
+        DeValue::Datetime(d) => toml::Value::String(d.to_string()),
+        DeValue::Array(a) => toml::Value::Array(a.iter().map(|x| to_toml(x.get_ref())).collect()),
+        DeValue::Table(t) => toml::Value::Table(
+            t.iter()
+                .map(|(k, x)| (k.get_ref().to_string(), to_toml(x.get_ref())))
+                .collect(),
+        ),
+    }
+}
+
+/// The directory `extend` targets must stay in: the nearest ancestor of the configuration
+/// file's directory that holds `.git` (the checkout), else that directory itself.
+fn extend_boundary(config_dir: &Path) -> PathBuf {
+    let dir = absolute_path(config_dir);
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+        .unwrap_or(dir)
+}
+
+/// Loads the configuration `extend = "…"` names in `path` (see docs/configuration.md):
+/// relative to `path`'s directory, inside the checkout ([`extend_boundary`]), a regular
+/// file (no symbolic link anywhere below the boundary) of at most
+/// [`crate::fsio::MAX_CONFIG_BYTES`], an `idemlint.toml`-shaped file or a `Cargo.toml`
+/// with an idemlint table; no cycle and at most [`MAX_EXTEND_DEPTH`] files in the chain.
+fn extended(
+    path: &Path,
+    text: &str,
+    value: &Spanned<DeValue<'_>>,
+    builtin: &Catalogue,
+    chain: &[PathBuf],
+) -> Result<Config, ConfigError> {
+    let err = |message: String, help: &str| {
+        ConfigError::at(path, text, value.span(), message, help.to_string())
+    };
+    let Some(target) = value.get_ref().as_str() else {
+        return Err(err(
+            "`extend` must be a path string".into(),
+            "write `extend = \"../idemlint.toml\"` (relative to this file)",
+        ));
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let here = absolute_path(path);
+    let boundary = extend_boundary(dir);
+    let joined = crate::fsio::lexical_normal(&absolute_path(dir).join(target));
+    let Ok(rel) = joined.strip_prefix(&boundary) else {
+        return Err(err(
+            format!(
+                "`extend` target `{}` is outside the checkout",
+                short(target)
+            ),
+            &format!(
+                "`extend` must name a file inside `{}` (the checkout: the directory holding `.git`, or else this file's directory)",
+                match display_path(&boundary) {
+                    d if d.is_empty() => ".".to_string(),
+                    d => d,
+                }
+            ),
+        ));
+    };
+    // No symbolic link on the way (a checked-out tree could point one at a secret).
+    let mut walked = boundary.clone();
+    for part in rel.components() {
+        walked.push(part);
+        if std::fs::symlink_metadata(&walked).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(err(
+                format!(
+                    "`extend` target `{}` goes through a symbolic link; not read",
+                    short(target)
+                ),
+                DISCOVERED_HELP,
+            ));
+        }
+    }
+    let mut seen: Vec<PathBuf> = chain.to_vec();
+    seen.push(here);
+    if seen.contains(&joined) {
+        let cycle: Vec<String> = seen
+            .iter()
+            .chain(std::iter::once(&joined))
+            .map(|p| display_path(p))
+            .collect();
+        return Err(err(
+            format!("`extend` cycle: {}", cycle.join(" → ")),
+            "remove one of the `extend` keys so the chain ends",
+        ));
+    }
+    if seen.len() >= MAX_EXTEND_DEPTH {
+        return Err(err(
+            format!("`extend` chain longer than {MAX_EXTEND_DEPTH} files"),
+            "extend a shared file directly instead of a chain",
+        ));
+    }
+    if !joined.exists() {
+        return Err(err(
+            format!("`extend` target `{}` does not exist", short(target)),
+            "the path is relative to the directory of this configuration file",
+        ));
+    }
+    let base_text = read(&joined, false)?;
+    if joined.file_name().is_some_and(|n| n == "Cargo.toml") {
+        let table = DeTable::parse(&base_text).map_err(|e| toml_error(&joined, &base_text, &e))?;
+        let found = ["package", "workspace"].iter().find_map(|section| {
+            table
+                .get_ref()
+                .get(*section)
+                .and_then(|v| v.get_ref().as_table())
+                .and_then(|t| t.get("metadata"))
+                .and_then(|v| v.get_ref().as_table())
+                .and_then(|t| t.get("idemlint"))
+                .cloned()
+        });
+        let Some(v) = found else {
+            return Err(err(
+                format!("`extend` target `{}` has no idemlint table", short(target)),
+                "a Cargo.toml needs `[package.metadata.idemlint]` or `[workspace.metadata.idemlint]`",
+            ));
+        };
+        let span = v.span();
+        let DeValue::Table(t) = v.into_inner() else {
+            return Err(err(
+                format!(
+                    "`extend` target `{}`: its idemlint metadata is not a table",
+                    short(target)
+                ),
+                "write `[workspace.metadata.idemlint]` followed by its keys",
+            ));
+        };
+        return from_table(&joined, &base_text, Spanned::new(span, t), builtin, &seen);
+    }
+    parse_config_in_chain(&joined, &base_text, builtin, &seen)
+}
+
+/// `[[overrides]]`: a list of tables, each with `files` (globs, required) and `rules`
+/// (levels, required). Returns `(patterns, compiled files, levels)` per entry.
+#[allow(clippy::type_complexity)]
+fn overrides(
+    path: &Path,
+    text: &str,
+    value: &Spanned<DeValue<'_>>,
+) -> Result<Vec<(Vec<String>, GlobSet, BTreeMap<String, Level>)>, ConfigError> {
+    let shape = |span: Range<usize>| {
+        ConfigError::at(
+            path,
+            text,
+            span,
+            "`overrides` must be a list of tables with `files` and `rules`".into(),
+            "write `[[overrides]]`, then `files = [\"tests/**\"]` and `rules = { time-in-key = \"off\" }`"
+                .into(),
+        )
+    };
+    let Some(items) = value.get_ref().as_array() else {
+        return Err(shape(value.span()));
+    };
+    let mut out = Vec::new();
+    for item in items.iter() {
+        let Some(t) = item.get_ref().as_table() else {
+            return Err(shape(item.span()));
+        };
+        let mut files = None;
+        let mut levels = None;
+        for (k, v) in t.iter() {
+            let kname: &str = k.get_ref();
+            match kname {
+                "files" => {
+                    let patterns: Vec<String> = v
+                        .get_ref()
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.get_ref().as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    files = globs(path, text, "files", v)?.map(|g| (patterns, g));
+                }
+                "rules" => levels = Some(rule_levels(path, text, v)?),
+                other => {
+                    return Err(ConfigError::at(
+                        path,
+                        text,
+                        k.span(),
+                        format!("unknown key `{}` in `[[overrides]]`", short(other)),
+                        match did_you_mean(other, &["files", "rules"]) {
+                            Some(s) => {
+                                format!("did you mean `{s}`? an override has `files` and `rules`")
+                            }
+                            None => "an override has `files` and `rules`".into(),
+                        },
+                    ));
+                }
+            }
+        }
+        match (files, levels) {
+            (Some((patterns, set)), Some(levels)) if !patterns.is_empty() => {
+                out.push((patterns, set, levels))
+            }
+            _ => return Err(shape(item.span())),
+        }
+    }
+    Ok(out)
 }
 
 fn rule_levels(
@@ -764,6 +1118,9 @@ pub struct Resolver {
     by_written_dir: HashMap<PathBuf, Arc<Config>>,
     /// Parsed files, keyed by path and whether package metadata was allowed.
     by_file: HashMap<(PathBuf, bool), Option<Arc<Config>>>,
+    /// Per-file configurations with `[[overrides]]` applied, keyed by the configuration
+    /// and the overrides that match.
+    by_overrides: HashMap<(*const Config, Vec<usize>), Arc<Config>>,
 }
 
 impl Resolver {
@@ -785,6 +1142,7 @@ impl Resolver {
             by_dir: HashMap::new(),
             by_written_dir: HashMap::new(),
             by_file: HashMap::new(),
+            by_overrides: HashMap::new(),
         };
         if let Some(file) = config_file {
             if !file.is_file() {
@@ -819,6 +1177,27 @@ impl Resolver {
     /// disk, like `--stdin-filename`'s). Errors: a configuration file on the way up is
     /// unreadable or invalid.
     pub fn for_path(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
+        let config = self.for_path_unspecialised(path)?;
+        Ok(self.specialise(config, path))
+    }
+
+    /// `config` with the `[[overrides]]` that match `path` applied (itself when none do),
+    /// and `--select` / `--ignore` on top again.
+    fn specialise(&mut self, config: Arc<Config>, path: &Path) -> Arc<Config> {
+        let applied = config.matching_overrides(path);
+        if applied.is_empty() {
+            return config;
+        }
+        let key = (Arc::as_ptr(&config), applied);
+        if let Some(c) = self.by_overrides.get(&key) {
+            return c.clone();
+        }
+        let c = Arc::new(config.with_overrides(&key.1, &self.selection));
+        self.by_overrides.insert(key, c.clone());
+        c
+    }
+
+    fn for_path_unspecialised(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
         if let Some(c) = &self.explicit {
             return Ok(c.clone());
         }
@@ -844,11 +1223,16 @@ impl Resolver {
     /// [`Resolver::for_path`] for a path known to be a file (the walk's candidates): the
     /// configuration of its directory, without asking the file system what `path` is.
     pub fn for_file(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
+        let config = self.for_file_unspecialised(path)?;
+        Ok(self.specialise(config, path))
+    }
+
+    fn for_file_unspecialised(&mut self, path: &Path) -> Result<Arc<Config>, ConfigError> {
         if self.explicit.is_some() {
-            return self.for_path(path);
+            return self.for_path_unspecialised(path);
         }
         let Some(parent) = path.parent() else {
-            return self.for_path(path);
+            return self.for_path_unspecialised(path);
         };
         // Keyed by the directory as written, so a walk's 10,000s of files resolve (and
         // canonicalise) each directory once.

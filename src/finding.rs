@@ -121,6 +121,22 @@ pub struct Finding {
     /// `no_fix`, in JSON).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_fix: Option<String>,
+    /// Findings of other rules for the same bug (the same source expression), merged into
+    /// this one so one bug gives one finding (see `crate::report::merge`); empty for most.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<AlsoFinding>,
+}
+
+/// Another rule's finding on the same source expression, folded into the finding that
+/// reports the bug (its reason is appended to that finding's message).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AlsoFinding {
+    pub rule: &'static str,
+    /// The severity it had on its own (after the configuration).
+    pub severity: Severity,
+    pub message: String,
+    /// Its own `idemlint/v1` fingerprint.
+    pub fingerprint: String,
 }
 
 /// Whether a fix may be applied without review.

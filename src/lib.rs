@@ -4,10 +4,11 @@
 //! on every replica — so each retry sends a new key and a customer is charged twice.
 //!
 //! Layering (imports only point down): [`model`], [`catalogue`], [`text`] →
-//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`baseline`],
+//! [`lang`] (frontends), [`classify`], [`flow`] → [`index`], [`finding`], [`identity`], [`baseline`],
 //! [`prefilter`] → [`rules`] → [`config`] → [`suppress`] → [`report`], [`fix`], [`discover`]
-//! → [`check`] (the pipeline) → [`cargo`], [`lsp`], [`cli`]. See ARCHITECTURE.md.
+//! → [`check`] (the pipeline) → [`add_suppression`], [`cargo`], [`lsp`], [`cli`]. See ARCHITECTURE.md.
 
+pub mod add_suppression;
 pub mod baseline;
 pub mod cargo;
 pub mod catalogue;
@@ -20,6 +21,7 @@ pub mod finding;
 pub mod fix;
 pub mod flow;
 pub mod fsio;
+pub mod identity;
 pub mod index;
 pub mod lang;
 pub mod lsp;

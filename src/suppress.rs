@@ -341,6 +341,7 @@ fn meta_finding(
         fingerprint: fingerprint(&[rule, &path, &enclosing, "", &normalized]),
         fix: None,
         no_fix: None,
+        also: Vec::new(),
     }
 }
 

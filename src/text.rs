@@ -71,16 +71,35 @@ impl LineIndex {
     }
 }
 
-/// The closest candidate within edit distance 3 (Levenshtein over chars), for "did you
-/// mean …" hints on rule ids, configuration keys and catalogue keys. Ties go to the
-/// candidate that sorts first.
+/// The candidate `word` most likely meant, for "did you mean …" hints on rule ids,
+/// configuration keys and catalogue keys: the closest within edit distance 3 (Levenshtein
+/// over chars); failing that, a candidate that `word` (at least 3 chars) is a plain prefix
+/// of (`key-in-retry` → `key-in-retry-scope`), the shortest such. Ties go to the candidate
+/// that sorts first. `None` when nothing is close.
 pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    did_you_mean_within(word, candidates, 3)
+}
+
+/// [`did_you_mean`] with another edit-distance limit (`max_distance`), for short words
+/// such as subcommand names, where 3 edits turn any word into any other.
+pub fn did_you_mean_within<'a>(
+    word: &str,
+    candidates: &[&'a str],
+    max_distance: usize,
+) -> Option<&'a str> {
     candidates
         .iter()
         .map(|c| (levenshtein(word, c), *c))
-        .filter(|(d, _)| *d <= 3)
+        .filter(|(d, _)| *d <= max_distance)
         .min()
         .map(|(_, c)| c)
+        .or_else(|| {
+            candidates
+                .iter()
+                .filter(|c| word.chars().count() >= 3 && c.starts_with(word))
+                .min_by_key(|c| (c.len(), **c))
+                .copied()
+        })
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -100,6 +119,36 @@ fn levenshtein(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn did_you_mean_takes_close_words_and_plain_prefixes() {
+        let ids = [
+            "key-in-callback-retry",
+            "key-in-interceptor",
+            "key-in-retry-scope",
+            "time-in-key",
+        ];
+        assert_eq!(
+            did_you_mean("key-in-retry-scop", &ids),
+            Some("key-in-retry-scope")
+        );
+        // Too far for the edit distance, but a prefix.
+        assert_eq!(
+            did_you_mean("key-in-retry", &ids),
+            Some("key-in-retry-scope")
+        );
+        assert_eq!(did_you_mean("time", &ids), Some("time-in-key"));
+        assert_eq!(
+            did_you_mean("key-in-inter", &ids),
+            Some("key-in-interceptor")
+        );
+        // Two characters are not enough to guess from; nothing close at all.
+        assert_eq!(
+            did_you_mean("ti", &["time-in-key", "unused-suppression"]),
+            None
+        );
+        assert_eq!(did_you_mean("zzzzzz", &ids), None);
+    }
 
     #[test]
     fn positions_are_one_based_and_char_counted() {

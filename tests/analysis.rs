@@ -33,12 +33,19 @@ fn findings(dir: &Path) -> Vec<(String, u64, String)> {
             .as_array()
             .unwrap()
             .iter()
-            .map(|f| {
-                (
-                    f["path"].as_str().unwrap().to_string(),
-                    f["line"].as_u64().unwrap(),
-                    f["rule"].as_str().unwrap().to_string(),
-                )
+            .flat_map(|f| {
+                // A finding stands for its rule and the rules merged into it (`also`).
+                let also = f["also"].as_array().cloned().unwrap_or_default();
+                std::iter::once(f["rule"].clone())
+                    .chain(also.into_iter().map(|a| a["rule"].clone()))
+                    .map(|r| {
+                        (
+                            f["path"].as_str().unwrap().to_string(),
+                            f["line"].as_u64().unwrap(),
+                            r.as_str().unwrap().to_string(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
             })
             .collect();
         got.sort();

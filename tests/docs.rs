@@ -210,3 +210,112 @@ fn readme_finding_is_what_idemlint_prints() {
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(String::from_utf8(o.stdout).unwrap(), shown);
 }
+
+/// The first fenced block of `lang` in `text` that contains `needle`.
+fn block<'a>(text: &'a str, lang: &str, needle: &str) -> &'a str {
+    text.split(&format!("```{lang}\n"))
+        .skip(1)
+        .map(|s| s.split("```").next().unwrap())
+        .find(|b| b.contains(needle))
+        .unwrap_or_else(|| panic!("no ```{lang} block with {needle}"))
+}
+
+/// README.md and docs/integrations.md show the same GitHub Actions workflow (both with
+/// `--strict`) and the same pre-commit snippet.
+#[test]
+fn readme_and_integrations_agree() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let integ = std::fs::read_to_string(root().join("docs/integrations.md")).unwrap();
+    let wf = block(&readme, "yaml", "upload-sarif");
+    assert_eq!(wf, block(&integ, "yaml", "upload-sarif"));
+    assert!(wf.contains("idemlint check . --strict"), "{wf}");
+    assert_eq!(
+        block(&readme, "yaml", "pre-commit-config"),
+        block(&integ, "yaml", "pre-commit-config")
+    );
+}
+
+/// The pre-commit snippet names a hook that `.pre-commit-hooks.yaml` defines and a `rev`
+/// that exists: a branch this repository's links use, or a tag / commit of the local git
+/// checkout. (pre-commit resolves `rev` in the clone it makes; offline, the local
+/// repository is the best witness.)
+#[test]
+fn pre_commit_snippet_names_what_exists() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let snippet = block(&readme, "yaml", "pre-commit-config");
+    let field = |name: &str| {
+        snippet
+            .lines()
+            .find_map(|l| l.trim().trim_start_matches("- ").strip_prefix(name))
+            .map(|v| v.split('#').next().unwrap().trim().to_string())
+            .unwrap_or_else(|| panic!("no {name} in {snippet}"))
+    };
+    let hooks = std::fs::read_to_string(root().join(".pre-commit-hooks.yaml")).unwrap();
+    let id = field("id:");
+    assert!(
+        hooks.lines().any(|l| l.trim() == format!("- id: {id}")),
+        "hook id {id} is not in .pre-commit-hooks.yaml"
+    );
+    let repo = field("repo:");
+    let rev = field("rev:");
+    let hex = rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit());
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .current_dir(root())
+            .args(args)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    let in_git = root().join(".git").exists();
+    if hex {
+        if in_git {
+            assert!(
+                git(&["cat-file", "-e", &format!("{rev}^{{commit}}")]),
+                "rev {rev} is not a commit of this repository"
+            );
+        }
+        return;
+    }
+    // A branch: the one the documentation's own links are on (…/blob/<rev>/…).
+    let integ = std::fs::read_to_string(root().join("docs/integrations.md")).unwrap();
+    let is_branch = integ.contains(&format!("{repo}/blob/{rev}/"));
+    // A tag: must exist locally (a fresh clone fetches every tag).
+    let is_tag = in_git
+        && git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/tags/{rev}"),
+        ]);
+    assert!(
+        is_branch || is_tag,
+        "rev `{rev}` is neither the branch the docs link to nor a tag of this repository"
+    );
+    if is_branch && in_git {
+        // The checkout knows that branch (locally or as a remote-tracking branch), unless
+        // it is a detached CI checkout that fetched a single commit.
+        let known = git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{rev}"),
+        ]) || git(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/remotes/origin/{rev}"),
+        ]);
+        let shallow = std::process::Command::new("git")
+            .current_dir(root())
+            .args(["rev-parse", "--is-shallow-repository"])
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"true"));
+        assert!(
+            known || shallow,
+            "rev `{rev}`: no branch of that name in this repository"
+        );
+    }
+    // The snippet tells the user how to pin it.
+    assert!(snippet.contains("pre-commit autoupdate"), "{snippet}");
+}

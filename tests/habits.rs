@@ -1,6 +1,8 @@
 //! The command-line habits users bring from ruff, clippy, detekt and semgrep: `--fail-on`,
 //! the summary line on standard error, `--color`, `--statistics`, `--show-settings`,
-//! `--show-files`, `init`, `explain`, `rules`, `completions`, `man`, `--version`.
+//! `--show-files`, `init`, `explain`, `rules`, `completions`, `man`, `--version`, `--diff`
+//! exit codes, "did you mean" prefixes, help built from the operation, one finding per bug,
+//! `extend`, `[[overrides]]`, `--add-suppression` and `catalogue`.
 
 use std::path::{Path, PathBuf};
 
@@ -377,7 +379,8 @@ fn init_writes_a_starter_configuration_and_never_overwrites() {
         .lines()
         .map(|l| {
             let t = l.strip_prefix("# ").unwrap_or(l);
-            if t.contains('=') || t.starts_with('[') {
+            // `extend` names a file that need not exist here.
+            if (t.contains('=') || t.starts_with('[')) && !t.starts_with("extend") {
                 t
             } else {
                 ""
@@ -565,4 +568,625 @@ fn progress_only_on_a_terminal_unless_asked() {
         &[],
     );
     assert!(!o.stderr.contains("checking"), "{}", o.stderr);
+}
+
+/// `--diff` follows check's exit-code rules (findings at or above `--fail-on` give 1,
+/// `--exit-zero` 0) and also exits 1 whenever the diff is not empty; the summary line is on
+/// standard error, after the diff's own line.
+#[test]
+fn diff_exits_like_check_and_keeps_the_summary() {
+    let d = scratch("diff-exit");
+    // An expression-bodied retry: an error with no fix, so the diff is empty.
+    std::fs::write(d.join("Retry.kt"), RETRY_BUG).unwrap();
+    let o = run(&d, &["check", "--diff", "Retry.kt"], &[]);
+    assert_eq!(o.code, 1, "an error remains: {}", o.stderr);
+    assert_eq!(o.stdout, "", "no diff");
+    assert!(
+        o.stderr
+            .contains("idemlint: 1 finding (1 error, 0 warnings) in 1 file checked"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr
+            .contains("idemlint: --diff: 0 files would be changed"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        run(&d, &["check", "--diff", "Retry.kt", "--exit-zero"], &[]).code,
+        0
+    );
+    assert_eq!(
+        run(&d, &["check", "--diff", "Retry.kt", "-q"], &[]).stderr,
+        ""
+    );
+    // A warning without a fix fails by default, not with --fail-on error.
+    std::fs::write(d.join("Time.kt"), TIME_KEY).unwrap();
+    assert_eq!(run(&d, &["check", "--diff", "Time.kt"], &[]).code, 1);
+    assert_eq!(
+        run(
+            &d,
+            &["check", "--diff", "Time.kt", "--fail-on", "error"],
+            &[]
+        )
+        .code,
+        0
+    );
+    // A fixable finding: the diff on standard output, exit 1 even under --fail-on error's
+    // threshold being met anyway; the file is unchanged.
+    let fixable = "import java.util.UUID\n\nsuspend fun charge(api: Api, body: Body): Charge {\n    return retryOnTransient {\n        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), body = body)\n    }\n}\n";
+    std::fs::write(d.join("Fixable.kt"), fixable).unwrap();
+    let o = run(&d, &["check", "--diff", "Fixable.kt"], &[]);
+    assert_eq!(o.code, 1);
+    assert!(o.stdout.starts_with("--- a/Fixable.kt\n"), "{}", o.stdout);
+    assert!(o.stderr.contains("1 file would be changed"), "{}", o.stderr);
+    assert_eq!(
+        std::fs::read_to_string(d.join("Fixable.kt")).unwrap(),
+        fixable
+    );
+    // With the rule at note level, the finding no longer fails, but a non-empty diff does.
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[rules]\nkey-in-retry-scope = \"note\"\n",
+    )
+    .unwrap();
+    assert_eq!(run(&d, &["check", "Fixable.kt"], &[]).code, 0);
+    assert_eq!(run(&d, &["check", "--diff", "Fixable.kt"], &[]).code, 1);
+    std::fs::remove_file(d.join("idemlint.toml")).unwrap();
+    // Clean: exit 0, no diff.
+    std::fs::write(d.join("Clean.kt"), "fun ok() = 1\n").unwrap();
+    let o = run(&d, &["check", "--diff", "Clean.kt"], &[]);
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""));
+    assert!(o.stderr.contains("0 findings"), "{}", o.stderr);
+    // --diff changes nothing, so it cannot write a baseline.
+    assert_eq!(
+        run(
+            &d,
+            &["check", "--diff", "Retry.kt", "--write-baseline", "b.json"],
+            &[]
+        )
+        .code,
+        2
+    );
+    assert!(!d.join("b.json").exists());
+}
+
+#[test]
+fn help_says_each_sentence_once() {
+    let d = scratch("help-once");
+    for flag in ["--help", "-h"] {
+        let o = run(&d, &[flag], &[]);
+        assert_eq!(o.code, 0);
+        assert_eq!(
+            o.stdout.matches("`check` is the default command").count(),
+            1,
+            "{flag}: {}",
+            o.stdout
+        );
+        let mut seen = std::collections::HashSet::new();
+        for line in o.stdout.lines().map(str::trim).filter(|l| l.len() > 20) {
+            assert!(seen.insert(line), "{flag} repeats {line:?}");
+        }
+    }
+}
+
+/// "Did you mean" takes plain prefixes too: of rule ids (`explain`, `--select`, the
+/// configuration's `[rules]`), of flags (clap's), and of subcommands.
+#[test]
+fn did_you_mean_takes_prefixes() {
+    let d = scratch("did-you-mean");
+    std::fs::write(d.join("Time.kt"), TIME_KEY).unwrap();
+    let o = run(&d, &["explain", "key-in-retry"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("did you mean `key-in-retry-scope`?"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&d, &["check", "--select", "time", "Time.kt"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("did you mean `time-in-key`?"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&d, &["check", "--stat", "Time.kt"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("'--statistics'"), "{}", o.stderr);
+    for (typed, meant) in [
+        ("expl", "explain"),
+        ("rul", "rules"),
+        ("exlpain", "explain"),
+    ] {
+        let o = run(&d, &[typed, "key-in-retry-scope"], &[]);
+        assert_eq!(o.code, 2, "{typed}");
+        assert!(
+            o.stderr
+                .contains(&format!("did you mean `idemlint {meant}`?")),
+            "{typed}: {}",
+            o.stderr
+        );
+    }
+    // A path that exists is checked, whatever it is called; one that does not exist and
+    // resembles no command is "path not found".
+    std::fs::write(d.join("rul"), "").unwrap();
+    assert_eq!(run(&d, &["rul"], &[]).code, 0);
+    let o = run(&d, &["src"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("path not found: src"), "{}", o.stderr);
+    std::fs::write(d.join("idemlint.toml"), "[rules]\ntime-in = \"off\"\n").unwrap();
+    let o = run(&d, &["check", "Time.kt"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("did you mean `time-in-key`?"),
+        "{}",
+        o.stderr
+    );
+}
+
+fn help_of(dir: &Path, file: &str, text: &str) -> Vec<String> {
+    std::fs::write(dir.join(file), text).unwrap();
+    let o = run(dir, &["check", file, "--format", "json"], &[]);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["help"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The help's `derive(…)` names the operation at hand: the enclosing function and the
+/// parameters that identify it, or placeholders when the code does not say.
+#[test]
+fn help_derives_from_the_operations_own_identity() {
+    let d = scratch("help-identity");
+    let refund = "import java.util.UUID\n\nsuspend fun refund(api: Api, refundId: String, amount: Long): Refund {\n    return retryOnTransient {\n        api.createRefund(idempotencyKey = UUID.randomUUID().toString(), refundId = refundId)\n    }\n}\n";
+    let h = help_of(&d, "Refund.kt", refund);
+    assert_eq!(h.len(), 1);
+    assert!(
+        h[0].contains("`IdemKey.derive(\"refund\", refundId)`"),
+        "{}",
+        h[0]
+    );
+    assert!(!h[0].contains("billingPeriod"), "{}", h[0]);
+    // Java, a leading verb dropped, two identifiers.
+    let java = "class Billing {\n  Charge createCharge(Api api, String customerId, String billingPeriod) {\n    return retryTemplate.execute(ctx -> api.charge(UUID.randomUUID().toString(), customerId));\n  }\n  interface Api { @POST(\"c\") Charge charge(@Header(\"Idempotency-Key\") String key, String c); }\n}\n";
+    let h = help_of(&d, "Billing.java", java);
+    assert!(
+        h[0].contains("IdemKey.derive(\"charge\", customerId, billingPeriod)"),
+        "{}",
+        h[0]
+    );
+    // Rust.
+    let rust = "fn settle_payout(client: &Client, payout_id: &str) {\n    backoff::retry(policy, || {\n        client.post(URL).header(\"Idempotency-Key\", uuid::Uuid::new_v4().to_string()).send()\n    });\n}\n";
+    let h = help_of(&d, "payout.rs", rust);
+    assert!(
+        h[0].contains("idemkey::derive(\"settle-payout\", [payout_id])"),
+        "{}",
+        h[0]
+    );
+    // Nothing identifies the operation: the help says so instead of inventing fields.
+    let h = help_of(&d, "Retry.kt", RETRY_BUG);
+    assert!(
+        h[0].contains("IdemKey.derive(\"charge\", <what identifies this charge>)"),
+        "{}",
+        h[0]
+    );
+}
+
+/// The Kotlin example's fix summary gives the true reason: the function is
+/// expression-bodied.
+#[test]
+fn no_fix_reason_for_an_expression_body() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = run(root, &["check", "examples/kotlin/ChargeRetry.kt"], &[]);
+    assert_eq!(o.code, 1);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("idemlint: fixes: "))
+        .unwrap();
+    assert!(line.contains("the function is expression-bodied"), "{line}");
+    assert!(!line.contains("own line"), "{line}");
+}
+
+/// One bug, one finding: a clock inside a retry scope is one `key-in-retry-scope` finding
+/// that gives the `time-in-key` reason too; different sources on one line stay apart, and
+/// a clock outside a retry is `time-in-key` alone.
+#[test]
+fn one_finding_per_bug() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = "fixtures/kotlin/key-in-retry-scope/clock_in_retry_is_one_finding.kt";
+    let o = run(root, &["check", fixture, "--format", "json"], &[]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let got: Vec<(u64, &str, &str, Vec<&str>)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap(),
+                f["source"].as_str().unwrap(),
+                f["also"]
+                    .as_array()
+                    .map(|a| a.iter().map(|x| x["rule"].as_str().unwrap()).collect())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                11,
+                "key-in-retry-scope",
+                "System.currentTimeMillis()",
+                vec!["time-in-key"]
+            ),
+            (18, "key-in-retry-scope", "UUID.randomUUID()", vec![]),
+            (
+                18,
+                "key-in-retry-scope",
+                "System.nanoTime()",
+                vec!["time-in-key"]
+            ),
+            (25, "time-in-key", "System.currentTimeMillis()", vec![]),
+        ]
+    );
+    let first = &v["findings"][0];
+    let msg = first["message"].as_str().unwrap();
+    assert!(
+        msg.contains("evaluated again on every attempt")
+            && msg.contains("it is also a `time-in-key` finding: ")
+            && msg.contains("contains a clock reading"),
+        "{msg}"
+    );
+    // The other direction: with key-in-retry-scope off (or suppressed), the clock is still
+    // reported, as time-in-key on its own.
+    let d = scratch("one-per-bug");
+    std::fs::copy(root.join(fixture), d.join("R.kt")).unwrap();
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[rules]\nkey-in-retry-scope = \"off\"\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "R.kt", "--format", "short"], &[]);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", o.stdout);
+    assert!(
+        lines.iter().all(|l| l.contains("warning[time-in-key]")),
+        "{}",
+        o.stdout
+    );
+    std::fs::remove_file(d.join("idemlint.toml")).unwrap();
+    let suppressed = std::fs::read_to_string(d.join("R.kt")).unwrap().replacen(
+        "subscriptionId = subscriptionId)\n        }\n    }\n\n    suspend fun renewTwo",
+        "subscriptionId = subscriptionId) // idemlint: allow(key-in-retry-scope)\n        }\n    }\n\n    suspend fun renewTwo",
+        1,
+    );
+    std::fs::write(d.join("R.kt"), suppressed).unwrap();
+    let o = run(&d, &["check", "R.kt", "--format", "short"], &[]);
+    let on_11: Vec<&str> = o
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("R.kt:11:"))
+        .collect();
+    assert_eq!(on_11.len(), 1, "{}", o.stdout);
+    assert!(on_11[0].contains("warning[time-in-key]"), "{}", o.stdout);
+    assert!(!o.stdout.contains("unused-suppression"), "{}", o.stdout);
+}
+
+/// A scratch directory that is its own checkout (holds `.git`), so `extend` may reach any
+/// file inside it.
+fn checkout(name: &str) -> PathBuf {
+    let d = scratch(name);
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    d
+}
+
+/// `extend = "path"` inherits another configuration: relative to the file, the extending
+/// file's settings on top, catalogue tables added up; cycles, targets outside the checkout
+/// and symbolic links are configuration errors.
+#[test]
+fn extend_inherits_another_configuration() {
+    let d = checkout("extend");
+    std::fs::create_dir_all(d.join("shared")).unwrap();
+    std::fs::create_dir_all(d.join("svc/gen")).unwrap();
+    std::fs::write(
+        d.join("shared/idemlint.toml"),
+        r#"exclude = ["gen"]
+[rules]
+time-in-key = "error"
+interceptor-mints-key = "off"
+[[boundary]]
+id = "team.with-backoff"
+kind = "retry"
+form = "lambda-arg"
+langs = ["kotlin"]
+callee = ["withBackoff"]
+flavor = "retry"
+label = "team `withBackoff`"
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("svc/idemlint.toml"),
+        "extend = \"../shared/idemlint.toml\"\n[rules]\ninterceptor-mints-key = \"note\"\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("svc/Time.kt"), TIME_KEY).unwrap();
+    std::fs::write(d.join("svc/gen/Time.kt"), TIME_KEY).unwrap();
+    std::fs::write(
+        d.join("svc/Backoff.kt"),
+        "suspend fun charge(api: Api) { withBackoff { api.createCharge(idempotencyKey = java.util.UUID.randomUUID().toString()) } }\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "svc", "--format", "short"], &[]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", o.stdout);
+    // The base's catalogue entry and rule level apply; its exclude (relative to the base's
+    // own directory, shared/) does not reach svc/gen.
+    assert!(lines[0].starts_with("svc/Backoff.kt:1:"), "{}", o.stdout);
+    assert!(
+        lines[1].starts_with("svc/Time.kt:") && lines[1].contains("error[time-in-key]"),
+        "{}",
+        o.stdout
+    );
+    let o = run(&d, &["check", "--show-settings", "svc/Time.kt"], &[]);
+    assert!(o.stdout.contains("extends: "), "{}", o.stdout);
+    assert!(o.stdout.contains("shared/idemlint.toml"), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.contains("interceptor-mints-key") && l.contains("note")),
+        "the extending file wins: {}",
+        o.stdout
+    );
+
+    // A cycle.
+    std::fs::write(
+        d.join("shared/idemlint.toml"),
+        "extend = \"../svc/idemlint.toml\"\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "svc"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("`extend` cycle"), "{}", o.stderr);
+    // Outside the checkout.
+    std::fs::write(
+        d.join("svc/idemlint.toml"),
+        "extend = \"../../outside.toml\"\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "svc"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("is outside the"), "{}", o.stderr);
+    // Missing, and not a string.
+    std::fs::write(d.join("svc/idemlint.toml"), "extend = \"nope.toml\"\n").unwrap();
+    let o = run(&d, &["check", "svc"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
+    std::fs::write(d.join("svc/idemlint.toml"), "extend = 3\n").unwrap();
+    assert_eq!(run(&d, &["check", "svc"], &[]).code, 2);
+    // A symbolic link is never read, even inside the checkout.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("/etc/hostname", d.join("shared/link.toml")).unwrap();
+        std::fs::write(
+            d.join("svc/idemlint.toml"),
+            "extend = \"../shared/link.toml\"\n",
+        )
+        .unwrap();
+        let o = run(&d, &["check", "svc"], &[]);
+        assert_eq!(o.code, 2);
+        assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
+    }
+}
+
+/// `[[overrides]]`: rule levels for the files matching globs, relative to the
+/// configuration's directory; later entries win; `--select`/`--ignore` still win.
+#[test]
+fn overrides_set_rule_levels_per_glob() {
+    let d = checkout("overrides");
+    std::fs::create_dir_all(d.join("src/test")).unwrap();
+    std::fs::write(
+        d.join("idemlint.toml"),
+        r#"[rules]
+time-in-key = "error"
+
+[[overrides]]
+files = ["src/test/**", "*Fixture.kt"]
+rules = { time-in-key = "off" }
+
+[[overrides]]
+files = ["*Fixture.kt"]
+rules = { time-in-key = "note" }
+"#,
+    )
+    .unwrap();
+    std::fs::write(d.join("src/Time.kt"), TIME_KEY).unwrap();
+    std::fs::write(d.join("src/test/TimeTest.kt"), TIME_KEY).unwrap();
+    std::fs::write(d.join("src/TimeFixture.kt"), TIME_KEY).unwrap();
+    let o = run(&d, &["check", ".", "--format", "short"], &[]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let got: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(got.len(), 2, "{}", o.stdout);
+    assert!(got[0].starts_with("src/Time.kt:") && got[0].contains("error[time-in-key]"));
+    assert!(
+        got[1].starts_with("src/TimeFixture.kt:") && got[1].contains("note[time-in-key]"),
+        "{}",
+        o.stdout
+    );
+    let o = run(
+        &d,
+        &["check", "--show-settings", "src/test/TimeTest.kt"],
+        &[],
+    );
+    assert!(
+        o.stdout
+            .contains("override applies: files = [\"src/test/**\", \"*Fixture.kt\"]"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout
+            .lines()
+            .any(|l| l.contains("time-in-key") && l.contains("off") && l.contains("[[overrides]]")),
+        "{}",
+        o.stdout
+    );
+    // --select wins over an override that turns the rule off.
+    let o = run(
+        &d,
+        &[
+            "check",
+            "src/test",
+            "--select",
+            "time-in-key",
+            "--format",
+            "short",
+        ],
+        &[],
+    );
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    // Shape errors point into the file.
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[[overrides]]\nfile = [\"x\"]\nrules = {}\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "."], &[]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("did you mean `files`?"), "{}", o.stderr);
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[[overrides]]\nfiles = [\"x\"]\nrules = { time-in-kee = \"off\" }\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "."], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("did you mean `time-in-key`?"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// `--add-suppression REASON` inserts a suppression comment for every current finding in
+/// the files checked (and only there), after which the run is clean; a file where the
+/// comment would not work is left unchanged and reported.
+#[test]
+fn add_suppression_inserts_comments_for_current_findings() {
+    let d = scratch("add-suppression");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("fixtures/kotlin/key-in-retry-scope/clock_in_retry_is_one_finding.kt"),
+        d.join("R.kt"),
+    )
+    .unwrap();
+    std::fs::copy(root.join("examples/rust/payouts.rs"), d.join("payouts.rs")).unwrap();
+    std::fs::create_dir_all(d.join("other")).unwrap();
+    std::fs::write(d.join("other/Time.kt"), TIME_KEY).unwrap();
+    let o = run(
+        &d,
+        &[
+            "check",
+            "R.kt",
+            "payouts.rs",
+            "--add-suppression",
+            "legacy, PAY-12",
+        ],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(o.stderr.contains("idemlint: added "), "{}", o.stderr);
+    let r = std::fs::read_to_string(d.join("R.kt")).unwrap();
+    assert!(
+        r.contains("            // idemlint: allow(key-in-retry-scope, time-in-key) -- legacy, PAY-12\n            api.renew("),
+        "{r}"
+    );
+    assert_eq!(r.matches("// idemlint: allow(").count(), 3, "{r}");
+    let p = std::fs::read_to_string(d.join("payouts.rs")).unwrap();
+    assert!(
+        p.contains("// idemlint: allow(unlocked-scheduled-job) -- legacy, PAY-12\n            let key = Uuid::new_v4()"),
+        "{p}"
+    );
+    // Files not named are untouched; the named ones are now clean.
+    assert_eq!(
+        std::fs::read_to_string(d.join("other/Time.kt")).unwrap(),
+        TIME_KEY
+    );
+    assert_eq!(run(&d, &["check", "R.kt", "payouts.rs"], &[]).code, 0);
+    assert_eq!(run(&d, &["check", "other"], &[]).code, 1);
+    // A finding inside a multi-line string cannot be suppressed by a line above it.
+    let raw = "import java.util.UUID\nsuspend fun charge(api: Api): Charge {\n    return retryOnTransient {\n        api.createCharge(idempotencyKey = \"\"\"\n${UUID.randomUUID()}\"\"\")\n    }\n}\n";
+    std::fs::write(d.join("Raw.kt"), raw).unwrap();
+    let o = run(&d, &["check", "Raw.kt", "--add-suppression", ""], &[]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("suppressions not added"), "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(d.join("Raw.kt")).unwrap(), raw);
+    // Not with --fix, --diff or standard input.
+    assert_eq!(
+        run(
+            &d,
+            &["check", "R.kt", "--add-suppression", "x", "--fix"],
+            &[]
+        )
+        .code,
+        2
+    );
+}
+
+/// `idemlint catalogue` prints the built-in catalogue and a configuration's additions as
+/// TOML that parses back.
+#[test]
+fn catalogue_lists_what_idemlint_knows() {
+    let d = checkout("catalogue");
+    let o = run(&d, &["catalogue"], &[]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("# ── built-in: rules/okhttp.toml ──"),
+        "{}",
+        &o.stdout[..300]
+    );
+    assert!(o.stdout.contains("resilience4j.decorate"));
+    assert!(o.stdout.contains("no configuration"));
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[[boundary]]\nid = \"team.retry\"\nkind = \"retry\"\nform = \"lambda-arg\"\ncallee = [\"withBackoff\"]\nflavor = \"retry\"\nlabel = \"team `withBackoff`\"\n",
+    )
+    .unwrap();
+    let o = run(
+        &d,
+        &["catalogue", "--table", "boundary", "--no-builtin"],
+        &[],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("# ── configuration: idemlint.toml ──"),
+        "{}",
+        o.stdout
+    );
+    let t: toml::Table = o.stdout.parse().unwrap();
+    let b = t["boundary"].as_array().unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0]["callee"][0].as_str(), Some("withBackoff"));
+    // Only the requested tables of the built-in files.
+    let o = run(&d, &["catalogue", "--table", "lock"], &[]);
+    let t: toml::Table = o.stdout.parse().unwrap_or_else(|e| panic!("{e}"));
+    assert!(t["lock"].as_array().is_some_and(|l| !l.is_empty()));
+    assert!(!o.stdout.contains("[[boundary]]"), "{}", o.stdout);
+    assert!(o.stdout.contains("[[lock]]"), "{}", o.stdout);
+    let o = run(&d, &["catalogue", "--table", "boundry"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("did you mean `boundary`?"),
+        "{}",
+        o.stderr
+    );
 }

@@ -95,6 +95,22 @@ fn boundary_scope(ctx: &FixCtx, f: &Finding) -> Option<ScopeId> {
         .map(|(s, _)| s)
 }
 
+/// The no-fix reason for a retry that is the body of a Kotlin expression-bodied function.
+const EXPRESSION_BODY: &str = "the function is expression-bodied (`fun f() = …`): its body is not a block, so no statement can declare the key before the retry";
+
+/// Whether boundary scope `b` sits directly in the expression body of function `func`
+/// (`fun f() = retry { … }`): `func` is expression-bodied and no lambda, loop or other
+/// scope lies between them, so the retry call is part of the body expression itself.
+fn is_expression_body(m: &crate::model::FileModel, b: ScopeId, func: ScopeId) -> bool {
+    let ScopeKind::Function(fi) = &m.scopes[func].kind else {
+        return false;
+    };
+    if !fi.expression_body {
+        return false;
+    }
+    m.scopes[b].parent == Some(func)
+}
+
 fn line_start(text: &str, offset: usize) -> usize {
     text[..offset].rfind('\n').map(|i| i + 1).unwrap_or(0)
 }
@@ -233,11 +249,15 @@ fn insertion_point(
     if stmt_start <= m.scopes[func].span.start {
         return Err("no statement to insert before".into());
     }
+    // `fun post() = retry { … }`, on the declaration's line or the next: the body is an
+    // expression, not a block, so there is no statement to declare the key before.
+    if is_expression_body(m, b, func) {
+        return Err(EXPRESSION_BODY.into());
+    }
     let ls = line_start(text, stmt_start);
-    // `fun post() = retry { … }`: the line is the function's declaration.
     if ls <= m.scopes[func].span.start {
         return Err(match m.language {
-            Language::Kotlin => "the boundary is the body of an expression-bodied function (`fun f() = …`): turn the body into a block to declare the key before it".into(),
+            Language::Kotlin => EXPRESSION_BODY.into(),
             _ => "the boundary starts on the function's declaration line".into(),
         });
     }

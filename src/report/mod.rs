@@ -5,6 +5,7 @@
 pub mod github;
 pub mod human;
 pub mod json;
+pub mod merge;
 pub mod sarif;
 pub mod short;
 

@@ -332,6 +332,7 @@ impl Ctx<'_> {
             fingerprint,
             fix: None,
             no_fix: None,
+            also: Vec::new(),
         }
     }
 
@@ -449,6 +450,7 @@ pub fn check_file(ctx: &Ctx) -> Vec<Finding> {
     time_in_key::check(ctx, &flows, &mut out);
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert((f.rule, f.span)));
+    crate::identity::personalise_help(ctx.model, ctx.derive_example(), &mut out);
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out
 }
