@@ -141,6 +141,10 @@ enum Command {
         /// Only read and parse the files (measures the parsing floor); reports parse errors.
         #[arg(long)]
         parse_only: bool,
+        /// Print on standard error the files discovered, read and parsed per prefilter
+        /// round, the project index's size and the time of each phase.
+        #[arg(long)]
+        stats: bool,
         /// Parse every file, not only those the literal prefilter selects (same findings;
         /// also reports syntax errors in files that cannot matter).
         #[arg(long)]
@@ -348,6 +352,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             format,
             jobs,
             parse_only,
+            stats,
             no_prefilter,
             shard,
             fix,
@@ -478,6 +483,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     return EXIT_TOOL_ERROR;
                 }
             };
+            if stats {
+                eprint!("{}", report.stats.render());
+            }
             if fix || diff {
                 let mode = if unsafe_fixes {
                     crate::fix::apply::Mode::All

@@ -742,6 +742,16 @@ impl ProjectIndex {
     /// Merges pass-1 summaries (in a deterministic order) and resolves helpers.
     pub fn build(summaries: Vec<FileSummary>) -> ProjectIndex {
         let mut idx = ProjectIndex::default();
+        idx.extend(summaries);
+        idx
+    }
+
+    /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
+    /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
+    /// all summaries so far, whatever order they came in (declarations are kept sorted by
+    /// location, registrations by path and offset).
+    pub fn extend(&mut self, summaries: Vec<FileSummary>) {
+        let idx = self;
         for s in summaries {
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
@@ -769,6 +779,10 @@ impl ProjectIndex {
         }
         idx.resolve();
         idx.resolve_retry();
+        idx.with_key_params.clear();
+        idx.with_header_reads.clear();
+        idx.with_fresh.clear();
+        idx.with_mints.clear();
         for (name, decls) in &idx.functions {
             if decls.iter().any(|d| !d.key_params.is_empty()) {
                 idx.with_key_params.insert(name.clone());
@@ -787,7 +801,6 @@ impl ProjectIndex {
                 idx.with_mints.insert(name.clone());
             }
         }
-        idx
     }
 
     /// The declarations a call may refer to, from the call's receiver:
@@ -1160,6 +1173,16 @@ impl ProjectIndex {
         self.with_fresh
             .iter()
             .chain(&self.with_mints)
+            .chain(&self.with_key_params)
+            .chain(&self.with_header_reads)
+            .map(String::as_str)
+    }
+
+    /// Names with a declaration that mints a key, has a key parameter or reads a key
+    /// header: the prefilter demands every file that mentions one (see `crate::prefilter`).
+    pub fn key_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.with_mints
+            .iter()
             .chain(&self.with_key_params)
             .chain(&self.with_header_reads)
             .map(String::as_str)
