@@ -100,8 +100,7 @@ for name in "${ORDER[@]}"; do
       echo "  $name: findings differ from the old binary's" >&2; status=1
     fi
   fi
-  n=$(jq '.findings | length' "$TMP/f-default" 2>/dev/null || echo "?")
-  [ "$n" = "?" ] || n=$(jq 'length' "$TMP/f-default")
+  n=$(jq 'length' "$TMP/f-default" 2>/dev/null || echo "?")
   echo "  $name: $n findings (default = --no-prefilter${OLD:+ = old}: checked)" >&2
 done
 echo
