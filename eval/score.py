@@ -78,8 +78,13 @@ def lines_of(g):
     return out
 
 
+def rules_of(g):
+    """The finding's rule and the rules merged into it (`also`, one finding per bug)."""
+    return [g["rule"]] + [a["rule"] for a in g.get("also") or []]
+
+
 def matches(g, x):
-    return g["rule"] == x["kind"] and any(near(l, x["line"]) for l in lines_of(g))
+    return x["kind"] in rules_of(g) and any(near(l, x["line"]) for l in lines_of(g))
 
 
 def main():

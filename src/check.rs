@@ -171,6 +171,69 @@ pub struct Report {
     pub paths: std::collections::HashMap<String, PathBuf>,
     /// Set when a baseline was applied (`--baseline`, `--write-baseline`).
     pub baseline: Option<crate::baseline::Outcome>,
+    /// Where the run spent its time and how many files each step touched (`--timings`).
+    pub stats: Stats,
+}
+
+/// Counters and phase times of one run, for `idemlint check --timings`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Files the walk found (after configuration include/exclude).
+    pub discovered: usize,
+    /// Files read and scanned by the prefilter (every readable file).
+    pub read: usize,
+    /// Files parsed in pass 1, per round: stage 0 (sink words), the rest of round 0
+    /// (source words), each name round, the retry-evidence chunks.
+    pub parsed_per_round: Vec<usize>,
+    /// Times the project index was built or extended.
+    pub index_builds: usize,
+    /// Function declarations in the final index.
+    pub index_functions: usize,
+    /// Distinct function names in the final index.
+    pub index_names: usize,
+    /// Files checked in pass 2.
+    pub checked: usize,
+    /// Wall time per phase, in order.
+    pub phases: Vec<(&'static str, std::time::Duration)>,
+}
+
+impl Stats {
+    fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
+        let now = std::time::Instant::now();
+        self.phases.push((name, now - *since));
+        *since = now;
+    }
+
+    /// The statistics as lines of text (for standard error).
+    pub fn render(&self) -> String {
+        let parsed: usize = self.parsed_per_round.iter().sum();
+        let rounds: Vec<String> = self.parsed_per_round.iter().map(usize::to_string).collect();
+        let mut out = format!(
+            "idemlint stats: {} files discovered, {} read, {} parsed (per round: {}), {} checked\n\
+             idemlint stats: index built {} time(s), {} declarations of {} names\n",
+            self.discovered,
+            self.read,
+            parsed,
+            if rounds.is_empty() {
+                "-".to_string()
+            } else {
+                rounds.join(" + ")
+            },
+            self.checked,
+            self.index_builds,
+            self.index_functions,
+            self.index_names,
+        );
+        let total: std::time::Duration = self.phases.iter().map(|(_, d)| *d).sum();
+        for (name, d) in &self.phases {
+            out.push_str(&format!(
+                "idemlint stats: {name:<10} {:>8.3} s {:>5.1} %\n",
+                d.as_secs_f64(),
+                100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-9)
+            ));
+        }
+        out
+    }
 }
 
 /// A tool error: the run could not happen (exit code 2).
@@ -415,6 +478,7 @@ pub fn run_text(
         texts,
         paths: Default::default(),
         baseline: None,
+        stats: Stats::default(),
     })
 }
 
@@ -425,6 +489,8 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     } else {
         opts.paths.clone()
     };
+    let mut since = std::time::Instant::now();
+    let mut stats = Stats::default();
     let (candidates, mut errors) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
         .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
     if let Some(shard) = opts.shard {
@@ -433,6 +499,8 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
+    stats.discovered = candidates.len();
+    stats.phase("discover", &mut since);
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
     if let Some(j) = opts.jobs {
         builder = builder.num_threads(j.clamp(1, MAX_JOBS));
@@ -440,7 +508,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    let mut r = pool.install(|| run_in_pool(&candidates, opts));
+    let mut r = pool.install(|| run_in_pool(&candidates, opts, stats, since));
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
@@ -523,7 +591,8 @@ fn configure(
 
 /// A file parsed in pass 1: what the rest of the run keeps of it.
 struct Parsed {
-    summary: FileSummary,
+    /// Taken (moved into the project index) when the index is next brought up to date.
+    summary: Option<FileSummary>,
     demand: FileDemand,
     /// The file may hold suppressions: pass 2 checks it whatever else it has.
     suppressions: bool,
@@ -580,9 +649,9 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
         let (model, facts) = analyse_text(c.language, text, cat);
         let errors = parse_errors(c, text, &lines, &model);
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
-        let demand = FileDemand::of(&model, &facts, &summary);
+        let demand = FileDemand::of(&model, &facts, &summary, cat);
         Parsed {
-            summary,
+            summary: Some(summary),
             demand,
             suppressions: crate::prefilter::mentions_idemlint(text),
             hash: text_hash(text),
@@ -592,25 +661,45 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
     .map_err(|p| internal_error(c, "analysing", p))
 }
 
-/// The project index over the parsed files, merged in path order (`candidates` is sorted
-/// by display path).
-fn build_index(parsed: &[Option<Parsed>]) -> ProjectIndex {
-    ProjectIndex::build(parsed.iter().flatten().map(|p| p.summary.clone()).collect())
+/// Moves the summaries of files parsed since the last call into `index` and resolves it
+/// again (the result does not depend on the order files were added in). Returns whether
+/// anything was added.
+fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Parsed>]) -> bool {
+    let new: Vec<FileSummary> = parsed
+        .iter_mut()
+        .flatten()
+        .filter_map(|p| p.summary.take())
+        .collect();
+    if new.is_empty() {
+        return false;
+    }
+    index.extend(new);
+    true
 }
 
 type Configured = (Candidate, Arc<Config>);
 
-fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
+fn run_in_pool(
+    candidates: &[Configured],
+    opts: &Options,
+    stats: Stats,
+    mut since: std::time::Instant,
+) -> Report {
     let in_shard: Vec<bool> = candidates
         .iter()
         .map(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
         .collect();
     let mut report = Report {
         files: in_shard.iter().filter(|x| **x).count(),
+        stats,
         ..Report::default()
     };
     if opts.parse_only {
-        return parse_only(candidates, &in_shard, report);
+        let mut r = parse_only(candidates, &in_shard, report);
+        r.stats.read = candidates.len();
+        r.stats.parsed_per_round.push(r.parsed);
+        r.stats.phase("parse", &mut since);
+        return r;
     }
     // One prefilter per distinct catalogue (configurations differing only in rule levels,
     // such as `[[overrides]]`, share theirs).
@@ -705,6 +794,12 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         }
         parsed.push(slot);
     }
+    report.stats.read = readable.iter().filter(|r| **r).count();
+    report
+        .stats
+        .parsed_per_round
+        .push(parsed.iter().flatten().count());
+    report.stats.phase("read+scan", &mut since);
 
     let mut state = Rounds {
         candidates,
@@ -712,19 +807,26 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         readable,
         in_shard: &in_shard,
         errors: &mut report.errors,
+        stats: &mut report.stats,
+        index: ProjectIndex::default(),
     };
     if let Some(p) = progress {
         p.start(Phase::Indexing, 0);
     }
     // Round 0 continued: with a sink word somewhere, every source or ShedLock file too.
     if any_sink {
-        state.parse_more(&deferred, None);
+        let n = state.parse_more(&deferred, None);
+        state.stats.parsed_per_round.push(n);
     }
     // Later rounds: files that mention a name pass 1 found.
     if !opts.no_prefilter && any_sink {
         state.name_rounds();
     }
-    let Rounds { mut parsed, .. } = state;
+    state.stats.phase("pass 1", &mut since);
+    state.update_index();
+    let Rounds {
+        mut parsed, index, ..
+    } = state;
 
     for (i, p) in parsed.iter_mut().enumerate() {
         if let Some(p) = p
@@ -734,7 +836,9 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
         }
     }
     report.parsed = parsed.iter().flatten().count();
-    let index = build_index(&parsed);
+    report.stats.index_functions = index.functions.values().map(Vec::len).sum();
+    report.stats.index_names = index.functions.len();
+    report.stats.phase("index", &mut since);
 
     // Pass 2: the files that can have a finding, read and analysed again.
     let todo: Vec<(usize, u64)> = parsed
@@ -771,6 +875,8 @@ fn run_in_pool(candidates: &[Configured], opts: &Options) -> Report {
     report
         .findings
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    report.stats.checked = report.checked;
+    report.stats.phase("pass 2", &mut since);
     report
 }
 
@@ -782,6 +888,10 @@ struct Rounds<'a> {
     readable: Vec<bool>,
     in_shard: &'a [bool],
     errors: &'a mut Vec<FileError>,
+    stats: &'a mut Stats,
+    /// The project index over the files parsed so far (brought up to date by
+    /// [`Rounds::update_index`]).
+    index: ProjectIndex,
 }
 
 impl Rounds<'_> {
@@ -824,6 +934,13 @@ impl Rounds<'_> {
         n
     }
 
+    /// Brings the index up to date with the files parsed so far.
+    fn update_index(&mut self) {
+        if update_index(&mut self.index, &mut self.parsed) {
+            self.stats.index_builds += 1;
+        }
+    }
+
     fn unparsed(&self) -> Vec<usize> {
         (0..self.candidates.len())
             .filter(|i| self.readable[*i] && self.parsed[*i].is_none())
@@ -837,9 +954,9 @@ impl Rounds<'_> {
     fn name_rounds(&mut self) {
         let mut asked: std::collections::BTreeSet<String> = Default::default();
         loop {
-            let index = build_index(&self.parsed);
+            self.update_index();
             let names: std::collections::BTreeSet<String> =
-                demanded_names(&index, self.parsed.iter().flatten().map(|p| &p.demand))
+                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand))
                     .into_iter()
                     .filter(|n| !asked.contains(n))
                     .collect();
@@ -849,20 +966,26 @@ impl Rounds<'_> {
             asked.extend(names.iter().cloned());
             let scan = NameScan::new(&names);
             let rest = self.unparsed();
-            if rest.is_empty() || scan.is_empty() || self.parse_more(&rest, Some(&scan)) == 0 {
+            if rest.is_empty() || scan.is_empty() {
+                break;
+            }
+            let n = self.parse_more(&rest, Some(&scan));
+            self.stats.parsed_per_round.push(n);
+            if n == 0 {
                 break;
             }
         }
-        let index = build_index(&self.parsed);
+        self.update_index();
         if crate::prefilter::needs_retry_evidence(
-            &index,
+            &self.index,
             self.parsed.iter().flatten().map(|p| &p.demand),
         ) {
             let rest = self.unparsed();
             for chunk in rest.chunks(64) {
-                self.parse_more(chunk, None);
-                let index = build_index(&self.parsed);
-                if !index.http_retry_sites.is_empty() || !index.clone_sites.is_empty() {
+                let n = self.parse_more(chunk, None);
+                self.stats.parsed_per_round.push(n);
+                self.update_index();
+                if !self.index.http_retry_sites.is_empty() || !self.index.clone_sites.is_empty() {
                     break;
                 }
             }

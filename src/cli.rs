@@ -144,6 +144,10 @@ enum Command {
         /// Only read and parse the files (measures the parsing floor); reports parse errors.
         #[arg(long)]
         parse_only: bool,
+        /// Print on standard error the files discovered, read and parsed per prefilter
+        /// round, the project index's size and the time of each phase.
+        #[arg(long = "timings")]
+        stats: bool,
         /// Parse every file, not only those the literal prefilter selects (same findings;
         /// also reports syntax errors in files that cannot matter).
         #[arg(long)]
@@ -404,6 +408,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             format,
             jobs,
             parse_only,
+            stats,
             no_prefilter,
             shard,
             fix,
@@ -575,6 +580,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     }
                 };
                 report.errors.extend(problems);
+            }
+            if stats {
+                eprint!("{}", report.stats.render());
             }
             if fix || diff {
                 let mode = if unsafe_fixes {

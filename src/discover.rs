@@ -311,16 +311,14 @@ pub fn discover_with(
     // Walks that do not follow links yield every file once per root: only roots that
     // overlap (one inside another, or the same one twice) can name a file twice, and only
     // then are 10,000s of paths resolved.
-    let roots: Vec<PathBuf> = paths
+    // Sorted component-wise, the paths under a root follow it directly, so one root
+    // inside another (or twice) shows in an adjacent pair: O(n log n) for n roots.
+    let mut roots: Vec<PathBuf> = paths
         .iter()
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         .collect();
-    let overlap = roots.iter().enumerate().any(|(i, a)| {
-        roots
-            .iter()
-            .enumerate()
-            .any(|(j, b)| i != j && b.starts_with(a))
-    });
+    roots.sort();
+    let overlap = roots.windows(2).any(|w| w[1].starts_with(&w[0]));
     if overlap {
         let mut seen = std::collections::HashSet::new();
         files.retain(|c| {

@@ -103,6 +103,12 @@ pub fn reset_budget() {
     EXHAUSTED.with(|e| e.set(false));
 }
 
+/// Sets this thread's "a flow query ran out of budget" flag again (after a query that
+/// must not clear it was run with a fresh flag).
+pub fn mark_exhausted() {
+    EXHAUSTED.with(|e| e.set(true));
+}
+
 /// Whether a [`Flow::origins`] query on this thread stopped at [`MAX_STEPS`] since
 /// [`reset_budget`]: its answer may miss origins, which the caller reports.
 pub fn budget_exhausted() -> bool {

@@ -871,6 +871,8 @@ pub struct ProjectIndex {
     /// evidence that calls through an HTTP client are retried at the call level, which
     /// makes an OkHttp application interceptor run again per retry.
     pub http_retry_sites: Vec<String>,
+    /// Every retry site of the summaries merged so far (see [`RetrySite`]).
+    retry_sites: Vec<RetrySite>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
     with_key_params: HashSet<String>,
@@ -970,9 +972,18 @@ impl ProjectIndex {
     /// Merges pass-1 summaries (in a deterministic order) and resolves helpers.
     pub fn build(summaries: Vec<FileSummary>) -> ProjectIndex {
         let mut idx = ProjectIndex::default();
-        let mut retry_sites: Vec<RetrySite> = Vec::new();
+        idx.extend(summaries);
+        idx
+    }
+
+    /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
+    /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
+    /// all summaries so far, whatever order they came in (declarations are kept sorted by
+    /// location, registrations by path and offset).
+    pub fn extend(&mut self, summaries: Vec<FileSummary>) {
+        let idx = self;
         for s in summaries {
-            retry_sites.extend(s.retry_sites);
+            idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
             for f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
@@ -999,7 +1010,13 @@ impl ProjectIndex {
         }
         idx.resolve();
         idx.resolve_retry();
-        idx.http_retry_sites = idx.http_retry_sites(retry_sites);
+        let sites = std::mem::take(&mut idx.retry_sites);
+        idx.http_retry_sites = idx.http_retry_sites(&sites);
+        idx.retry_sites = sites;
+        idx.with_key_params.clear();
+        idx.with_header_reads.clear();
+        idx.with_fresh.clear();
+        idx.with_mints.clear();
         for (name, decls) in &idx.functions {
             if decls.iter().any(|d| !d.key_params.is_empty()) {
                 idx.with_key_params.insert(name.clone());
@@ -1018,7 +1035,6 @@ impl ProjectIndex {
                 idx.with_mints.insert(name.clone());
             }
         }
-        idx
     }
 
     /// The declarations a call may refer to, from the call's receiver:
@@ -1240,7 +1256,7 @@ impl ProjectIndex {
 
     /// The retry sites among `sites` whose calls reach an HTTP call: JVM functions by
     /// simple name, closed over calls (a least fixpoint; each name is added once).
-    fn http_retry_sites(&self, sites: Vec<RetrySite>) -> Vec<String> {
+    fn http_retry_sites(&self, sites: &[RetrySite]) -> Vec<String> {
         let mut reach: HashSet<&str> = HashSet::new();
         for (n, decls) in &self.functions {
             if decls.iter().any(|d| d.jvm && d.http) {
@@ -1282,10 +1298,10 @@ impl ProjectIndex {
             })
         };
         let mut out: Vec<String> = sites
-            .into_iter()
+            .iter()
             .filter(|s| s.via.as_ref().is_none_or(retried))
             .filter(|s| s.calls.iter().any(|c| reach.contains(c.as_str())))
-            .map(|s| s.location)
+            .map(|s| s.location.clone())
             .collect();
         out.sort();
         out.dedup();
@@ -1469,6 +1485,16 @@ impl ProjectIndex {
         self.with_fresh
             .iter()
             .chain(&self.with_mints)
+            .chain(&self.with_key_params)
+            .chain(&self.with_header_reads)
+            .map(String::as_str)
+    }
+
+    /// Names with a declaration that mints a key, has a key parameter or reads a key
+    /// header: the prefilter demands every file that mentions one (see `crate::prefilter`).
+    pub fn key_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.with_mints
+            .iter()
             .chain(&self.with_key_params)
             .chain(&self.with_header_reads)
             .map(String::as_str)

@@ -12,11 +12,14 @@
 //!    boundaries as its word requires) and one over the file's *normalised view*
 //!    ([`normalized_view`]: lower-cased, `_` and `-` removed, Rust string escapes decoded).
 //! 2. [`NameScan`] (later rounds, files not parsed yet): does the file contain, as a token,
-//!    one of the names pass 1 found ([`demanded_names`]): functions that return a fresh
-//!    value, mint a key, or take a key parameter; and, where a file that can have a key
-//!    flow holds an interceptor boundary, its interceptor types, the types registered
-//!    next to them, and `clone`? Rounds repeat until no new file is selected (a helper
-//!    calling a helper calling a minting function takes one round per step).
+//!    one of the names pass 1 found ([`demanded_names`]): functions that mint a key, take a
+//!    key parameter or read a key header; the callees a key can come from (those the value
+//!    flows of the parsed files' sinks pass through, and what their declarations return,
+//!    transitively); possible retry combinators called where a key flow or a minting call
+//!    is; and, where a file that can have a key flow holds an interceptor boundary, its
+//!    interceptor types, the types registered next to them, and `clone`? Rounds repeat
+//!    until no new file is selected (a helper calling a helper calling a minting function
+//!    takes one round per step).
 //! 3. [`needs_check`] (after pass 1): can a parsed file have a finding, given the project
 //!    index? Only those are parsed again for pass 2, so no model is kept between passes.
 //!
@@ -44,15 +47,21 @@
 //!   view: those words are searched there.
 //! - With no sink word anywhere in the project there is no sink, no key parameter, hence no
 //!   key-minting function and no finding: nothing is parsed.
-//! - Otherwise every file with a source, sink or ShedLock word is parsed (round 0). Let P be
-//!   the parsed files and N the names of step 2 computed from P's summaries. A file outside
-//!   P contains no source or sink word and no name of N. Its functions then cannot be fresh
-//!   (that needs a source, or a call to a fresh function, whose name is in N), cannot mint
-//!   (needs a sink, or a call to a minting function or to a key-parameter function with an
-//!   ephemeral argument), have no key parameter, and share no name with a fresh, minting or
-//!   key-parameter function (the declared name would be in the text). So the fixpoint of
-//!   [`crate::index::ProjectIndex`] is the same with or without them, by induction over
-//!   its iterations (each declaration's state depends only on its own file and on the
+//! - Otherwise every file with a sink or ShedLock word is parsed (round 0); a source word
+//!   alone does not make a file matter. Let P be the parsed files and N the names of step
+//!   2 computed from P's summaries. A file outside P contains no sink word and no name of
+//!   N. Its functions then cannot mint (needs a sink, or a call to a minting function or to
+//!   a key-parameter function, whose names are in N), have no key parameter, and share no
+//!   name with a minting or key-parameter function (the declared name would be in the
+//!   text). Whether a call returns a fresh value is asked (pass 2, [`crate::flow`]) only
+//!   for calls the flows from sinks pass through: sinks of P's files, and arguments of
+//!   key-parameter calls (in N, so in P). With no oracle answer a flow explores at least
+//!   what it explores with any answers (a fresh call ends a path), so the callees pass 1
+//!   records ([`FileDemand::asks`], [`FileDemand::arg_asks`]; every callee when the step
+//!   budget ran out) cover pass 2's questions; they are in N, so every declaration of them
+//!   is in P, and so is every declaration of a name those declarations return a call of
+//!   (the fixpoint decides freshness by name), by induction over its iterations (each
+//!   declaration's state depends only on its own file and on the
 //!   declarations of the names it calls). The index answers a call from the declarations
 //!   it may refer to (by receiver, file, type and language); for a special name every
 //!   declaration is parsed, so that choice is the same too. Registrations, retrying interceptors and `call.clone()` sites are
@@ -64,9 +73,13 @@
 //!   parsing further files until one does, when such an interceptor exists and no parsed
 //!   file says so ([`needs_retry_evidence`]). Functions that read a key header have key
 //!   words, and their names are in N like the other special names. ShedLock's
-//!   enabling annotation and `LockProvider` suffix are seed words. Finally such a file has
-//!   no finding: that needs a sink (word or key-parameter call, in N) and an origin
-//!   (source word or fresh call, in N), or a call of a minting function (in N).
+//!   enabling annotation and `LockProvider` suffix are seed words. An inferred retry scope
+//!   (a lambda given to a project retry combinator) changes findings only in a file with a
+//!   key flow or a minting call, which is in P; its possible combinator callees are in N,
+//!   and so are the callees their declarations pass a parameter on to, transitively, so
+//!   every declaration deciding whether a combinator retries is in P. Finally a file
+//!   outside P has no finding: that needs a sink (word or key-parameter call, in N), or a
+//!   call of a minting function (in N).
 //!
 //! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
 //!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
@@ -138,9 +151,11 @@ pub struct FileWords {
 }
 
 impl FileWords {
-    /// The file must be parsed in round 0 (when the project has a sink word at all).
+    /// The file must be parsed in round 0 (when the project has a sink word at all). A
+    /// source word alone does not make a file matter: its functions matter only when a
+    /// key can come from a call of them, and then their names are demanded.
     pub fn is_seed(&self) -> bool {
-        self.source || self.sink || self.shedlock
+        self.sink || self.shedlock
     }
 }
 
@@ -664,6 +679,16 @@ pub struct FileDemand {
     pub has_boundary: bool,
     /// Every callee name, sorted and deduplicated.
     pub callees: Vec<String>,
+    /// Callees whose result the value flows of this file's sinks pass through (the calls
+    /// a key can come from), sorted and deduplicated: whether they return a fresh value
+    /// decides findings here.
+    pub asks: Vec<String>,
+    /// Per callee: the callees the flows of its positional arguments pass through. They
+    /// matter when the callee has a key parameter (its arguments are then sinks).
+    pub arg_asks: Vec<(String, Vec<String>)>,
+    /// A flow query ran out of budget while `asks` was computed: every callee counts as
+    /// asked.
+    pub asks_everything: bool,
     /// Callees that may be project retry combinators: calls given a lambda that no
     /// catalogue entry classified, and calls a function passes one of its parameters to
     /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
@@ -679,7 +704,12 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 
 impl FileDemand {
     /// Extracts the demand of one analysed file.
-    pub fn of(model: &FileModel, facts: &FileFacts, summary: &FileSummary) -> FileDemand {
+    pub fn of(
+        model: &FileModel,
+        facts: &FileFacts,
+        summary: &FileSummary,
+        cat: &Catalogue,
+    ) -> FileDemand {
         let mut interceptor_types: Vec<String> = Vec::new();
         let mut interceptor = false;
         for b in facts.boundaries.iter().flatten() {
@@ -725,7 +755,51 @@ impl FileDemand {
                 combinator_callees.push(pp.callee.clone());
             }
         }
+        // The calls the flows from each sink (and from each positional argument, a sink
+        // when its callee has a key parameter) ask about. With no answer from the oracle
+        // a flow explores at least as far as with any answers (a fresh call ends a path),
+        // so these cover what pass 2 asks, unless the step budget ran out.
+        let flow = crate::flow::Flow::new(model, cat);
+        let was_exhausted = crate::flow::budget_exhausted();
+        crate::flow::reset_budget();
+        let rec = crate::flow::Recorder::default();
+        for sink in &facts.sinks {
+            flow.origins(sink.value, &rec);
+        }
+        let asks = sorted(rec.asked.into_inner().into_iter().map(|(c, _)| c).collect());
+        let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<String>> = Default::default();
+        for call in &model.calls {
+            let rec = crate::flow::Recorder::default();
+            for arg in call.args.iter().filter(|a| a.name.is_none()) {
+                let v = &model.values[arg.value];
+                if v.atoms
+                    .iter()
+                    .any(|a| !matches!(a, crate::model::Atom::Source(_)))
+                {
+                    flow.origins(arg.value, &rec);
+                }
+            }
+            let asked = rec.asked.into_inner();
+            if !asked.is_empty() {
+                by_callee
+                    .entry(call.callee.as_str())
+                    .or_default()
+                    .extend(asked.into_iter().map(|(c, _)| c));
+            }
+        }
+        let arg_asks = by_callee
+            .into_iter()
+            .map(|(c, a)| (c.to_string(), a.into_iter().collect()))
+            .collect();
+        let asks_everything = crate::flow::budget_exhausted();
+        if was_exhausted {
+            // Leave the thread's flag as pass 1 found it.
+            crate::flow::mark_exhausted();
+        }
         FileDemand {
+            asks,
+            arg_asks,
+            asks_everything,
             combinator_callees: sorted(combinator_callees),
             interceptor_types: sorted(interceptor_types),
             registered_types: sorted(registered_types),
@@ -753,24 +827,77 @@ impl FileDemand {
 
 /// The names files outside P are scanned for (step 2 of the module docs), from the parsed
 /// files' demands and the index built from them:
-/// - fresh-value helpers, key-parameter and key-minting functions (callers may have
-///   findings, mint, or wrap a helper; every declaration of such a name must be seen);
+/// - key-minting, key-parameter and key-header-reading functions (callers may have
+///   findings or mint; every declaration of such a name must be seen);
+/// - the callees a key can come from: those the flows of the parsed files' sinks pass
+///   through ([`FileDemand::asks`], and [`FileDemand::arg_asks`] of calls of key-parameter
+///   functions), those the sinks inside functions pass through (which decide whether a
+///   function mints), and, transitively, the callees whose results the declarations of
+///   those names return ([`crate::index::FnDecl::fresh_via`]); every declaration of such a
+///   name must be seen, fresh or not (one that is not keeps the name from being fresh);
+/// - in files where an inferred retry scope can matter (a key flow, or a minting call),
+///   the callees that may be retry combinators, and transitively the callees their
+///   declarations pass a parameter on to;
 /// - in files that can have a key flow (a sink, or a call of a key-parameter function) and
 ///   an interceptor boundary: the interceptor types (their registrations matter), the
 ///   types registered there and beside those types elsewhere (whether they retry), and
 ///   `clone` (the first `call.clone()` site is quoted).
+///
+/// A name that only some unrelated declaration returns a fresh value from is not
+/// demanded: no call a key can come from reaches it.
 pub fn demanded_names<'a>(
     index: &ProjectIndex,
     demands: impl Iterator<Item = &'a FileDemand> + Clone,
 ) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = index.special_names().map(str::to_string).collect();
+    let mut out: BTreeSet<String> = index.key_names().map(str::to_string).collect();
     let mut types: BTreeSet<&str> = BTreeSet::new();
+    let mut fresh: Vec<&str> = Vec::new();
+    let mut combinators: Vec<&str> = Vec::new();
     for d in demands.clone() {
-        out.extend(d.combinator_callees.iter().cloned());
-        if d.interceptor && d.keyed(index) {
+        if d.asks_everything {
+            fresh.extend(d.callees.iter().map(String::as_str));
+        } else {
+            fresh.extend(d.asks.iter().map(String::as_str));
+            for (c, asked) in &d.arg_asks {
+                if index.has_key_params(c) {
+                    fresh.extend(asked.iter().map(String::as_str));
+                }
+            }
+        }
+        let keyed = d.keyed(index);
+        if keyed || d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)) {
+            combinators.extend(d.combinator_callees.iter().map(String::as_str));
+        }
+        if d.interceptor && keyed {
             out.insert("clone".to_string());
             types.extend(d.interceptor_types.iter().map(String::as_str));
             types.extend(d.registered_types.iter().map(String::as_str));
+        }
+    }
+    // Whether a function mints through a helper (`mint_via_fresh`) needs that helper's
+    // declarations, wherever the function is.
+    for decls in index.functions.values() {
+        for f in decls {
+            fresh.extend(f.mint_via_fresh.iter().map(|(c, _)| c.as_str()));
+        }
+    }
+    // Transitively: what the declarations of a demanded name return / pass on.
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    while let Some(n) = fresh.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        for f in index.functions.get(n).into_iter().flatten() {
+            fresh.extend(f.fresh_via.iter().map(|(c, _)| c.as_str()));
+        }
+    }
+    let mut seen_comb: BTreeSet<&str> = BTreeSet::new();
+    while let Some(n) = combinators.pop() {
+        if !seen_comb.insert(n) {
+            continue;
+        }
+        for f in index.functions.get(n).into_iter().flatten() {
+            combinators.extend(f.passes_params.iter().map(|pp| pp.callee.as_str()));
         }
     }
     // Files registering a demanded interceptor type: what else they register matters.
@@ -782,7 +909,11 @@ pub fn demanded_names<'a>(
             types.extend(d.registered_types.iter().map(String::as_str));
         }
     }
+    out.extend(seen.into_iter().map(str::to_string));
+    out.extend(seen_comb.into_iter().map(str::to_string));
     out.extend(types.into_iter().map(str::to_string));
+    // Nameless functions are not indexed: the empty callee (`(f)()`) never resolves.
+    out.remove("");
     out
 }
 

@@ -422,3 +422,60 @@ fn unused_suppressions_are_found_without_any_key_word() {
         "only the file that mentions idemlint is parsed"
     );
 }
+
+/// The demand starts from the calls a key can come from: a helper declared elsewhere that
+/// the key flow calls is parsed (and found), while a file whose only link to the keyed one
+/// is a fresh function the key never passes through is not parsed at all.
+#[test]
+fn demand_follows_the_calls_a_key_comes_from() {
+    let dir = scratch("prefilter_demand_from_key_flows");
+    std::fs::write(
+        dir.join("Pay.kt"),
+        "import okhttp3.Request\n\
+         suspend fun <T> withRetry(block: suspend () -> T): T {\n\
+         \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+         \x20   return block()\n\
+         }\n\
+         suspend fun pay(b: Request.Builder) = withRetry {\n\
+         \x20   println(render())\n\
+         \x20   b.header(\"Idempotency-Key\", newKey()).build()\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Keys.kt"),
+        "import java.util.UUID\nfun newKey(): String = UUID.randomUUID().toString()\n",
+    )
+    .unwrap();
+    // Fresh, and called from the keyed file, but not on the way to a key.
+    std::fs::write(
+        dir.join("Clock.kt"),
+        "fun render(): Long = System.currentTimeMillis()\n",
+    )
+    .unwrap();
+    // A fresh function of a name nothing on the way to a key calls.
+    std::fs::write(
+        dir.join("Other.kt"),
+        "fun stamp(): Long = System.nanoTime()\nfun use() = stamp()\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir.clone()], "demand from key flows");
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.kt")),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(without.parsed, 4);
+    assert_eq!(
+        with.parsed, 2,
+        "Pay.kt (sink word) and Keys.kt (declares newKey, which the key flow calls)"
+    );
+
+    // A second declaration of `newKey` that is not fresh keeps the name from being fresh:
+    // it must be parsed too, and then neither mode reports the helper call.
+    std::fs::write(dir.join("Fixed.kt"), "fun newKey(): String = \"fixed\"\n").unwrap();
+    let (with, _) = assert_same(vec![dir], "demand from key flows, veto");
+    assert_eq!(with.parsed, 3);
+}
