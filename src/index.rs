@@ -331,10 +331,11 @@ pub fn summarize(
         }
         if let Some(d) = decls.get_mut(&f) {
             d.http |= call.callee == "newCall" && lang != Language::Rust;
-            if matches!(
-                crate::catalogue::receiver_text(call).as_deref(),
-                None | Some("this")
-            ) && !d.self_calls.contains(&call.callee)
+            if lang != Language::Rust
+                && matches!(
+                    crate::catalogue::receiver_text(call).as_deref(),
+                    None | Some("this")
+                )
             {
                 d.self_calls.push(call.callee.clone());
             }
@@ -351,6 +352,10 @@ pub fn summarize(
         {
             d.has_lock = true;
         }
+    }
+    for d in decls.values_mut() {
+        d.self_calls.sort_unstable();
+        d.self_calls.dedup();
     }
     let mut fns: Vec<(ScopeId, FnDecl)> = decls.into_iter().collect();
     fns.sort_by_key(|(s, _)| *s);
@@ -429,6 +434,10 @@ pub fn summarize(
         .filter(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
         .count();
     if lang != Language::Rust {
+        // Sites: retry boundaries outside interceptors, and lambdas passed to functions
+        // that may turn out to be retry combinators. Each call is added to the sites among
+        // its ancestors in one walk (linear in calls times nesting depth).
+        let mut site_of: HashMap<ScopeId, usize> = HashMap::new();
         for (i, b) in facts.boundaries.iter().enumerate() {
             let Some(b) = b else { continue };
             if b.kind != crate::catalogue::BoundaryKind::Retry
@@ -440,47 +449,44 @@ pub fn summarize(
             {
                 continue;
             }
-            let mut calls: Vec<String> = model
-                .calls
-                .iter()
-                .filter(|c| model.is_within(c.scope, i))
-                .map(|c| c.callee.clone())
-                .collect();
-            calls.sort();
-            calls.dedup();
+            site_of.insert(i, out.retry_sites.len());
             out.retry_sites.push(RetrySite {
                 location: location(path, lines, text, b.anchor.start),
-                calls,
+                calls: Vec::new(),
                 via: None,
             });
         }
-        // Lambdas passed to functions that may turn out to be retry combinators.
         for call in &model.calls {
             if NOT_COMBINATORS.contains(&call.callee.as_str()) {
                 continue;
             }
             for (ai, arg) in call.args.iter().enumerate() {
                 let Some(l) = arg.lambda else { continue };
-                if facts.boundaries[l].is_some() {
+                if facts.boundaries[l].is_some() || site_of.contains_key(&l) {
                     continue;
                 }
-                let mut calls: Vec<String> = model
-                    .calls
-                    .iter()
-                    .filter(|c| model.is_within(c.scope, l))
-                    .map(|c| c.callee.clone())
-                    .collect();
-                if calls.is_empty() {
-                    continue;
-                }
-                calls.sort();
-                calls.dedup();
+                site_of.insert(l, out.retry_sites.len());
                 out.retry_sites.push(RetrySite {
                     location: location(path, lines, text, call.name_span.start),
-                    calls,
+                    calls: Vec::new(),
                     via: Some((call.callee.clone(), ai, call.args.len())),
                 });
             }
+        }
+        if !site_of.is_empty() {
+            for call in &model.calls {
+                for a in model.ancestors(call.scope) {
+                    if let Some(si) = site_of.get(&a) {
+                        out.retry_sites[*si].calls.push(call.callee.clone());
+                    }
+                }
+            }
+            for site in &mut out.retry_sites {
+                site.calls.sort_unstable();
+                site.calls.dedup();
+            }
+            out.retry_sites
+                .retain(|s| s.via.is_none() || !s.calls.is_empty());
         }
     }
     for c in &model.calls {
@@ -1137,6 +1143,14 @@ impl ProjectIndex {
                 .collect();
             self.retry.insert(n.clone(), v);
         }
+        // Normalised type names, once (see `receiver_names_type`).
+        let norm_types: HashMap<&str, String> = self
+            .functions
+            .values()
+            .flatten()
+            .filter(|d| !d.passes_params.is_empty() || !d.type_name.is_empty())
+            .map(|d| (d.type_name.as_str(), normalized(&d.type_name)))
+            .collect();
         for _ in 0..16 {
             let mut changed = false;
             for n in &names {
@@ -1154,39 +1168,42 @@ impl ProjectIndex {
                             continue;
                         };
                         let fits = |c: &FnDecl| arity_ok(c, pp.arity) && c.jvm == d.jvm;
-                        // A receiver that names a type (`RetryHelper.executeWithRetry(..)`)
-                        // picks the declarations on that type, when there are any.
-                        let on_type = |c: &FnDecl| {
-                            pp.receiver.as_deref().is_some_and(|r| {
-                                !c.type_name.is_empty()
-                                    && receiver_names_type(
-                                        crate::catalogue::last_segment(r),
-                                        &c.type_name,
-                                    )
-                            })
-                        };
-                        let typed = decls.iter().any(|c| fits(c) && on_type(c));
-                        let mut agree = None;
-                        let mut all = true;
-                        for (j, c) in decls.iter().enumerate() {
-                            if !fits(c) || (typed && !on_type(c)) {
-                                continue;
-                            }
+                        // Does declaration `j` of the callee retry the argument?
+                        let retries = |j: usize, c: &FnDecl| -> bool {
                             let ai = match &pp.arg_name {
                                 Some(nm) => match c.param_names.iter().position(|p| p == nm) {
                                     Some(p) => p,
-                                    None => {
-                                        all = false;
-                                        continue;
-                                    }
+                                    None => return false,
                                 },
                                 None => pp.arg,
                             };
-                            match self.retry[callee][j].iter().find(|(x, _)| *x == ai) {
-                                Some(_) => {
-                                    agree.get_or_insert(j);
-                                }
-                                None => all = false,
+                            self.retry[callee][j].iter().any(|(x, _)| *x == ai)
+                        };
+                        let fitting: Vec<(usize, &FnDecl)> =
+                            decls.iter().enumerate().filter(|(_, c)| fits(c)).collect();
+                        let yes = fitting.iter().filter(|(j, c)| retries(*j, c)).count();
+                        let mut all = yes == fitting.len();
+                        let agree = (yes > 0).then_some(());
+                        if yes > 0 && !all {
+                            // Candidates disagree: a receiver that names a type
+                            // (`RetryHelper.executeWithRetry(..)`) picks the declarations on
+                            // that type, when there are any.
+                            if let Some(r) = pp.receiver.as_deref() {
+                                let r = normalized(crate::catalogue::last_segment(r));
+                                let typed: Vec<&(usize, &FnDecl)> = fitting
+                                    .iter()
+                                    .filter(|(_, c)| {
+                                        r.len() >= 3
+                                            && norm_types.get(c.type_name.as_str()).is_some_and(
+                                                |t| {
+                                                    !t.is_empty()
+                                                        && (t.contains(&r) || r.contains(t))
+                                                },
+                                            )
+                                    })
+                                    .collect();
+                                all =
+                                    !typed.is_empty() && typed.iter().all(|(j, c)| retries(*j, c));
                             }
                         }
                         if all && agree.is_some() {
