@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::catalogue::Catalogue;
 use crate::classify::{FileFacts, classify};
 use crate::config::{Config, ConfigError, Resolver, RuleSelection};
-use crate::discover::{Candidate, MissingPath, discover_with};
+use crate::discover::{Candidate, MissingPath};
 use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, summarize};
 use crate::model::{FileModel, Language};
@@ -65,6 +65,9 @@ pub struct Options {
     /// `max-file-size` of the configurations; `None`: theirs, by default
     /// [`crate::fsio::DEFAULT_MAX_FILE_BYTES`]).
     pub max_file_size: Option<u64>,
+    /// `--no-ignore`: walk directories without `.gitignore` / `.ignore` and hidden-name
+    /// rules (`.git` is still not walked).
+    pub no_ignore: bool,
 }
 
 /// The phase a run is in, for the progress bar.
@@ -175,6 +178,8 @@ pub struct Report {
     pub paths: std::collections::HashMap<String, PathBuf>,
     /// Set when a baseline was applied (`--baseline`, `--write-baseline`).
     pub baseline: Option<crate::baseline::Outcome>,
+    /// What the walk left out by `.gitignore` / `.ignore` and hidden-name rules.
+    pub ignored: crate::discover::Ignored,
 }
 
 /// A tool error: the run could not happen (exit code 2).
@@ -565,6 +570,7 @@ pub fn run_text(
         texts,
         paths: Default::default(),
         baseline: None,
+        ignored: Default::default(),
     })
 }
 
@@ -575,8 +581,12 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     } else {
         opts.paths.clone()
     };
-    let (candidates, mut errors) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
-        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let (candidates, mut errors, ignored) = crate::discover::discover_counting(
+        &paths,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
     if let Some(shard) = opts.shard {
         errors.retain(|e| shard.contains(&e.path));
     }
@@ -592,6 +602,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
     let mut r = pool.install(|| run_in_pool(&candidates, opts));
+    r.ignored = ignored;
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
@@ -610,8 +621,12 @@ pub fn list_files(
     } else {
         opts.paths.clone()
     };
-    let (candidates, _) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
-        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let (candidates, _, _) = crate::discover::discover_counting(
+        &paths,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);

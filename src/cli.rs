@@ -190,6 +190,10 @@ enum Command {
         /// With --workspace: leave out this package (repeatable).
         #[arg(long, value_name = "PKG", requires = "workspace")]
         exclude: Vec<String>,
+        /// Walk directories without .gitignore / .ignore and hidden-name rules (what they
+        /// leave out is counted on the summary line otherwise). `.git` is never walked.
+        #[arg(long)]
+        no_ignore: bool,
         /// Largest source file analysed (bytes, or with a unit: 20MB, 64MiB; default 10MiB).
         /// A larger file is reported in `errors` and not analysed; overrides `max-file-size`.
         #[arg(long, value_name = "SIZE", value_parser = crate::fsio::parse_size)]
@@ -354,6 +358,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             parse_only,
             no_prefilter,
             max_file_size,
+            no_ignore,
             shard,
             fix,
             unsafe_fixes,
@@ -422,6 +427,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 skip_dirs,
                 progress: None,
                 max_file_size,
+                no_ignore,
             };
             let catalogue = Catalogue::builtin();
             if let Some(path) = show_settings {

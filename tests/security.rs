@@ -791,7 +791,7 @@ fn superlinear_inputs_are_linear_or_refused_fast() {
     assert_eq!(errors.len(), 1, "{v}");
     assert_eq!(errors[0]["path"], "chain.rs");
     let msg = errors[0]["message"].as_str().unwrap();
-    assert!(msg.contains("chains more than 1000"), "{msg}");
+    assert!(msg.contains("nests more than 1000 levels"), "{msg}");
 }
 
 /// A construct nested past the walker's limit is reported where it is, says what is not
@@ -891,4 +891,53 @@ fn configuration_discovery_stops_at_the_repository_root() {
         "cwd is the ceiling: its configuration applies"
     );
     let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Item 5: tracked files matched by `.gitignore` / `.ignore` or in hidden directories are
+/// not walked (as ripgrep, ruff and clippy users expect), but never silently: the summary
+/// line counts them; `--no-ignore` checks them; a file named explicitly is always checked.
+#[test]
+fn ignored_and_hidden_files_are_counted_and_checkable() {
+    let dir = scratch("ignored-policy");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    write(&dir, ".gitignore", "gen/\n");
+    write(&dir, ".ignore", "Dot.kt\n");
+    write(&dir, "src/.cache/Hidden.kt", PAY);
+    write(&dir, "src/gen/Ignored.kt", PAY);
+    write(&dir, "src/Dot.kt", PAY);
+    write(&dir, "src/Seen.kt", PAY);
+    let o = run(&dir, &["check", ".", "--format", "json"]);
+    assert_eq!(
+        json(&o)["findings"].as_array().unwrap().len(),
+        1,
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stderr
+            .contains("not checked: 1 source file and 2 directories"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&dir, &["check", ".", "--no-ignore", "--format", "json"]);
+    assert_eq!(
+        json(&o)["findings"].as_array().unwrap().len(),
+        4,
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stderr.contains("not checked"), "{}", o.stderr);
+    let o = run(&dir, &["check", "src/gen/Ignored.kt", "--format", "json"]);
+    assert_eq!(
+        json(&o)["findings"].as_array().unwrap().len(),
+        1,
+        "{}",
+        o.stdout
+    );
+    let o = run(&dir, &["check", ".", "--show-files", "--no-ignore"]);
+    assert!(
+        o.stdout.contains("Hidden.kt") && o.stdout.contains("Ignored.kt"),
+        "{}",
+        o.stdout
+    );
 }

@@ -38,7 +38,7 @@ pub fn lower(text: &str) -> FileModel {
     if let Some(at) = chain_too_long(text, MAX_DEPTH) {
         model.errors.push(ParseError {
             message: format!(
-                "an expression chains more than {MAX_DEPTH} method calls, field accesses or binary operators; the file is not parsed"
+                "an expression nests more than {MAX_DEPTH} levels (a chain of method calls, field accesses, binary operators or closures); the file is not parsed"
             ),
             span: Span::new(at, at),
         });
