@@ -777,8 +777,26 @@ fn superlinear_inputs_are_linear_or_refused_fast() {
             ".to_string()".repeat(100_000)
         ),
     );
+    // `format!` with 40,000 arguments (quadratic in the flow's getter lookup before) and a
+    // Kotlin raw string with 40,000 templates.
+    write(
+        &dir,
+        "fmt.rs",
+        &format!(
+            "fn f(x: u32) {{ let idempotency_key = format!(\"{{}}\"{}); }}\n",
+            ", x.to_string()".repeat(40_000)
+        ),
+    );
+    write(
+        &dir,
+        "Tpl.kt",
+        &format!(
+            "val idempotencyKey = \"\"\"{}\"\"\"\n",
+            "${a}-".repeat(40_000)
+        ),
+    );
     let started = std::time::Instant::now();
-    let o = run(&dir, &["check", ".", "--format", "json"]);
+    let o = run(&dir, &["check", ".", "--no-prefilter", "--format", "json"]);
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "{:?}",
