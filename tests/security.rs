@@ -959,3 +959,38 @@ fn ignored_and_hidden_files_are_counted_and_checkable() {
         o.stdout
     );
 }
+
+/// Break-it: SARIF's `contextRegion` held the whole line of every finding, so one long
+/// (minified) line with many findings multiplied the report by the line's length (277 KB
+/// of Kotlin gave 56 MB of SARIF). The context is now a bounded window around the finding.
+#[test]
+fn sarif_context_is_bounded_on_long_lines() {
+    let dir = scratch("sarif-long-line");
+    let unit =
+        "Retry.withRetry(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }; ";
+    write(
+        &dir,
+        "Long.kt",
+        &format!(
+            "import java.util.UUID\nfun f(api: Api) {{ {}{}}}\n",
+            "val pad = 1; ".repeat(20_000),
+            unit.repeat(100)
+        ),
+    );
+    let o = run(&dir, &["check", "Long.kt", "--format", "sarif"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 100);
+    assert!(
+        o.stdout.len() < 2 << 20,
+        "{} bytes of SARIF",
+        o.stdout.len()
+    );
+    let ctx = &results[0]["locations"][0]["physicalLocation"]["contextRegion"];
+    assert!(
+        ctx["snippet"]["text"].as_str().unwrap().len() <= 2 * 512 + 200,
+        "{ctx}"
+    );
+    assert!(ctx["startColumn"].as_u64().unwrap() > 1, "{ctx}");
+}
