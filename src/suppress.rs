@@ -320,7 +320,12 @@ fn covers(s: &Suppression, f: &Finding) -> bool {
 /// (annotations), so a finding is matched against the few that can cover it.
 struct ByReach {
     by_line: std::collections::HashMap<usize, Vec<usize>>,
-    within: Vec<usize>,
+    /// Annotation suppressions sorted by the start of their span, with the largest end
+    /// among the first `i + 1` in `max_end[i]`: the ones that can contain a span are
+    /// found walking back from the last starting at or before it, stopping where no
+    /// earlier one reaches its end.
+    within: Vec<(Span, usize)>,
+    max_end: Vec<usize>,
 }
 
 impl ByReach {
@@ -328,22 +333,39 @@ impl ByReach {
         let mut r = ByReach {
             by_line: Default::default(),
             within: Vec::new(),
+            max_end: Vec::new(),
         };
         for (i, s) in sups.iter().enumerate() {
             match s.reach {
                 Reach::Line(l) => r.by_line.entry(l).or_default().push(i),
-                Reach::Within(_) => r.within.push(i),
+                Reach::Within(t) => r.within.push((t, i)),
             }
         }
+        r.within.sort_by_key(|(t, i)| (t.start, *i));
+        let mut m = 0;
+        for (t, _) in &r.within {
+            m = m.max(t.end);
+            r.max_end.push(m);
+        }
         r
+    }
+
+    /// Indices of the suppressions that can cover a finding at `span` on `line`.
+    fn candidates(&self, line: usize, span: Span) -> Vec<usize> {
+        let mut out: Vec<usize> = self.by_line.get(&line).cloned().unwrap_or_default();
+        let mut k = self.within.partition_point(|(t, _)| t.start <= span.start);
+        while k > 0 && self.max_end[k - 1] >= span.end {
+            k -= 1;
+            out.push(self.within[k].1);
+        }
+        out
     }
 }
 
 /// True when a suppression names `f`'s rule and covers it; marks every such id used.
 fn suppressed(f: &Finding, sups: &[Suppression], index: &ByReach, used: &mut [Vec<bool>]) -> bool {
     let mut hit = false;
-    let on_line = index.by_line.get(&f.line).map(Vec::as_slice).unwrap_or(&[]);
-    for &i in on_line.iter().chain(&index.within) {
+    for i in index.candidates(f.line, f.span) {
         let (s, u) = (&sups[i], &mut used[i]);
         if !covers(s, f) {
             continue;
