@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use crate::catalogue::Catalogue;
 use crate::classify::{FileFacts, classify};
 use crate::config::{Config, ConfigError, Resolver, RuleSelection};
-use crate::discover::{Candidate, MissingPath, discover_with};
+use crate::discover::{Candidate, MissingPath};
 use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, summarize};
 use crate::model::{FileModel, Language};
@@ -61,6 +61,13 @@ pub struct Options {
     pub shard: Option<Shard>,
     /// Counters the CLI's progress bar reads (`None`: no progress is kept).
     pub progress: Option<Arc<Progress>>,
+    /// `--max-file-size`: largest source file analysed, bytes, for every file (overrides
+    /// `max-file-size` of the configurations; `None`: theirs, by default
+    /// [`crate::fsio::DEFAULT_MAX_FILE_BYTES`]).
+    pub max_file_size: Option<u64>,
+    /// `--no-ignore`: walk directories without `.gitignore` / `.ignore` and hidden-name
+    /// rules (`.git` is still not walked).
+    pub no_ignore: bool,
 }
 
 /// The phase a run is in, for the progress bar.
@@ -173,6 +180,8 @@ pub struct Report {
     pub baseline: Option<crate::baseline::Outcome>,
     /// Where the run spent its time and how many files each step touched (`--timings`).
     pub stats: Stats,
+    /// What the walk left out by `.gitignore` / `.ignore` and hidden-name rules.
+    pub ignored: crate::discover::Ignored,
 }
 
 /// Counters and phase times of one run, for `idemlint check --timings`.
@@ -271,13 +280,123 @@ impl std::fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// Reads a file as UTF-8 source. Errors name the problem in words a user can act on.
-pub fn read_source(path: &std::path::Path) -> Result<String, SourceError> {
-    let bytes = std::fs::read(path).map_err(|e| SourceError {
-        message: format!("could not read: {e}"),
+/// Reads a file as UTF-8 source, when it is a regular file of at most `limit` bytes.
+/// Errors name the problem in words a user can act on.
+pub fn read_source(path: &std::path::Path, limit: u64) -> Result<String, SourceError> {
+    use crate::fsio::ReadError;
+    let bytes = crate::fsio::read_regular(path, limit, true).map_err(|e| SourceError {
+        message: match e {
+            ReadError::TooLarge(_) => {
+                too_large_message(std::fs::metadata(path).map(|m| m.len()).ok(), limit)
+            }
+            ReadError::Io(e) => format!("could not read: {e}"),
+            e => format!("could not read: {e}; skipped"),
+        },
         position: None,
     })?;
-    decode_source(bytes)
+    let text = decode_source(bytes)?;
+    check_density(&text, limit).map_err(|message| SourceError {
+        message,
+        position: None,
+    })?;
+    Ok(text)
+}
+
+/// Bytes a token counts for against the size limit: the parsers' memory grows with
+/// tokens (about 350 bytes each for tree-sitter Kotlin, model included), so a file of
+/// one-character tokens (`listOf(1,1,1,…)`) costs several times a typical file of the
+/// same size (4.5 to 6 bytes per token, comments aside, so typical files are limited by
+/// their size alone).
+pub const BYTES_PER_TOKEN: u64 = 4;
+
+/// Tokens in `text`, roughly: identifier and number runs, and each other non-space
+/// character, outside `//` and `/* */` comments. Linear, one pass over the bytes.
+pub fn estimate_tokens(text: &str) -> u64 {
+    let b = text.as_bytes();
+    let mut n = 0u64;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            i = b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p);
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = b[i + 2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(b.len(), |p| i + 2 + p + 2);
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+            n += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                i += 1;
+            }
+            continue;
+        }
+        if !c.is_ascii_whitespace() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// A text within `limit` bytes can still be refused when it is dense: it counts as
+/// `max(bytes, tokens × BYTES_PER_TOKEN)`.
+pub fn check_density(text: &str, limit: u64) -> Result<(), String> {
+    // Only texts that could be over the limit are counted.
+    if (text.len() as u64).saturating_mul(BYTES_PER_TOKEN) <= limit {
+        return Ok(());
+    }
+    let tokens = estimate_tokens(text);
+    let weight = tokens.saturating_mul(BYTES_PER_TOKEN);
+    if weight <= limit {
+        return Ok(());
+    }
+    Err(format!(
+        "file too dense: about {tokens} tokens in {}, which counts as {} ({BYTES_PER_TOKEN} bytes \
+         per token: the parser's memory grows with tokens), over the limit of {}; not analysed \
+         (raise it with `--max-file-size` or `max-file-size` in idemlint.toml)",
+        crate::fsio::human_size(text.len() as u64),
+        crate::fsio::human_size(weight),
+        crate::fsio::human_size(limit)
+    ))
+}
+
+/// The error for a source file (or buffer) of `size` bytes over the `limit` (bytes).
+pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
+    let size = size
+        .filter(|s| *s > limit)
+        .map(|s| format!("{} ({s} bytes)", crate::fsio::human_size(s)))
+        .unwrap_or_else(|| "more".into());
+    format!(
+        "file too large: {size}, over the limit of {} ({limit} bytes); not analysed \
+         (raise it with `--max-file-size` or `max-file-size` in idemlint.toml)",
+        crate::fsio::human_size(limit)
+    )
+}
+
+/// Files at least this large (bytes) are parsed and analysed one at a time, whatever
+/// `--jobs` says: the parsers take about 100 bytes of memory per source byte, so two
+/// 10 MiB files at once would double the peak. Smaller files run in parallel as usual.
+pub const BIG_FILE_BYTES: usize = 1 << 20;
+
+static BIG_FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` (the parse and analysis of a text of `len` bytes), holding the big-file lock
+/// when `len >= BIG_FILE_BYTES`.
+pub fn one_big_file_at_a_time<R>(len: usize, f: impl FnOnce() -> R) -> R {
+    if len < BIG_FILE_BYTES {
+        return f();
+    }
+    // A panic while holding the lock poisons it; the lock guards nothing but memory.
+    let _guard = BIG_FILE.lock().unwrap_or_else(|e| e.into_inner());
+    f()
 }
 
 /// Source bytes as text. Valid UTF-8 is analysed whatever it contains (a NUL byte in a
@@ -324,6 +443,10 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 
 /// Lowers and classifies one text. Used by the pipeline and by tests.
 pub fn analyse_text(language: Language, text: &str, cat: &Catalogue) -> (FileModel, FileFacts) {
+    one_big_file_at_a_time(text.len(), || analyse_text_now(language, text, cat))
+}
+
+fn analyse_text_now(language: Language, text: &str, cat: &Catalogue) -> (FileModel, FileFacts) {
     let mut model = crate::lang::lower(language, text);
     let facts = classify(&mut model, cat);
     (model, facts)
@@ -349,11 +472,19 @@ fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel)
             more += 1;
             continue;
         }
+        // Limits say themselves what is and is not analysed; only syntax errors get the
+        // parser's consequence.
+        let says_consequence =
+            e.message.contains("not analysed") || e.message.contains("not parsed");
         out.push(FileError {
             path: c.display.clone(),
             line: Some(p.line),
             column: Some(p.column),
-            message: format!("{}{tail}", e.message),
+            message: if says_consequence {
+                e.message.clone()
+            } else {
+                format!("{}{tail}", e.message)
+            },
         });
     }
     if more > 0 {
@@ -396,6 +527,25 @@ pub fn check_text_with(
         path: PathBuf::from(display_path),
         language,
     };
+    let too_big = if text.len() as u64 > config.max_file_size {
+        Err(too_large_message(
+            Some(text.len() as u64),
+            config.max_file_size,
+        ))
+    } else {
+        check_density(text, config.max_file_size)
+    };
+    if let Err(message) = too_big {
+        return Some((
+            Vec::new(),
+            vec![FileError {
+                path: c.display.clone(),
+                line: None,
+                column: None,
+                message,
+            }],
+        ));
+    }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let lines = LineIndex::new(text);
         let (model, mut facts) = analyse_text(language, text, cat);
@@ -458,9 +608,14 @@ pub fn run_text(
         .map_err(config_error)?;
     let display = display_path.strip_prefix("./").unwrap_or(display_path);
     let path = std::path::Path::new(display);
-    let config = resolver.for_path(path).map_err(config_error)?;
+    let mut config = resolver.for_path(path).map_err(config_error)?;
     if !config.includes(path) {
         return Ok(Report::default());
+    }
+    if let Some(limit) = opts.max_file_size {
+        let mut c = (*config).clone();
+        c.max_file_size = limit;
+        config = Arc::new(c);
     }
     let (findings, errors) = check_text_with(display, text, &config)
         .ok_or_else(|| ToolError::StdinName(display.to_string()))?;
@@ -479,6 +634,7 @@ pub fn run_text(
         paths: Default::default(),
         baseline: None,
         stats: Stats::default(),
+        ignored: Default::default(),
     })
 }
 
@@ -491,13 +647,18 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     };
     let mut since = std::time::Instant::now();
     let mut stats = Stats::default();
-    let (candidates, mut errors) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
-        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let (candidates, mut errors, ignored) = crate::discover::discover_counting(
+        &paths,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
     if let Some(shard) = opts.shard {
         errors.retain(|e| shard.contains(&e.path));
     }
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
+    resolver.set_roots(&paths);
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
     stats.discovered = candidates.len();
     stats.phase("discover", &mut since);
@@ -509,6 +670,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
     let mut r = pool.install(|| run_in_pool(&candidates, opts, stats, since));
+    r.ignored = ignored;
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))
@@ -527,10 +689,15 @@ pub fn list_files(
     } else {
         opts.paths.clone()
     };
-    let (candidates, _) = discover_with(&paths, opts.jobs.unwrap_or(0).min(MAX_JOBS))
-        .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let (candidates, _, _) = crate::discover::discover_counting(
+        &paths,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
+    resolver.set_roots(&paths);
     Ok(configure(candidates, &paths, opts, &mut resolver)?
         .into_iter()
         .filter(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
@@ -554,6 +721,7 @@ fn configure(
         roots.iter().map(|r| abs(r)).collect()
     };
     let mut out: Vec<(Candidate, Arc<Config>)> = Vec::with_capacity(candidates.len());
+    let mut overridden: Vec<(*const Config, Arc<Config>)> = Vec::new();
     for c in candidates {
         // The same file reached from two roots (`.` and `crates/a`): `./x` and `x` display
         // alike, and candidates come sorted by display path.
@@ -579,9 +747,25 @@ fn configure(
                 continue;
             }
         }
-        let config = resolver
+        let mut config = resolver
             .for_file(&c.path)
             .map_err(|e| ToolError::Config(Box::new(e)))?;
+        if let Some(limit) = opts.max_file_size
+            && config.max_file_size != limit
+        {
+            // One overridden copy per configuration, so files keep sharing it.
+            let ptr = Arc::as_ptr(&config);
+            config = match overridden.iter().find(|(p, _)| *p == ptr) {
+                Some((_, c)) => c.clone(),
+                None => {
+                    let mut c = (*config).clone();
+                    c.max_file_size = limit;
+                    let c = Arc::new(c);
+                    overridden.push((ptr, c.clone()));
+                    c
+                }
+            };
+        }
         if config.includes(&c.path) {
             out.push((c, config));
         }
@@ -734,7 +918,7 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
-            let text = match read_source(&c.path) {
+            let text = match read_source(&c.path, config.max_file_size) {
                 Ok(t) => t,
                 Err(e) => return Read::Failed(read_error(c, e)),
             };
@@ -904,7 +1088,7 @@ impl Rounds<'_> {
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
-                let text = match read_source(&c.path) {
+                let text = match read_source(&c.path, config.max_file_size) {
                     Ok(t) => t,
                     Err(e) => return Some((i, Err(read_error(c, e)))),
                 };
@@ -1002,7 +1186,7 @@ type Pass2 = (
 );
 
 fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2 {
-    let text = match read_source(&c.path) {
+    let text = match read_source(&c.path, config.max_file_size) {
         Ok(t) => t,
         Err(e) => return (Vec::new(), Some(read_error(c, e)), None),
     };
@@ -1197,14 +1381,15 @@ fn parse_only(candidates: &[Configured], in_shard: &[bool], mut report: Report) 
         .par_iter()
         .zip(in_shard.par_iter())
         .filter(|(_, s)| **s)
-        .map(|((c, _), _)| {
-            let text = match read_source(&c.path) {
+        .map(|((c, config), _)| {
+            let text = match read_source(&c.path, config.max_file_size) {
                 Ok(t) => t,
                 Err(e) => return (0, vec![read_error(c, e)]),
             };
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let lines = LineIndex::new(&text);
-                let model = crate::lang::lower(c.language, &text);
+                let model =
+                    one_big_file_at_a_time(text.len(), || crate::lang::lower(c.language, &text));
                 parse_errors(c, &text, &lines, &model)
             }));
             match r {

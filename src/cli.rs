@@ -202,6 +202,14 @@ enum Command {
         /// With --workspace: leave out this package (repeatable).
         #[arg(long, value_name = "PKG", requires = "workspace")]
         exclude: Vec<String>,
+        /// Walk directories without .gitignore / .ignore and hidden-name rules (what they
+        /// leave out is counted on the summary line otherwise). `.git` is never walked.
+        #[arg(long)]
+        no_ignore: bool,
+        /// Largest source file analysed (bytes, or with a unit: 20MB, 64MiB; default 10MiB).
+        /// A larger file is reported in `errors` and not analysed; overrides `max-file-size`.
+        #[arg(long, value_name = "SIZE", value_parser = crate::fsio::parse_size)]
+        max_file_size: Option<u64>,
         /// Exit 2 when any file could not be analysed (every entry of `errors`: unreadable,
         /// binary, not UTF-8, syntax errors, limits), even if there are no findings.
         #[arg(long)]
@@ -410,6 +418,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             parse_only,
             stats,
             no_prefilter,
+            max_file_size,
+            no_ignore,
             shard,
             fix,
             unsafe_fixes,
@@ -478,6 +488,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 selection,
                 skip_dirs,
                 progress: None,
+                max_file_size,
+                no_ignore,
             };
             let catalogue = Catalogue::builtin();
             if let Some(path) = show_settings {
@@ -1051,6 +1063,10 @@ fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Re
     }
 }
 
+/// Most bytes read from standard input without `--max-file-size` (1 GiB); the
+/// configuration's `max-file-size` (default 10 MiB) then applies.
+const MAX_STDIN_BYTES: u64 = 1 << 30;
+
 /// `check --stdin-filename NAME -`: reads standard input and checks it as `NAME`.
 fn check_stdin(
     opts: &Options,
@@ -1067,11 +1083,30 @@ fn check_stdin(
             "with --stdin-filename, the only PATH allowed is `-`".into(),
         ));
     }
+    // Bounded: the configuration's `max-file-size` is applied once it is known; this is
+    // the most any configuration could ask for without `--max-file-size`.
+    let cap = opts.max_file_size.unwrap_or(MAX_STDIN_BYTES);
     let mut bytes = Vec::new();
     std::io::stdin()
+        .take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| ToolError::Usage(format!("cannot read standard input: {e}")))?;
     let display = crate::text::escape_controls(&name.to_string_lossy().replace('\\', "/"));
+    if bytes.len() as u64 > cap {
+        return Ok(Report {
+            errors: vec![crate::finding::FileError {
+                path: display,
+                line: None,
+                column: None,
+                message: format!(
+                    "standard input: {}",
+                    crate::check::too_large_message(None, cap)
+                ),
+            }],
+            files: 1,
+            ..Report::default()
+        });
+    }
     match crate::check::decode_source(bytes) {
         Ok(text) => run_text(&display, &text, opts, catalogue),
         Err(e) => Ok(Report {

@@ -42,6 +42,7 @@ pub const CONFIG_KEYS: &[&str] = &[
     "exclude",
     "require-suppression-reason",
     "java-version",
+    "max-file-size",
 ];
 
 /// What a configuration says about one rule.
@@ -155,6 +156,9 @@ pub struct Config {
     /// `java-version = 8`: the Java language level fixes are written for (`var` only from
     /// 10). `None`: read from the nearest `pom.xml` / `build.gradle(.kts)`, else 8.
     pub java_version: Option<u32>,
+    /// `max-file-size = "20MB"`: largest source file analysed, bytes; larger files are
+    /// reported in `errors` and not analysed. `--max-file-size` overrides it.
+    pub max_file_size: u64,
 }
 
 impl Config {
@@ -173,6 +177,7 @@ impl Config {
             additions: Vec::new(),
             require_suppression_reason: false,
             java_version: None,
+            max_file_size: crate::fsio::DEFAULT_MAX_FILE_BYTES,
         }
     }
 
@@ -677,6 +682,29 @@ fn from_table(
                         )
                     })?);
             }
+            "max-file-size" => {
+                let v = value.get_ref();
+                let parsed = if let Some(i) = v.as_integer() {
+                    i.as_str()
+                        .parse::<u64>()
+                        .map_err(|_| "a negative size".to_string())
+                } else if let Some(t) = v.as_str() {
+                    crate::fsio::parse_size(t)
+                } else {
+                    Err("not a size".into())
+                };
+                config.max_file_size = parsed.ok().filter(|n| *n > 0).ok_or_else(|| {
+                    ConfigError::at(
+                        path,
+                        text,
+                        value.span(),
+                        "`max-file-size` must be a positive number of bytes or a size with a unit"
+                            .into(),
+                        "write `max-file-size = \"20MB\"` (units: KB, MB, GB, KiB, MiB, GiB)"
+                            .into(),
+                    )
+                })?;
+            }
             _ if catalogue_tables.contains(&name) => {
                 catalogue_part.insert(key.clone(), value.clone());
             }
@@ -1121,6 +1149,9 @@ pub struct Resolver {
     /// Per-file configurations with `[[overrides]]` applied, keyed by the configuration
     /// and the overrides that match.
     by_overrides: HashMap<(*const Config, Vec<usize>), Arc<Config>>,
+    /// The checked paths (absolute): without a repository root, discovery stops at the
+    /// one that contains the file ([`Resolver::set_roots`]).
+    roots: Vec<PathBuf>,
 }
 
 impl Resolver {
@@ -1143,6 +1174,7 @@ impl Resolver {
             by_written_dir: HashMap::new(),
             by_file: HashMap::new(),
             by_overrides: HashMap::new(),
+            roots: Vec::new(),
         };
         if let Some(file) = config_file {
             if !file.is_file() {
@@ -1262,6 +1294,47 @@ impl Resolver {
         Ok(config)
     }
 
+    /// The paths a run checks: discovery outside a git repository stops at them.
+    pub fn set_roots(&mut self, roots: &[PathBuf]) {
+        self.roots = roots
+            .iter()
+            .map(|r| {
+                let a = absolute_path(r);
+                if a.is_dir() {
+                    a
+                } else {
+                    a.parent().map(Path::to_path_buf).unwrap_or(a)
+                }
+            })
+            .collect();
+    }
+
+    /// The highest directory discovery may read a configuration from for files in `dir`:
+    /// the repository root (the nearest directory with a `.git` entry, a directory or a
+    /// worktree's file), else the working directory when `dir` is inside it, else the
+    /// outermost checked path containing `dir`, else `dir` itself. Configuration above it
+    /// is never read unless `--config` names it.
+    fn ceiling(&self, dir: &Path) -> PathBuf {
+        if let Some(git) = dir
+            .ancestors()
+            .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
+        {
+            return git.to_path_buf();
+        }
+        if let Ok(cwd) = std::env::current_dir()
+            && let cwd = absolute_path(&cwd)
+            && dir.starts_with(&cwd)
+        {
+            return cwd;
+        }
+        self.roots
+            .iter()
+            .filter(|r| dir.starts_with(r))
+            .min_by_key(|r| r.components().count())
+            .cloned()
+            .unwrap_or_else(|| dir.to_path_buf())
+    }
+
     /// The nearest configuration above `dir`. Directories passed before any `Cargo.toml`
     /// was seen get the same answer, so they are pushed to `visited` (for the cache) and a
     /// cached one ends the walk.
@@ -1271,7 +1344,11 @@ impl Resolver {
         visited: &mut Vec<PathBuf>,
     ) -> Result<Option<Arc<Config>>, ConfigError> {
         let mut seen_manifest = false;
+        let ceiling = self.ceiling(dir);
         for d in dir.ancestors() {
+            if !d.starts_with(&ceiling) {
+                break;
+            }
             if !seen_manifest {
                 if let Some(c) = self.by_dir.get(d) {
                     return Ok(Some(c.clone()));

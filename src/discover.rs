@@ -195,6 +195,27 @@ pub fn discover_with(
     paths: &[PathBuf],
     threads: usize,
 ) -> Result<(Vec<Candidate>, Vec<FileError>), MissingPath> {
+    discover_counting(paths, threads, true).map(|(f, e, _)| (f, e))
+}
+
+/// What the walk left out by the ignore rules: source files (`.rs`, `.java`, `.kt`,
+/// `.kts`) and directories (not walked, so their files are not counted), `.git` aside.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ignored {
+    pub files: usize,
+    pub dirs: usize,
+}
+
+/// [`discover_with`], honouring `.gitignore` / `.ignore` and hidden files and directories
+/// only when `honour_ignores` (`--no-ignore` turns it off), and counting what they left
+/// out. Files named on the command line are always checked.
+pub fn discover_counting(
+    paths: &[PathBuf],
+    threads: usize,
+    honour_ignores: bool,
+) -> Result<(Vec<Candidate>, Vec<FileError>, Ignored), MissingPath> {
+    let ignored_files = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let ignored_dirs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut files = Vec::new();
     let mut errors = Vec::new();
     for root in paths {
@@ -265,7 +286,34 @@ pub fn discover_with(
             .git_ignore(false)
             .ignore(false)
             .parents(false)
-            .filter_entry(move |e| e.depth() == 0 || !filter_rules.ignored(e))
+            // Hidden entries are filtered here, not by the crate, so they are counted.
+            .hidden(false)
+            .filter_entry({
+                let (files, dirs) = (ignored_files.clone(), ignored_dirs.clone());
+                move |e| {
+                    if e.depth() == 0 {
+                        return true;
+                    }
+                    let name = e.file_name();
+                    if name == ".git" {
+                        return false;
+                    }
+                    if !honour_ignores {
+                        return true;
+                    }
+                    let hidden = name.as_encoded_bytes().first() == Some(&b'.');
+                    if !hidden && !filter_rules.ignored(e) {
+                        return true;
+                    }
+                    let relaxed = std::sync::atomic::Ordering::Relaxed;
+                    if e.file_type().is_some_and(|t| t.is_dir()) {
+                        dirs.fetch_add(1, relaxed);
+                    } else if Language::from_path(e.path()).is_some() {
+                        files.fetch_add(1, relaxed);
+                    }
+                    false
+                }
+            })
             .threads(threads)
             .build_parallel()
             .run(|| {
@@ -326,5 +374,10 @@ pub fn discover_with(
         });
     }
     files.sort();
-    Ok((files, errors))
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    let ignored = Ignored {
+        files: ignored_files.load(relaxed),
+        dirs: ignored_dirs.load(relaxed),
+    };
+    Ok((files, errors, ignored))
 }

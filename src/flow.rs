@@ -241,6 +241,7 @@ impl<'m> Flow<'m> {
                 })
                 .collect();
             let inside_blocked = |s: Span| blocked.iter().any(|b| b.contains(s) && *b != s);
+            let mut getters: Option<HashMap<&str, Option<String>>> = None;
             for atom in &val.atoms {
                 match atom {
                     Atom::Source(s) => {
@@ -262,22 +263,32 @@ impl<'m> Flow<'m> {
                         }
                         // The receiver of a getter (`order.getIdempotencyKey()`): only
                         // that field of it counts.
-                        if let Some(field) = val.atoms.iter().find_map(|a| match a {
-                            Atom::Call(c) => {
+                        // The first such getter per receiver name, found in one pass
+                        // over the atoms (not one pass per name: `format!` with 40,000
+                        // arguments was quadratic).
+                        let getters = getters.get_or_insert_with(|| {
+                            let mut g: HashMap<&str, Option<String>> = HashMap::new();
+                            for a in &val.atoms {
+                                let Atom::Call(c) = a else { continue };
                                 let call = &m.calls[*c];
-                                (call.args.is_empty()
-                                    && call.receiver.as_deref() == Some(name.as_str()))
-                                .then(|| {
-                                    getter_field(&call.callee).or_else(|| {
-                                        self.field_names
-                                            .contains(call.callee.as_str())
-                                            .then(|| call.callee.clone())
-                                    })
-                                })
-                                .flatten()
+                                let Some(r) = call.receiver.as_deref() else {
+                                    continue;
+                                };
+                                if !call.args.is_empty() || g.get(r).is_some_and(Option::is_some) {
+                                    continue;
+                                }
+                                let f = getter_field(&call.callee).or_else(|| {
+                                    self.field_names
+                                        .contains(call.callee.as_str())
+                                        .then(|| call.callee.clone())
+                                });
+                                if f.is_some() {
+                                    g.insert(r, f);
+                                }
                             }
-                            _ => None,
-                        }) {
+                            g
+                        });
+                        if let Some(Some(field)) = getters.get(name.as_str()).cloned() {
                             self.field_writes(&field, &mut work);
                             continue;
                         }

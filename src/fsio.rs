@@ -14,6 +14,76 @@ pub const MAX_CONFIG_BYTES: u64 = 8 << 20;
 pub const MAX_IGNORE_BYTES: u64 = 1 << 20;
 /// Largest baseline file read.
 pub const MAX_BASELINE_BYTES: u64 = 256 << 20;
+/// Default largest source file analysed, bytes (10 MiB): `max-file-size` in the
+/// configuration or `--max-file-size` change it. Parsing and lowering take roughly 100
+/// bytes of memory per source byte, so this bounds one file's memory to about 1 GiB.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 << 20;
+
+/// Parses a size: a number of bytes (`1048576`) or a number with a unit, `KB`/`MB`/`GB`
+/// (powers of 1,000) or `KiB`/`MiB`/`GiB` (powers of 1,024), case-insensitive, with or
+/// without a space: `10MB`, `10 MiB`, `512kib`. Fractions are allowed with a unit (`1.5MB`).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim().to_ascii_lowercase();
+    let mult: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "kb" | "k" => 1_000,
+        "mb" | "m" => 1_000_000,
+        "gb" | "g" => 1_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "`{}` is not a size: write a number of bytes or a number with KB, MB, GB, KiB, MiB or GiB (`10MB`)",
+                crate::text::escape_controls(&s.chars().take(40).collect::<String>())
+            ));
+        }
+    };
+    let bad = || {
+        format!(
+            "`{}` is not a size: write a number of bytes or a number with KB, MB, GB, KiB, MiB or GiB (`10MB`)",
+            crate::text::escape_controls(&s.chars().take(40).collect::<String>())
+        )
+    };
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let v = if num.contains('.') {
+        let f: f64 = num.parse().map_err(|_| bad())?;
+        let b = f * mult as f64;
+        if !b.is_finite() || b >= u64::MAX as f64 {
+            return Err(bad());
+        }
+        b as u64
+    } else {
+        num.parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(mult))
+            .ok_or_else(bad)?
+    };
+    Ok(v)
+}
+
+/// A byte count for people: `10 MiB`, `1.5 MiB`, `900 KiB`, `12 bytes`.
+pub fn human_size(n: u64) -> String {
+    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (size, name) in units {
+        if n >= size {
+            let v = n as f64 / size as f64;
+            return if n.is_multiple_of(size) {
+                format!("{} {name}", n / size)
+            } else {
+                format!("{v:.1} {name}")
+            };
+        }
+    }
+    format!("{n} bytes")
+}
 
 /// Why a file was not read.
 #[derive(Debug)]

@@ -71,6 +71,9 @@ pub const FIX_ALL_KIND: &str = "source.fixAll.idemlint";
 /// Largest message body accepted, bytes; a larger one is read past and dropped.
 const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
+/// Longest header line kept, bytes; a longer one is read past (not stored) and skipped.
+const MAX_HEADER_LINE: usize = 8 << 10;
+
 /// Runs the server on stdin/stdout until `exit`; returns the process exit code.
 ///
 /// The server loop runs on a thread with the analysis stack size
@@ -102,6 +105,128 @@ pub enum Incoming {
     /// A body that is JSON but not a valid message; carries its `id` when it had one, so
     /// the request can be answered with an error instead of leaving the client waiting.
     Invalid(Option<RequestId>),
+    /// The analysis thread's result for one version of a document (internal).
+    Analysed(Box<Analysed>),
+    /// The client's input ended (internal: the analysis thread keeps the channel open).
+    End,
+}
+
+/// One document version to analyse off the server loop.
+struct Job {
+    key: String,
+    version: i32,
+    display: String,
+    text: String,
+}
+
+/// What the analysis thread found for one document version.
+pub struct Analysed {
+    key: String,
+    version: i32,
+    findings: Vec<Finding>,
+    errors: Vec<FileError>,
+    config_error: Option<ConfigError>,
+}
+
+/// Latest version of every open supported document, shared with the analysis thread so
+/// it skips (cancels) queued work for versions that are already stale or closed.
+type Latest = std::sync::Arc<std::sync::Mutex<HashMap<String, i32>>>;
+
+/// Analyses `text` as `display` under the configuration `check` would use for it:
+/// findings, file errors and a configuration error. `None`: not a supported language.
+fn analyse(
+    catalogue: &Catalogue,
+    display: &str,
+    text: &str,
+) -> Option<(Vec<Finding>, Vec<FileError>, Option<ConfigError>)> {
+    // The configuration is looked up afresh for every analysis (as `check` does per
+    // run), so edits to `idemlint.toml` apply from the document's next change.
+    let path = Path::new(display);
+    let resolved =
+        Resolver::new(catalogue, None, RuleSelection::default()).and_then(|mut r| r.for_path(path));
+    match resolved {
+        Ok(config) if !config.includes(path) => Some((Vec::new(), Vec::new(), None)),
+        Ok(config) => {
+            crate::check::check_text_with(display, text, &config).map(|(f, e)| (f, e, None))
+        }
+        Err(e) => Some((Vec::new(), Vec::new(), Some(e))),
+    }
+}
+
+/// The analysis thread: takes jobs from `jobs`, keeps only the newest queued job of each
+/// document, skips versions no longer current in `latest`, and sends results to `out`.
+/// A job that has started runs to its end (its result is dropped if stale by then).
+fn spawn_analyser(
+    jobs: mpsc::Receiver<Job>,
+    out: mpsc::Sender<Incoming>,
+    latest: Latest,
+    catalogue: Catalogue,
+) -> bool {
+    std::thread::Builder::new()
+        .name("idemlint-lsp-analysis".into())
+        .stack_size(crate::check::STACK_SIZE)
+        .spawn(move || {
+            while let Ok(first) = jobs.recv() {
+                let mut queue = vec![first];
+                queue.extend(jobs.try_iter());
+                // The newest job per document, in arrival order.
+                let mut newest: Vec<Job> = Vec::new();
+                for j in queue {
+                    newest.retain(|n| n.key != j.key);
+                    newest.push(j);
+                }
+                for job in newest {
+                    let current = latest
+                        .lock()
+                        .map(|l| l.get(&job.key) == Some(&job.version))
+                        .unwrap_or(true);
+                    if !current {
+                        continue;
+                    }
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        analyse(&catalogue, &job.display, &job.text)
+                    }));
+                    drop(job.text);
+                    let (findings, errors, config_error) = match r {
+                        Ok(Some(r)) => r,
+                        Ok(None) => continue,
+                        Err(p) => (
+                            Vec::new(),
+                            vec![FileError {
+                                path: job.display.clone(),
+                                line: None,
+                                column: None,
+                                message: format!(
+                                    "internal error while analysing this file (please report it): {}",
+                                    panic_text(&p)
+                                ),
+                            }],
+                            None,
+                        ),
+                    };
+                    let msg = Analysed {
+                        key: job.key,
+                        version: job.version,
+                        findings,
+                        errors,
+                        config_error,
+                    };
+                    if out.send(Incoming::Analysed(Box::new(msg))).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+        .is_ok()
+}
+
+/// Returns freed heap memory to the operating system (glibc keeps it otherwise, so a
+/// closed 20 MB document would leave its gigabyte of parse memory resident).
+fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// Reads framed messages from `input` on a new thread and sends them to `tx` until the
@@ -139,11 +264,39 @@ fn read_frame(input: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
         let mut saw_header = false;
         loop {
             let mut line = Vec::new();
-            if input.read_until(b'\n', &mut line)? == 0 {
+            let n = input
+                .by_ref()
+                .take(MAX_HEADER_LINE as u64)
+                .read_until(b'\n', &mut line)?;
+            if n == 0 {
                 if saw_header {
                     log("the input ended inside a message header");
                 }
                 return Ok(None);
+            }
+            if !line.ends_with(b"\n") && n == MAX_HEADER_LINE {
+                // Read past the rest of the line without keeping it.
+                log(&format!(
+                    "a header line longer than {MAX_HEADER_LINE} bytes was skipped"
+                ));
+                loop {
+                    let buf = input.fill_buf()?;
+                    if buf.is_empty() {
+                        return Ok(None);
+                    }
+                    match buf.iter().position(|&b| b == b'\n') {
+                        Some(p) => {
+                            input.consume(p + 1);
+                            break;
+                        }
+                        None => {
+                            let len = buf.len();
+                            input.consume(len);
+                        }
+                    }
+                }
+                saw_header = true;
+                continue;
             }
             let line = String::from_utf8_lossy(&line);
             let line = line.trim_end_matches(['\r', '\n']);
@@ -241,6 +394,10 @@ struct Document {
     published: Vec<Published>,
     /// The findings behind `published` (for "fix all").
     findings: Vec<Finding>,
+    /// The version `published` was computed from.
+    published_version: Option<i32>,
+    /// The version last handed to the analysis thread.
+    queued_version: Option<i32>,
 }
 
 /// A published diagnostic, remembered for hover and code actions.
@@ -270,6 +427,10 @@ struct Server<W: Write> {
     documents: HashMap<String, Document>,
     /// Documents changed since their diagnostics were last published.
     dirty: BTreeSet<String>,
+    /// Jobs for the analysis thread (`None`: it could not be started; analyse inline).
+    jobs: Option<mpsc::Sender<Job>>,
+    /// Latest version of each open document, read by the analysis thread.
+    latest: Latest,
 }
 
 /// Serves the messages arriving on `rx`, writing to `out`, until `exit` or the end of the
@@ -278,8 +439,34 @@ struct Server<W: Write> {
 /// Diagnostics are recomputed lazily: a document changed by `didOpen`/`didChange` is
 /// analysed once no further message is waiting (so a burst of edits is analysed once), or
 /// before a request that needs its diagnostics.
-pub fn serve<W: Write>(rx: mpsc::Receiver<Incoming>, out: W) -> i32 {
+pub fn serve<W: Write>(input: mpsc::Receiver<Incoming>, out: W) -> i32 {
+    // The client's messages and the analysis thread's results arrive on one channel.
+    let (tx, rx) = mpsc::channel();
+    let forward = tx.clone();
+    let forwarded = std::thread::Builder::new()
+        .name("idemlint-lsp-forward".into())
+        .spawn(move || {
+            for m in input {
+                if forward.send(m).is_err() {
+                    return;
+                }
+            }
+            let _ = forward.send(Incoming::End);
+        })
+        .is_ok();
+    if !forwarded {
+        log("could not start the forwarding thread");
+        return 1;
+    }
+    let latest: Latest = Default::default();
+    let (jobs_tx, jobs_rx) = mpsc::channel();
+    let jobs = spawn_analyser(jobs_rx, tx, latest.clone(), Catalogue::builtin()).then_some(jobs_tx);
+    if jobs.is_none() {
+        log("could not start the analysis thread; analysing on the server thread");
+    }
     let mut server = Server {
+        jobs,
+        latest,
         out,
         catalogue: Catalogue::builtin(),
         encoding: Encoding::Utf16,
@@ -303,6 +490,10 @@ pub fn serve<W: Write>(rx: mpsc::Receiver<Incoming>, out: W) -> i32 {
                 }
                 rx.recv().ok()
             }
+        };
+        let incoming = match incoming {
+            Some(Incoming::End) => None,
+            other => other,
         };
         let Some(incoming) = incoming else {
             // End of input: like `exit`.
@@ -356,7 +547,8 @@ impl<W: Write> Server<W> {
             Incoming::Invalid(Some(id)) => {
                 self.reply_err(id, ErrorCode::InvalidRequest, "malformed message".into())?;
             }
-            Incoming::Invalid(None) | Incoming::Message(Message::Response(_)) => {}
+            Incoming::Invalid(None) | Incoming::Message(Message::Response(_)) | Incoming::End => {}
+            Incoming::Analysed(a) => self.analysed(*a)?,
             Incoming::Message(Message::Request(req)) => self.request(req)?,
             Incoming::Message(Message::Notification(n)) => {
                 if n.method == "exit" {
@@ -523,6 +715,8 @@ impl<W: Write> Server<W> {
                 supported,
                 published: Vec::new(),
                 findings: Vec::new(),
+                published_version: None,
+                queued_version: None,
             },
         );
         if supported {
@@ -557,11 +751,17 @@ impl<W: Write> Server<W> {
     fn did_close(&mut self, p: DidCloseTextDocumentParams) -> Io {
         let key = p.text_document.uri.as_str().to_string();
         self.dirty.remove(&key);
+        if let Ok(mut l) = self.latest.lock() {
+            l.remove(&key);
+        }
         if let Some(doc) = self.documents.remove(&key)
             && doc.supported
         {
+            let uri = doc.uri.clone();
+            drop(doc);
+            release_memory();
             let params = PublishDiagnosticsParams {
-                uri: doc.uri,
+                uri,
                 diagnostics: Vec::new(),
                 version: None,
             };
@@ -574,31 +774,62 @@ impl<W: Write> Server<W> {
         self.send(Notification::new("textDocument/publishDiagnostics".into(), params).into())
     }
 
-    /// Analyses every changed document and publishes its diagnostics.
+    /// Hands every changed document to the analysis thread (or, without one, analyses
+    /// and publishes it here); its diagnostics are published when the result arrives.
     fn publish_dirty(&mut self) -> Io {
         for key in std::mem::take(&mut self.dirty) {
-            self.publish_one(&key)?;
+            let Some(jobs) = &self.jobs else {
+                self.publish_one(&key)?;
+                continue;
+            };
+            let Some(doc) = self.documents.get_mut(&key) else {
+                continue;
+            };
+            if doc.queued_version == Some(doc.version) || doc.published_version == Some(doc.version)
+            {
+                continue;
+            }
+            if let Ok(mut l) = self.latest.lock() {
+                l.insert(key.clone(), doc.version);
+            }
+            doc.queued_version = Some(doc.version);
+            let job = Job {
+                key: key.clone(),
+                version: doc.version,
+                display: doc.display.clone(),
+                text: doc.text.clone(),
+            };
+            if jobs.send(job).is_err() {
+                self.jobs = None;
+                self.publish_one(&key)?;
+            }
         }
         Ok(())
     }
 
-    fn publish_one(&mut self, key: &str) -> Io {
+    /// A result from the analysis thread: published when it is for the document's
+    /// current version and that version has not been published yet; dropped otherwise.
+    fn analysed(&mut self, a: Analysed) -> Io {
         let encoding = self.encoding;
-        let Some(doc) = self.documents.get_mut(key) else {
+        let Some(doc) = self.documents.get_mut(&a.key) else {
             return Ok(());
         };
-        // The configuration is looked up afresh for every analysis (as `check` does per
-        // run), so edits to `idemlint.toml` apply from the document's next change.
-        let path = Path::new(&doc.display);
-        let resolved = Resolver::new(&self.catalogue, None, RuleSelection::default())
-            .and_then(|mut r| r.for_path(path));
-        let (findings, errors, config_error) = match resolved {
-            Ok(config) if !config.includes(path) => (Vec::new(), Vec::new(), None),
-            Ok(config) => match crate::check::check_text_with(&doc.display, &doc.text, &config) {
-                Some((findings, errors)) => (findings, errors, None),
-                None => return Ok(()),
-            },
-            Err(e) => (Vec::new(), Vec::new(), Some(e)),
+        if doc.version != a.version || doc.published_version == Some(a.version) {
+            return Ok(());
+        }
+        self.store_and_publish(&a.key, a.findings, a.errors, a.config_error, encoding)
+    }
+
+    fn store_and_publish(
+        &mut self,
+        key: &str,
+        findings: Vec<Finding>,
+        errors: Vec<FileError>,
+        config_error: Option<ConfigError>,
+        encoding: Encoding,
+    ) -> Io {
+        let Some(doc) = self.documents.get_mut(key) else {
+            return Ok(());
         };
         let (mut diagnostics, published) = to_diagnostics(doc, &findings, &errors, encoding);
         if let Some(e) = config_error {
@@ -606,6 +837,7 @@ impl<W: Write> Server<W> {
         }
         doc.published = published;
         doc.findings = findings;
+        doc.published_version = Some(doc.version);
         let params = PublishDiagnosticsParams {
             uri: doc.uri.clone(),
             diagnostics,
@@ -614,10 +846,29 @@ impl<W: Write> Server<W> {
         self.publish(params)
     }
 
+    /// Analyses `key` here, now, and publishes its diagnostics.
+    fn publish_one(&mut self, key: &str) -> Io {
+        let encoding = self.encoding;
+        let Some(doc) = self.documents.get(key) else {
+            return Ok(());
+        };
+        let Some((findings, errors, config_error)) =
+            analyse(&self.catalogue, &doc.display, &doc.text)
+        else {
+            return Ok(());
+        };
+        self.store_and_publish(key, findings, errors, config_error, encoding)
+    }
+
     /// Publishes `key`'s diagnostics now if the document changed since they were last
     /// computed, so a request sees the current text's findings.
     fn refresh(&mut self, key: &str) -> Io {
-        if self.dirty.remove(key) {
+        let stale = self
+            .documents
+            .get(key)
+            .is_some_and(|d| d.supported && d.published_version != Some(d.version));
+        self.dirty.remove(key);
+        if stale {
             self.publish_one(key)?;
         }
         Ok(())

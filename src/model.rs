@@ -41,6 +41,15 @@ pub fn receiver_tail(raw: &str) -> &str {
     while !raw.is_char_boundary(cut) {
         cut += 1;
     }
+    // Start at a token boundary: a cut inside an identifier would leave a name (`er` of
+    // `filter`) that is not in the text.
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    while let Some(c) = raw[cut..].chars().next() {
+        if !ident(c) || !raw[..cut].chars().next_back().is_some_and(ident) {
+            break;
+        }
+        cut += c.len_utf8();
+    }
     &raw[cut..]
 }
 

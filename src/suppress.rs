@@ -96,6 +96,28 @@ fn comments(
     found: &mut Vec<Suppression>,
     bad: &mut Vec<Malformed>,
 ) {
+    // String literals sorted by start, with the largest end so far: an offset is inside
+    // a string when the largest end among the strings starting at or before it is past it
+    // (one binary search per directive instead of a scan of every string).
+    let mut strings: Vec<(usize, usize)> = model
+        .strings
+        .iter()
+        .map(|s| (s.span.start, s.span.end))
+        .collect();
+    strings.sort_unstable();
+    let mut max_end = Vec::with_capacity(strings.len());
+    let mut m = 0;
+    for &(_, e) in &strings {
+        m = m.max(e);
+        max_end.push(m);
+    }
+    let in_string = |at: usize| {
+        let n = strings.partition_point(|&(s, _)| s <= at);
+        n > 0 && max_end[n - 1] > at
+    };
+    // The first line at or after each line that is not a `//` comment line, filled on
+    // first use from the end (stacked directives resolve in linear time, not quadratic).
+    let mut next_code: Option<Vec<usize>> = None;
     for (at, _) in text.match_indices(MARKER) {
         let line_start = text[..at].rfind('\n').map_or(0, |p| p + 1);
         let before = text[line_start..at].trim_end();
@@ -111,11 +133,7 @@ fn comments(
         if text[..opener].ends_with('/') {
             continue;
         }
-        if model
-            .strings
-            .iter()
-            .any(|s| s.span.start <= opener && opener < s.span.end)
-        {
+        if in_string(opener) {
             continue;
         }
         let line_end = text[at..].find('\n').map_or(text.len(), |p| at + p);
@@ -148,11 +166,21 @@ fn comments(
         let target = if trailing {
             line
         } else {
-            (line + 1..=lines.line_count())
-                .find(|l| {
-                    line_text(text, lines, *l).is_none_or(|t| !t.trim_start().starts_with("//"))
-                })
-                .unwrap_or(line + 1)
+            let next = next_code.get_or_insert_with(|| {
+                let n = lines.line_count();
+                // next[l] for 1-based l in 1..=n+1; n + 1 stands for "none".
+                let mut next = vec![n + 1; n + 2];
+                for l in (1..=n).rev() {
+                    let comment =
+                        line_text(text, lines, l).is_some_and(|t| t.trim_start().starts_with("//"));
+                    next[l] = if comment { next[l + 1] } else { l };
+                }
+                next
+            });
+            match next.get(line + 1) {
+                Some(&l) if l <= lines.line_count() => l,
+                _ => line + 1,
+            }
         };
         found.push(Suppression {
             reach: Reach::Line(target),
@@ -288,10 +316,57 @@ fn covers(s: &Suppression, f: &Finding) -> bool {
     }
 }
 
+/// The suppressions of a file by the line they cover, and those covering a declaration
+/// (annotations), so a finding is matched against the few that can cover it.
+struct ByReach {
+    by_line: std::collections::HashMap<usize, Vec<usize>>,
+    /// Annotation suppressions sorted by the start of their span, with the largest end
+    /// among the first `i + 1` in `max_end[i]`: the ones that can contain a span are
+    /// found walking back from the last starting at or before it, stopping where no
+    /// earlier one reaches its end.
+    within: Vec<(Span, usize)>,
+    max_end: Vec<usize>,
+}
+
+impl ByReach {
+    fn new(sups: &[Suppression]) -> ByReach {
+        let mut r = ByReach {
+            by_line: Default::default(),
+            within: Vec::new(),
+            max_end: Vec::new(),
+        };
+        for (i, s) in sups.iter().enumerate() {
+            match s.reach {
+                Reach::Line(l) => r.by_line.entry(l).or_default().push(i),
+                Reach::Within(t) => r.within.push((t, i)),
+            }
+        }
+        r.within.sort_by_key(|(t, i)| (t.start, *i));
+        let mut m = 0;
+        for (t, _) in &r.within {
+            m = m.max(t.end);
+            r.max_end.push(m);
+        }
+        r
+    }
+
+    /// Indices of the suppressions that can cover a finding at `span` on `line`.
+    fn candidates(&self, line: usize, span: Span) -> Vec<usize> {
+        let mut out: Vec<usize> = self.by_line.get(&line).cloned().unwrap_or_default();
+        let mut k = self.within.partition_point(|(t, _)| t.start <= span.start);
+        while k > 0 && self.max_end[k - 1] >= span.end {
+            k -= 1;
+            out.push(self.within[k].1);
+        }
+        out
+    }
+}
+
 /// True when a suppression names `f`'s rule and covers it; marks every such id used.
-fn suppressed(f: &Finding, sups: &[Suppression], used: &mut [Vec<bool>]) -> bool {
+fn suppressed(f: &Finding, sups: &[Suppression], index: &ByReach, used: &mut [Vec<bool>]) -> bool {
     let mut hit = false;
-    for (s, u) in sups.iter().zip(used.iter_mut()) {
+    for i in index.candidates(f.line, f.span) {
+        let (s, u) = (&sups[i], &mut used[i]);
         if !covers(s, f) {
             continue;
         }
@@ -362,7 +437,8 @@ pub fn apply(ctx: &Ctx, findings: Vec<Finding>, config: &Config) -> Vec<Finding>
         return findings;
     }
     let mut used: Vec<Vec<bool>> = sups.iter().map(|s| vec![false; s.ids.len()]).collect();
-    findings.retain(|f| !suppressed(f, &sups, &mut used));
+    let index = ByReach::new(&sups);
+    findings.retain(|f| !suppressed(f, &sups, &index, &mut used));
 
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
     let mut meta = Vec::new();
@@ -447,7 +523,7 @@ pub fn apply(ctx: &Ctx, findings: Vec<Finding>, config: &Config) -> Vec<Finding>
             Some(f)
         })
         .collect();
-    meta.retain(|f| !suppressed(f, &sups, &mut used));
+    meta.retain(|f| !suppressed(f, &sups, &index, &mut used));
     findings.extend(meta);
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     findings

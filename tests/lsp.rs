@@ -465,3 +465,75 @@ fn configuration_and_suppressions_apply() {
     c.notify("exit", Value::Null);
     assert_eq!(c.wait_exit(), 0);
 }
+
+/// Item 16: analysis runs off the server loop, so a request about another document is
+/// answered while a large document is analysed; the edits that arrive meanwhile make the
+/// stale work be dropped and only the newest version's diagnostics matter; a header line
+/// without a newline is read past with bounded memory, and the server goes on.
+#[test]
+fn analysis_runs_off_the_loop_and_headers_are_bounded() {
+    let mut c = Client::start();
+    c.request("initialize", json!({"capabilities": {}}));
+    c.notify("initialized", json!({}));
+    // About 2 MB of Kotlin: seconds of analysis in a debug build.
+    let mut big = String::from("import java.util.UUID\n");
+    let mut i = 0;
+    while big.len() < 2 << 20 {
+        big.push_str(&format!(
+            "fun helper{i}(a: Int, b: String): String {{\n    val idempotencyKey = \"order-$a-$b-{i}\"\n    return listOf(a, b).joinToString(\",\") + idempotencyKey\n}}\n"
+        ));
+        i += 1;
+    }
+    let big_uri = file_uri("Big.kt");
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": big_uri, "languageId": "kotlin", "version": 1, "text": big}}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let other = file_uri("Other.kt");
+    let id = c.next_id;
+    c.next_id += 1;
+    c.send(
+        json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": other}, "position": {"line": 0, "character": 0}}}),
+    );
+    // The hover's answer comes before the big document's diagnostics.
+    let first = c.wait_for(|m| m["id"] == id || m["params"]["uri"] == big_uri.as_str());
+    assert_eq!(
+        first["id"], id,
+        "the hover waited for the analysis: {first}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    // Two quick edits: the diagnostics that end up published are version 3's.
+    for v in [2, 3] {
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": big_uri, "version": v},
+                "contentChanges": [{"text": if v == 3 { BAD } else { "fun x() {}\n" }}]}),
+        );
+    }
+    let d = c.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == big_uri.as_str()
+            && m["params"]["version"] == 3
+    });
+    assert_eq!(
+        d["params"]["diagnostics"].as_array().unwrap().len(),
+        1,
+        "{d}"
+    );
+
+    // A 4 MB header line without a newline, then a well-formed request.
+    let mut junk = vec![b'X'; 4 << 20];
+    junk.extend_from_slice(b"\r\n\r\n");
+    c.stdin.write_all(&junk).unwrap();
+    let r = c.request("shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    c.notify("exit", Value::Null);
+    assert_eq!(c.wait_exit(), 0);
+}

@@ -99,9 +99,14 @@ fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> S
 /// scope encloses the call (a field of an enclosing type included).
 fn receiver_types(m: &mut FileModel, text: &str) {
     use std::collections::HashMap;
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    // Bindings by (name, scope), in declaration order: a call looks only at the scopes
+    // that enclose it (linear in calls × nesting depth, not calls × bindings of a name).
+    let mut by_name: HashMap<(&str, usize), Vec<usize>> = HashMap::new();
     for (i, b) in m.bindings.iter().enumerate() {
-        by_name.entry(b.name.as_str()).or_default().push(i);
+        by_name
+            .entry((b.name.as_str(), b.scope))
+            .or_default()
+            .push(i);
     }
     let mut types: HashMap<usize, String> = HashMap::new();
     let mut out: Vec<(usize, String)> = Vec::new();
@@ -116,23 +121,23 @@ fn receiver_types(m: &mut FileModel, text: &str) {
         if r.is_empty() || !r.chars().all(is_ident_char) {
             continue;
         }
-        let Some(cands) = by_name.get(r) else {
-            continue;
-        };
         // Innermost enclosing scope wins; among bindings of one scope, the last declared
         // before the call (a field anywhere in its type).
-        let mut best: Option<(usize, usize)> = None; // (depth, binding)
-        for &bi in cands {
-            let b = &m.bindings[bi];
-            if !m.is_within(c.scope, b.scope) {
+        let mut best: Option<((), usize)> = None; // ((), binding)
+        for scope in m.ancestors(c.scope) {
+            let Some(cands) = by_name.get(&(r, scope)) else {
                 continue;
-            }
-            if b.kind != crate::model::BindingKind::Field && b.name_span.start > c.span.start {
-                continue;
-            }
-            let depth = m.ancestors(b.scope).count();
-            if best.is_none_or(|(d, _)| depth >= d) {
-                best = Some((depth, bi));
+            };
+            best = cands
+                .iter()
+                .rev()
+                .find(|&&bi| {
+                    let b = &m.bindings[bi];
+                    b.kind == crate::model::BindingKind::Field || b.name_span.start <= c.span.start
+                })
+                .map(|&bi| ((), bi));
+            if best.is_some() {
+                break;
             }
         }
         let Some((_, bi)) = best else { continue };

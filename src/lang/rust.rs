@@ -32,6 +32,18 @@ pub fn lower(text: &str) -> FileModel {
         });
         return model;
     }
+    // A method chain or operator chain nests one level per call or operator; the walker
+    // stops at MAX_DEPTH anyway, and getting there costs time quadratic in the chain's
+    // length (spans of the nested expressions), so a longer chain is refused up front.
+    if let Some(at) = chain_too_long(text, MAX_DEPTH) {
+        model.errors.push(ParseError {
+            message: format!(
+                "an expression nests more than {MAX_DEPTH} levels (a chain of method calls, field accesses, binary operators or closures); the file is not parsed"
+            ),
+            span: Span::new(at, at),
+        });
+        return model;
+    }
     let prefix = stripped_prefix(text);
     match syn::parse_file(text) {
         Ok(file) => {
@@ -42,6 +54,7 @@ pub fn lower(text: &str) -> FileModel {
                 scope: 0,
                 depth: 0,
                 too_deep: false,
+                macro_too_deep: false,
             };
             for attr in &file.attrs {
                 let a = l.annotation(attr);
@@ -75,6 +88,10 @@ pub fn lower(text: &str) -> FileModel {
     proc_macro2::extra::invalidate_current_thread_spans();
     model
 }
+
+/// Deepest brace nesting inside one macro's tokens that is lowered (`json!` objects in
+/// objects); each level parses the tokens below it again, so deeper ones are reported.
+pub const MAX_MACRO_BRACES: u32 = 6;
 
 /// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
 pub const PARSE_DEPTH_LIMIT: usize = 5_000;
@@ -150,6 +167,69 @@ fn too_deeply_nested(text: &str, limit: usize) -> Option<usize> {
     None
 }
 
+/// A byte offset where one expression first has more than `limit` postfix `.` or binary
+/// operators at one bracket level between `;`, `,` and `=` (each nests the expression one
+/// level deeper); `None` when none does. Comments and strings are skipped approximately,
+/// which can only make counts larger. Linear in the text.
+fn chain_too_long(text: &str, limit: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut counts: Vec<usize> = vec![0];
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !b[i..].starts_with(b"*/") {
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                continue;
+            }
+            b'(' | b'[' | b'{' => counts.push(0),
+            b')' | b']' | b'}' if counts.len() > 1 => {
+                counts.pop();
+            }
+            b';' | b',' | b'=' => {
+                if let Some(n) = counts.last_mut() {
+                    *n = 0;
+                }
+            }
+            b'.' | b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'|' | b'&' => {
+                // `..` and `::` are not chain links; `->` is not an operator.
+                let next = b.get(i + 1).copied();
+                let link = !matches!((c, next), (b'.', Some(b'.')) | (b'-', Some(b'>')));
+                if link && let Some(n) = counts.last_mut() {
+                    *n += 1;
+                    if *n > limit {
+                        return Some(i);
+                    }
+                }
+                if c == b'.' && b.get(i + 1) == Some(&b'.') {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Bytes syn skips before lexing: a UTF-8 BOM and a shebang line (not `#![`).
 fn stripped_prefix(text: &str) -> usize {
     let mut prefix = 0;
@@ -180,6 +260,8 @@ struct Lowerer<'a> {
     scope: ScopeId,
     depth: usize,
     too_deep: bool,
+    /// A macro body nested past [`MAX_MACRO_BRACES`] was reported.
+    macro_too_deep: bool,
 }
 
 fn peel(mut e: &Expr) -> &Expr {
@@ -349,20 +431,23 @@ impl<'a> Lowerer<'a> {
         out
     }
 
-    fn enter(&mut self) -> bool {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+    /// One level deeper; `false` (and nothing entered) past MAX_DEPTH, when the first
+    /// refusal is reported at `at()`, the construct that is not analysed.
+    fn enter(&mut self, at: impl FnOnce(&Self) -> Span) -> bool {
+        if self.depth >= MAX_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;
+                let span = at(self);
                 self.m.errors.push(ParseError {
                     message: format!(
-                        "nesting deeper than {MAX_DEPTH} levels; the rest of this construct is not analysed"
+                        "nesting deeper than {MAX_DEPTH} levels; this construct (and any other nested as deep) is not analysed, the rest of the file is"
                     ),
-                    span: Span::new(0, 0),
+                    span,
                 });
             }
             return false;
         }
+        self.depth += 1;
         true
     }
 
@@ -391,7 +476,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn item(&mut self, item: &Item) {
-        if !self.enter() {
+        if !self.enter(|l| l.sp(item)) {
             return;
         }
         match item {
@@ -647,7 +732,7 @@ impl<'a> Lowerer<'a> {
 
     /// Walks an expression, appending its atoms; returns what it is.
     fn expr(&mut self, e: &Expr, atoms: &mut Vec<Atom>) -> ExprInfo {
-        if !self.enter() {
+        if !self.enter(|l| l.sp(e)) {
             return ExprInfo::default();
         }
         let info = self.expr_inner(e, atoms);
@@ -1236,7 +1321,25 @@ impl<'a> Lowerer<'a> {
     /// every fact points at the text as written. Nesting is bounded.
     fn macro_body(&mut self, tokens: proc_macro2::TokenStream, atoms: &mut Vec<Atom>, depth: u32) {
         use syn::parse::Parser;
-        if depth > 6 || tokens.is_empty() {
+        if tokens.is_empty() {
+            return;
+        }
+        if depth > MAX_MACRO_BRACES {
+            if !self.macro_too_deep {
+                self.macro_too_deep = true;
+                let start = tokens
+                    .clone()
+                    .into_iter()
+                    .next()
+                    .map(|t| self.span(t.span()))
+                    .unwrap_or_default();
+                self.m.errors.push(ParseError {
+                    message: format!(
+                        "macro tokens nested deeper than {MAX_MACRO_BRACES} brace levels (`json!({{..{{..}}}})`); what is inside is not analysed, the rest of the file is"
+                    ),
+                    span: start,
+                });
+            }
             return;
         }
         if let Ok(file) = syn::parse2::<syn::File>(tokens.clone())

@@ -194,6 +194,16 @@ pub fn summary(report: &Report) -> String {
             format!(", {} file problem(s) reported above", report.errors.len())
         }
     ));
+    let ig = report.ignored;
+    if ig.files + ig.dirs > 0 {
+        out.push_str(&format!(
+            "idemlint: not checked: {} source file{} and {} director{} matched by .gitignore/.ignore or hidden (`--show-files --no-ignore` lists them; name files or pass --no-ignore to check them)\n",
+            ig.files,
+            if ig.files == 1 { "" } else { "s" },
+            ig.dirs,
+            if ig.dirs == 1 { "y" } else { "ies" },
+        ));
+    }
     if !report.findings.is_empty() {
         out.push_str(&fix_summary(&report.findings));
     }

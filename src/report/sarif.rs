@@ -458,8 +458,17 @@ fn artifact(path: &str, srcroot: Option<&Path>) -> ArtifactLocation {
     }
 }
 
-/// The finding's region with its text as `snippet`, and the whole lines it is on as the
-/// context region, when the file's text is at hand and the span fits it.
+/// Most bytes of context shown on each side of a finding in `contextRegion` (a long line
+/// is cut to this window, so one minified line with many findings cannot multiply the
+/// report by its length).
+pub const MAX_CONTEXT_BYTES: usize = 512;
+
+/// Longest finding text given as the region's `snippet`, bytes (longer ones have none).
+pub const MAX_SNIPPET_BYTES: usize = 4096;
+
+/// The finding's region with its text as `snippet`, and the lines it is on (at most
+/// [`MAX_CONTEXT_BYTES`] on each side) as the context region, when the file's text is at
+/// hand and the span fits it.
 fn regions(f: &Finding, text: Option<&str>) -> (Region, Option<Region>) {
     let mut region = Region::range(f.line, f.column, f.end_line, f.end_column);
     let Some(text) = text else {
@@ -469,21 +478,36 @@ fn regions(f: &Finding, text: Option<&str>) -> (Region, Option<Region>) {
     let Some(snippet) = text.get(start..end) else {
         return (region, None);
     };
+    if snippet.len() > MAX_SNIPPET_BYTES {
+        return (region, None);
+    }
     region.snippet = Some(Text {
         text: snippet.to_string(),
     });
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let mut line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    let mut lo = start.saturating_sub(MAX_CONTEXT_BYTES);
+    while !text.is_char_boundary(lo) {
+        lo += 1;
+    }
+    let mut hi = (end + MAX_CONTEXT_BYTES).min(text.len());
+    while !text.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    let line_start = text[lo..start].rfind('\n').map_or(lo, |i| lo + i + 1);
+    let mut line_end = text[end..hi].find('\n').map_or(hi, |i| end + i);
     if text[..line_end].ends_with('\r') && line_end > end {
         line_end -= 1;
     }
     let lines = &text[line_start..line_end];
-    let last_line = lines.rsplit('\n').next().unwrap_or(lines);
+    let start_column = f
+        .column
+        .saturating_sub(text[line_start..start].chars().count())
+        .max(1);
+    let end_column = f.end_column + text[end..line_end].chars().count();
     let context = Region {
         snippet: Some(Text {
             text: lines.to_string(),
         }),
-        ..Region::range(f.line, 1, f.end_line, last_line.chars().count() + 1)
+        ..Region::range(f.line, start_column, f.end_line, end_column)
     };
     (region, Some(context))
 }
