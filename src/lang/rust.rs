@@ -96,6 +96,35 @@ pub const MAX_MACRO_BRACES: u32 = 6;
 /// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
 pub const PARSE_DEPTH_LIMIT: usize = 5_000;
 
+/// At a `//` or `/*` comment or a `"` string starting at `i`: the offset after it and
+/// whether it was a string; `None` elsewhere. Approximate (raw strings are plain strings),
+/// shared by the pre-scans below.
+fn skip_comment_or_string(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+    match (b.get(i), b.get(i + 1)) {
+        (Some(b'/'), Some(b'/')) => {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            Some((i, false))
+        }
+        (Some(b'/'), Some(b'*')) => {
+            i += 2;
+            while i < b.len() && !b[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            Some((i + 2, false))
+        }
+        (Some(b'"'), _) => {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            Some((i + 1, true))
+        }
+        _ => None,
+    }
+}
+
 /// A byte offset where `(`/`[`/`{` nesting, `<` nesting within one statement, or a run of prefix operators (`-`, `!`,
 /// `*`, `&`), first exceeds `limit`; `None` when the text stays within it. Comments and
 /// string literals are skipped approximately (raw strings are treated as plain strings),
@@ -109,27 +138,12 @@ fn too_deeply_nested(text: &str, limit: usize) -> Option<usize> {
     while i < b.len() {
         let c = b[i];
         match c {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
+            b'/' | b'"' if skip_comment_or_string(b, i).is_some() => {
+                let (next, string) = skip_comment_or_string(b, i).unwrap_or((i + 1, false));
+                i = next;
+                if string {
+                    run = 0;
                 }
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !b[i..].starts_with(b"*/") {
-                    i += 1;
-                }
-                i += 2;
-                continue;
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-                run = 0;
                 continue;
             }
             b'(' | b'[' | b'{' => {
@@ -178,26 +192,8 @@ fn chain_too_long(text: &str, limit: usize) -> Option<usize> {
     while i < b.len() {
         let c = b[i];
         match c {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !b[i..].starts_with(b"*/") {
-                    i += 1;
-                }
-                i += 2;
-                continue;
-            }
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+            b'/' | b'"' if skip_comment_or_string(b, i).is_some() => {
+                i = skip_comment_or_string(b, i).map_or(i + 1, |(next, _)| next);
                 continue;
             }
             b'(' | b'[' | b'{' => counts.push(0),
