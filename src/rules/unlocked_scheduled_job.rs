@@ -32,6 +32,18 @@ fn lock_state(ctx: &Ctx, job: ScopeId) -> Result<(), String> {
     Err(inert)
 }
 
+/// Locks and claims to suggest, in the file's language (ShedLock is a JVM library).
+fn lock_examples(ctx: &Ctx) -> &'static str {
+    match ctx.model.language {
+        crate::model::Language::Rust => {
+            "`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, a Redis `SET key value NX PX ttl` lease"
+        }
+        _ => {
+            "`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`"
+        }
+    }
+}
+
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
@@ -48,8 +60,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             kf.sink_label
         );
         let help = format!(
-            "derive the key from the job's business identity (`{}`) so every replica sends the same key, and take a distributed lock or claim before the work (`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`)",
-            ctx.derive_example()
+            "derive the key from the job's business identity (`{}`) so every replica sends the same key, and take a distributed lock or claim before the work ({})",
+            ctx.derive_example(),
+            lock_examples(ctx)
         );
         out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
     }
@@ -67,8 +80,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             call.callee, mc.info.source, mc.info.location
         );
         let help = format!(
-            "derive the keys from business identity (`{}`) and take a distributed lock or claim before the work (`pg_try_advisory_lock`, `INSERT … ON CONFLICT DO NOTHING`, ShedLock with `@EnableSchedulerLock`)",
-            ctx.derive_example()
+            "derive the keys from business identity (`{}`) and take a distributed lock or claim before the work ({})",
+            ctx.derive_example(),
+            lock_examples(ctx)
         );
         let sink = format!("the key `{}()` mints", call.callee);
         out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help));
