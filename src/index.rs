@@ -753,7 +753,7 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
         let Some(b) = &facts.boundaries[i] else {
             continue;
         };
-        let ScopeKind::Function(f) = &s.kind else {
+        let ScopeKind::Function(_) = &s.kind else {
             continue;
         };
         if b.kind != BoundaryKind::Scheduler {
@@ -815,7 +815,6 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
                 }
             }
         }
-        let _ = f;
     }
     for (j, b) in marks {
         if facts.boundaries[j].is_none() {
@@ -1183,7 +1182,6 @@ impl ProjectIndex {
                             decls.iter().enumerate().filter(|(_, c)| fits(c)).collect();
                         let yes = fitting.iter().filter(|(j, c)| retries(*j, c)).count();
                         let mut all = yes == fitting.len();
-                        let agree = (yes > 0).then_some(());
                         if yes > 0 && !all {
                             // Candidates disagree: a receiver that names a type
                             // (`RetryHelper.executeWithRetry(..)`) picks the declarations on
@@ -1206,7 +1204,7 @@ impl ProjectIndex {
                                     !typed.is_empty() && typed.iter().all(|(j, c)| retries(*j, c));
                             }
                         }
-                        if all && agree.is_some() {
+                        if yes > 0 && all {
                             add.push((
                                 *pi,
                                 format!("passes it to `{callee}`, which retries it ({at})"),

@@ -894,10 +894,10 @@ fn checkout(name: &str) -> PathBuf {
 #[test]
 fn extend_inherits_another_configuration() {
     let d = checkout("extend");
-    std::fs::create_dir_all(d.join("shared")).unwrap();
+    std::fs::create_dir_all(d.join("team")).unwrap();
     std::fs::create_dir_all(d.join("svc/gen")).unwrap();
     std::fs::write(
-        d.join("shared/idemlint.toml"),
+        d.join("team/idemlint.toml"),
         r#"exclude = ["gen"]
 [rules]
 time-in-key = "error"
@@ -915,7 +915,7 @@ label = "team `withBackoff`"
     .unwrap();
     std::fs::write(
         d.join("svc/idemlint.toml"),
-        "extend = \"../shared/idemlint.toml\"\n[rules]\ninterceptor-mints-key = \"note\"\n",
+        "extend = \"../team/idemlint.toml\"\n[rules]\ninterceptor-mints-key = \"note\"\n",
     )
     .unwrap();
     std::fs::write(d.join("svc/Time.kt"), TIME_KEY).unwrap();
@@ -930,7 +930,7 @@ label = "team `withBackoff`"
     let lines: Vec<&str> = o.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", o.stdout);
     // The base's catalogue entry and rule level apply; its exclude (relative to the base's
-    // own directory, shared/) does not reach svc/gen.
+    // own directory, team/) does not reach svc/gen.
     assert!(lines[0].starts_with("svc/Backoff.kt:1:"), "{}", o.stdout);
     assert!(
         lines[1].starts_with("svc/Time.kt:") && lines[1].contains("error[time-in-key]"),
@@ -939,7 +939,7 @@ label = "team `withBackoff`"
     );
     let o = run(&d, &["check", "--show-settings", "svc/Time.kt"], &[]);
     assert!(o.stdout.contains("extends: "), "{}", o.stdout);
-    assert!(o.stdout.contains("shared/idemlint.toml"), "{}", o.stdout);
+    assert!(o.stdout.contains("team/idemlint.toml"), "{}", o.stdout);
     assert!(
         o.stdout
             .lines()
@@ -950,7 +950,7 @@ label = "team `withBackoff`"
 
     // A cycle.
     std::fs::write(
-        d.join("shared/idemlint.toml"),
+        d.join("team/idemlint.toml"),
         "extend = \"../svc/idemlint.toml\"\n",
     )
     .unwrap();
@@ -976,10 +976,10 @@ label = "team `withBackoff`"
     // A symbolic link is never read, even inside the checkout.
     #[cfg(unix)]
     {
-        std::os::unix::fs::symlink("/etc/hostname", d.join("shared/link.toml")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join("team/link.toml")).unwrap();
         std::fs::write(
             d.join("svc/idemlint.toml"),
-            "extend = \"../shared/link.toml\"\n",
+            "extend = \"../team/link.toml\"\n",
         )
         .unwrap();
         let o = run(&d, &["check", "svc"], &[]);
