@@ -16,10 +16,13 @@
 #   directory (`cargo install --path` reads configuration from the package directory
 #   upwards). TMPDIR points pre-commit's store below that file.
 # - CARGO_TARGET_DIR (passed through by pre-commit) is a directory kept between runs, so
-#   only the first run compiles the dependencies in release mode.
+#   only the first run compiles the dependencies in release mode. The release binary the
+#   installs leave there (`target/pre-commit-build/release/idemlint`) is the one release
+#   build `.ci/run` makes; its later steps run that binary.
 # - Then the README's own `.pre-commit-config.yaml` snippet, as written except for the
 #   repository URL (pointed at the snapshot, whose branch is `main`), must run the hook
-#   with `pre-commit run`, and `pre-commit autoupdate` must pin its `rev: main` to the
+#   with `pre-commit run` (pass on the good file, with only the Kotlin file passed to the
+#   hook; fail on the bad one), and `pre-commit autoupdate` must pin its `rev: main` to the
 #   snapshot's commit SHA, as the README says.
 # Skips (exit 0, with a message) only when no Python 3 is installed.
 set -euo pipefail
@@ -127,22 +130,7 @@ grep -q 'idemlint.*Failed' "$work/bad.log" || fail "the hook was not reported as
 grep -q 'key-in-retry-scope' "$work/bad.log" || fail "the finding was not printed"
 grep -q 'Billing.kt:4' "$work/bad.log" || fail "the finding does not point at Billing.kt line 4"
 
-echo "== pre-commit: the good file passes; other file types are not passed to the hook"
-start=$(date +%s)
-set +e
-try_repo --verbose --files BillingFixed.kt README.md >"$work/good.log" 2>&1
-code=$?
-set -e
-echo "   try-repo with cargo install took $(($(date +%s) - start)) s"
-cat "$work/good.log"
-[ "$code" -eq 0 ] || fail "expected pre-commit to exit 0 on BillingFixed.kt, got $code"
-grep -q 'idemlint.*Passed' "$work/good.log" || fail "the hook was not reported as Passed"
-# --verbose shows idemlint's summary: only the Kotlin file reached it (types_or).
-grep -q 'in 1 file checked' "$work/good.log" ||
-  fail "idemlint did not check exactly the one Kotlin file"
-if grep -q 'README.md' "$work/good.log"; then fail "README.md was passed to idemlint"; fi
-
-echo "== pre-commit: the README's snippet as written (rev: main), then pre-commit autoupdate"
+echo "== pre-commit: the README's snippet as written (rev: main)"
 "$python" - "$repo/README.md" "$work/hook-repo" >.pre-commit-config.yaml <<'PY'
 import sys
 text = open(sys.argv[1]).read()
@@ -153,10 +141,28 @@ cat .pre-commit-config.yaml
 grep -q '^    rev: main ' .pre-commit-config.yaml || fail "the README's snippet does not say rev: main"
 git add .pre-commit-config.yaml
 git_commit -m "the README's pre-commit configuration"
+# One store for the runs below: the hook is installed (built) once for both.
 hooks() {
   PRE_COMMIT_HOME=$work/tmp/store TMPDIR=$work/tmp CARGO_TARGET_DIR=$build CARGO_NET_OFFLINE=true \
     "$pre_commit" "$@"
 }
+
+echo "== pre-commit: the good file passes; other file types are not passed to the hook"
+start=$(date +%s)
+set +e
+hooks run --color=never --verbose --files BillingFixed.kt README.md >"$work/good.log" 2>&1
+code=$?
+set -e
+echo "   pre-commit run with cargo install took $(($(date +%s) - start)) s"
+cat "$work/good.log"
+[ "$code" -eq 0 ] || fail "expected pre-commit to exit 0 on BillingFixed.kt, got $code"
+grep -q 'idemlint.*Passed' "$work/good.log" || fail "the hook was not reported as Passed"
+# --verbose shows idemlint's summary: only the Kotlin file reached it (types_or).
+grep -q 'in 1 file checked' "$work/good.log" ||
+  fail "idemlint did not check exactly the one Kotlin file"
+if grep -q 'README.md' "$work/good.log"; then fail "README.md was passed to idemlint"; fi
+
+echo "== pre-commit: the README's configuration fails on the bad file"
 set +e
 hooks run --color=never --files Billing.kt >"$work/readme.log" 2>&1
 code=$?
@@ -164,10 +170,12 @@ set -e
 cat "$work/readme.log"
 [ "$code" -eq 1 ] || fail "expected the README's configuration to fail on Billing.kt, got $code"
 grep -q 'key-in-retry-scope' "$work/readme.log" || fail "the README's configuration did not run the hook"
+
+echo "== pre-commit autoupdate"
 hooks autoupdate --color=never >"$work/autoupdate.log" 2>&1 || { cat "$work/autoupdate.log"; fail "pre-commit autoupdate failed"; }
 cat "$work/autoupdate.log"
 head=$(git -C "$work/hook-repo" rev-parse HEAD)
 grep -q "^    rev: $head" .pre-commit-config.yaml ||
   fail "pre-commit autoupdate did not pin rev to the commit of main ($head): $(grep rev: .pre-commit-config.yaml)"
 
-echo "pre-commit: 3 passed, 0 failed"
+echo "pre-commit: 4 passed, 0 failed (release binary: $build/release/idemlint)"
