@@ -64,17 +64,21 @@ def near(a, b):
     return abs(a - b) <= 2
 
 
-HELPER_AT = re.compile(r"(?:from|at) ([^\s`()]+):(\d+)\)")
+HELPER_AT = re.compile(r"(?:from|at) ([^\s`()]+):(\d+)[);]")
 
 
-def lines_of(g):
-    """The finding's line, plus the line of the source inside a project helper that the
-    message names ("`newKey()` (which returns `UUID.randomUUID()` from PATH:LINE)") when
-    that helper is in the same file: labels may name either."""
-    out = [g["line"]]
+def norm(p):
+    return p.replace("\\", "/").removeprefix("./")
+
+
+def places_of(g):
+    """Where a finding says the per-attempt value is evaluated: its own (path, line), plus
+    each project helper's source the message names ("`newKey()` (which returns
+    `UUID.randomUUID()` from PATH:LINE)", "mints ... (`UUID.randomUUID()` at PATH:LINE;
+    at PATH2:LINE2)"), in any file: labels may name either (eval/README.md)."""
+    out = [(norm(g["path"]), g["line"])]
     for path, line in HELPER_AT.findall(g["message"]):
-        if path.replace("\\", "/") == g["path"].replace("\\", "/"):
-            out.append(int(line))
+        out.append((norm(path), int(line)))
     return out
 
 
@@ -83,8 +87,8 @@ def rules_of(g):
     return [g["rule"]] + [a["rule"] for a in g.get("also") or []]
 
 
-def matches(g, x):
-    return x["kind"] in rules_of(g) and any(near(l, x["line"]) for l in lines_of(g))
+def matches(g, path, x):
+    return x["kind"] in rules_of(g) and any(p == path and near(l, x["line"]) for p, l in places_of(g))
 
 
 def main():
@@ -124,18 +128,29 @@ def main():
         for f in report["findings"]:
             by_path[f["path"].replace("\\", "/")].append(f)
         labelled = {e["path"]: e for e in corpus if e["repo"] == repo}
+        every = [g for gs in by_path.values() for g in gs]
+        # A finding in another file whose message names a labelled line as the source it
+        # reaches (a helper's mint) is scored with that labelled file.
+        elsewhere = collections.defaultdict(list)
+        for g in every:
+            if g["path"].replace("\\", "/") in labelled:
+                continue
+            for p in {p for p, _ in places_of(g)}:
+                if p in labelled and any(matches(g, p, x) for x in labelled[p].get("expected", [])):
+                    elsewhere[p].append(g)
+        placed = {id(g) for gs in elsewhere.values() for g in gs}
         for path, e in labelled.items():
             lang = e["lang"]
-            got = by_path.get(path, [])
+            got = by_path.get(path, []) + elsewhere.get(path, [])
             for x in e.get("expected", []):
                 exp_total[(lang, x["kind"])] += 1
-                if any(matches(g, x) for g in got):
+                if any(matches(g, path, x) for g in got):
                     exp_hit[(lang, x["kind"])] += 1
                 else:
                     misses.append(f"{repo} {path}:{x['line']} {x['kind']}")
             for g in got:
                 fnd_total[lang] += 1
-                if any(matches(g, x) for x in e.get("expected", [])):
+                if any(matches(g, path, x) for x in e.get("expected", [])):
                     fnd_ok[lang] += 1
                 else:
                     fps.append(f"{repo} {path}:{g['line']} {g['rule']}: {g['message'][:160]}")
@@ -143,6 +158,8 @@ def main():
             if path in labelled:
                 continue
             for g in got:
+                if id(g) in placed:
+                    continue
                 v = next(
                     (
                         u

@@ -26,8 +26,12 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   -r tests/lsp_client/requirements.txt
 
-cargo build --quiet --bin idemlint
-export IDEMLINT_BIN=$target/debug/idemlint
+# The server under test: IDEMLINT_BIN when set (.ci/run: its release build), else a
+# debug build.
+if [ -z "${IDEMLINT_BIN:-}" ]; then
+  cargo build --quiet --bin idemlint
+  export IDEMLINT_BIN=$target/debug/idemlint
+fi
 
 # Each reply is awaited with a 30 s timeout inside the tests; this bounds the whole run.
 timeout 600 "$venv/bin/python" -m pytest tests/lsp_client -p no:cacheprovider "$@"

@@ -350,6 +350,7 @@ mod tests {
             fix: None,
             no_fix: None,
             also: Vec::new(),
+            ambiguous: false,
         }
     }
 

@@ -24,6 +24,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("http.toml", include_str!("../rules/http.toml")),
     ("stripe.toml", include_str!("../rules/stripe.toml")),
+    ("providers.toml", include_str!("../rules/providers.toml")),
     ("volley.toml", include_str!("../rules/volley.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
     ("ktor.toml", include_str!("../rules/ktor.toml")),
@@ -223,6 +224,21 @@ pub struct Keys {
     pub normalized_names: Vec<String>,
     #[serde(default)]
     pub header_names: Vec<String>,
+    /// Fields that are a provider's deduplication key only on its own request types
+    /// (`requestId` of Cadence's and Temporal's `StartWorkflowExecutionRequest`).
+    #[serde(default)]
+    pub typed_fields: Vec<TypedKeyField>,
+}
+
+/// A field that is a key on the named types only: a setter or builder call named after
+/// one of `names` (`setRequestId(v)`, `.requestId(v)`; compared normalised: lower-cased,
+/// `_`/`-` removed) whose receiver is declared as one of `types` or whose receiver text
+/// names one (`StartWorkflowExecutionRequest.newBuilder().setRequestId(v)`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TypedKeyField {
+    pub names: Vec<String>,
+    pub types: Vec<String>,
 }
 
 /// A header setter: argument `name_arg` names the header, `value_arg` is the value.
@@ -552,7 +568,10 @@ enum Shape {
 /// Every table of a catalogue file and its keys; kept equal to the fields of
 /// [`CatalogueFile`] and its entry structs (`catalogue::tests::key_lists_match_the_structs`).
 const TABLES: &[(&str, Shape)] = &[
-    ("keys", Shape::Table(&["normalized_names", "header_names"])),
+    (
+        "keys",
+        Shape::Table(&["normalized_names", "header_names", "typed_fields"]),
+    ),
     ("source", Shape::Entries(&["kind", "display", "by_name"])),
     ("header_setter", Shape::Entries(&["name_arg", "value_arg"])),
     ("header_reader", Shape::Entries(&[])),
@@ -802,6 +821,14 @@ impl Catalogue {
         if let Some(k) = f.keys {
             self.keys.normalized_names.extend(k.normalized_names);
             self.keys
+                .typed_fields
+                .extend(k.typed_fields.into_iter().map(|mut t| {
+                    for n in &mut t.names {
+                        *n = normalize_name(n);
+                    }
+                    t
+                }));
+            self.keys
                 .header_names
                 .extend(k.header_names.into_iter().map(|h| h.to_ascii_lowercase()));
         }
@@ -877,10 +904,51 @@ impl Catalogue {
         self.keys.normalized_names.iter().any(|k| n.contains(k))
     }
 
-    /// True when a header name (a literal) is an idempotency-key header.
+    /// True when a header name (a literal) is an idempotency-key header: one of
+    /// `[keys] header_names` (ASCII case-insensitively), or a dashed name whose normalised
+    /// form contains a key name (`Cko-Idempotency-Key`, `X-Idempotency-Key`). Body fields
+    /// (`idempotency_key`) have no dash and are not headers.
     pub fn is_key_header(&self, header: &str) -> bool {
         let h = header.trim().to_ascii_lowercase();
-        self.keys.header_names.contains(&h)
+        if self.keys.header_names.contains(&h) {
+            return true;
+        }
+        h.contains('-') && !h.contains(char::is_whitespace) && h.len() <= 64 && self.is_key_name(&h)
+    }
+
+    /// The label of a typed key field a setter call writes, when `setter` (the callee with
+    /// its `set`/`with` prefix removed, normalised) is one of a `typed_fields` entry's
+    /// names and the call's receiver is one of its types.
+    pub fn typed_key_field(&self, setter: &str, call: &Call) -> Option<String> {
+        let t = self.keys.typed_fields.iter().find(|t| {
+            t.names.iter().any(|n| n == setter)
+                && t.types.iter().any(|ty| {
+                    call.receiver_type.as_deref() == Some(ty.as_str())
+                        || call.receiver.as_deref().is_some_and(|r| {
+                            r.match_indices(ty.as_str()).any(|(i, _)| {
+                                let before = r[..i].chars().next_back();
+                                let after = r[i + ty.len()..].chars().next();
+                                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                            })
+                        })
+                })
+        })?;
+        let ty = call
+            .receiver_type
+            .clone()
+            .filter(|r| t.types.contains(r))
+            .or_else(|| {
+                t.types
+                    .iter()
+                    .find(|ty| {
+                        call.receiver
+                            .as_deref()
+                            .is_some_and(|r| r.contains(ty.as_str()))
+                    })
+                    .cloned()
+            })?;
+        Some(format!("`{}` of `{ty}`", call.callee))
     }
 
     pub fn is_memoizer(&self, lang: Language, call: &Call) -> bool {
@@ -900,6 +968,12 @@ impl Catalogue {
         }
         w.extend(self.keys.header_names.iter().cloned());
         w.extend(self.header_param.path_names.iter().cloned());
+        w.extend(
+            self.keys
+                .typed_fields
+                .iter()
+                .flat_map(|t| t.types.iter().cloned()),
+        );
         w.push("idempotency".into());
         w.push("Idempotency".into());
         w.push("IDEMPOTENCY".into());
@@ -1037,6 +1111,9 @@ mod tests {
                 let v = match (*name, *k) {
                     ("source", "kind") => "\"random\"".to_string(),
                     ("lock", "form") => "\"call\"".to_string(),
+                    ("keys", "typed_fields") => {
+                        "[{ names = [\"x\"], types = [\"T\"] }]".to_string()
+                    }
                     _ => sample(k),
                 };
                 text.push_str(&format!("{k} = {v}\n"));

@@ -703,6 +703,15 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                     label: format!("`{}`", call.callee),
                     call: Some(cid),
                 });
+            } else if let Some(label) = cat.typed_key_field(&n, call) {
+                // A provider's own deduplication field on its request types
+                // (`startRequest.setRequestId(v)` on a `StartWorkflowExecutionRequest`).
+                facts.sinks.push(Sink {
+                    value: call.args[0].value,
+                    scope: call.scope,
+                    label,
+                    call: Some(cid),
+                });
             }
         }
         for arg in &call.args {

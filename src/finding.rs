@@ -125,6 +125,20 @@ pub struct Finding {
     /// this one so one bug gives one finding (see `crate::report::merge`); empty for most.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub also: Vec<AlsoFinding>,
+    /// Only some of the declarations a call may refer to are per-attempt key minters (the
+    /// message names them): the finding is reported one severity below its rule's.
+    #[serde(skip)]
+    pub ambiguous: bool,
+}
+
+impl Severity {
+    /// One step lower (`error` → `warning` → `note`; `note` stays).
+    pub fn lower(self) -> Severity {
+        match self {
+            Severity::Error => Severity::Warning,
+            _ => Severity::Note,
+        }
+    }
 }
 
 /// Another rule's finding on the same source expression, folded into the finding that

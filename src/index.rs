@@ -63,6 +63,12 @@ pub struct FnDecl {
     pub keyed_arg_candidates: Vec<(String, usize, usize, MintInfo)>,
     /// Every call made in the body: (callee, arity).
     pub calls: Vec<(String, usize)>,
+    /// Every call made in the body with what resolves it (receiver text and declared
+    /// type): key-minting functions are followed through these, by declaration.
+    pub call_refs: Vec<CallRef>,
+    /// The declaration has no body (an interface or abstract method): a call resolves to
+    /// the implementations instead.
+    pub bodiless: bool,
     /// The body takes a distributed lock (see `rules/locks.toml`).
     pub has_lock: bool,
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
@@ -80,6 +86,47 @@ pub struct FnDecl {
     /// client interface (Retrofit `@GET`/`@POST`/…, Feign `@RequestLine`, Spring
     /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
     pub http: bool,
+}
+
+/// A call as the index resolves it: the callee, its number of arguments and its
+/// receiver (see [`ProjectIndex::candidates_of`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallRef {
+    pub callee: String,
+    pub arity: usize,
+    /// Receiver text ([`crate::catalogue::receiver_text`]), `None` for a free call.
+    pub receiver: Option<String>,
+    /// The receiver's declared type ([`Call::receiver_type`]).
+    pub receiver_type: Option<String>,
+}
+
+impl CallRef {
+    pub fn of(call: &Call) -> CallRef {
+        CallRef {
+            callee: call.callee.clone(),
+            arity: call.args.len(),
+            receiver: crate::catalogue::receiver_text(call),
+            receiver_type: call.receiver_type.clone(),
+        }
+    }
+}
+
+/// What a call to project functions mints ([`ProjectIndex::mints`]): the key each
+/// minting candidate declaration mints (distinct locations), and how many of the
+/// candidates mint one.
+#[derive(Clone, Debug)]
+pub struct MintResolution<'a> {
+    pub infos: Vec<&'a MintInfo>,
+    pub minting: usize,
+    pub candidates: usize,
+}
+
+impl MintResolution<'_> {
+    /// Not every declaration the call may refer to mints a key: the finding names the
+    /// ambiguity and is reported at a lower severity.
+    pub fn ambiguous(&self) -> bool {
+        self.minting < self.candidates
+    }
 }
 
 /// A parameter a function passes on unchanged to another call (see
@@ -232,6 +279,7 @@ pub fn summarize(
             type_supers,
             reads_key_header,
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            bodiless: bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or("")),
             http: f
                 .annotations
                 .iter()
@@ -340,6 +388,7 @@ pub fn summarize(
                 d.self_calls.push(call.callee.clone());
             }
             d.calls.push((call.callee.clone(), call.args.len()));
+            d.call_refs.push(CallRef::of(call));
             for mut c in candidates {
                 c.3.function = d.name.clone();
                 d.keyed_arg_candidates.push(c);
@@ -889,6 +938,20 @@ pub struct ProjectIndex {
     retry: HashMap<String, Vec<Vec<(usize, String)>>>,
 }
 
+/// True when a function declaration's text has no body: Java and Rust declarations that
+/// end in `;` (interface, abstract and trait methods), Kotlin ones with neither a block
+/// nor `=` after the parameter list.
+fn bodiless(lang: Language, decl: &str) -> bool {
+    let t = decl.trim_end();
+    match lang {
+        Language::Java | Language::Rust => t.ends_with(';'),
+        Language::Kotlin => {
+            let after = t.rfind(')').map_or(t, |i| &t[i + 1..]);
+            !t.contains('{') && !after.contains('=')
+        }
+    }
+}
+
 fn arity_ok(d: &FnDecl, args: usize) -> bool {
     d.arity == args || (d.defaults_possible && args < d.arity)
 }
@@ -1052,10 +1115,60 @@ impl ProjectIndex {
     /// - any other receiver: every declaration of that name, unless the name is one of
     ///   [`COMMON_NAMES`] (then none: `map.remove(id)` is not `Store.remove`).
     pub fn candidates<'a>(&'a self, call: &Call, from_path: &str) -> Vec<(usize, &'a FnDecl)> {
-        let Some(decls) = self.functions.get(&call.callee) else {
+        let receiver = crate::catalogue::receiver_text(call);
+        self.candidates_of(
+            &call.callee,
+            call.args.len(),
+            receiver.as_deref(),
+            call.receiver_type.as_deref(),
+            from_path,
+        )
+    }
+
+    /// [`Self::candidates`] of a recorded call ([`CallRef`]).
+    pub fn candidates_of_ref<'a>(
+        &'a self,
+        c: &CallRef,
+        from_path: &str,
+    ) -> Vec<(usize, &'a FnDecl)> {
+        self.candidates_of(
+            &c.callee,
+            c.arity,
+            c.receiver.as_deref(),
+            c.receiver_type.as_deref(),
+            from_path,
+        )
+    }
+
+    /// [`Self::candidates`] from a call's parts. Declarations without a body (interface
+    /// and abstract methods) are left out when the call also reaches one with a body.
+    pub fn candidates_of<'a>(
+        &'a self,
+        callee: &str,
+        args: usize,
+        receiver: Option<&str>,
+        receiver_type: Option<&str>,
+        from_path: &str,
+    ) -> Vec<(usize, &'a FnDecl)> {
+        let mut out =
+            self.candidates_with_bodiless(callee, args, receiver, receiver_type, from_path);
+        if out.iter().any(|(_, d)| !d.bodiless) {
+            out.retain(|(_, d)| !d.bodiless);
+        }
+        out
+    }
+
+    fn candidates_with_bodiless<'a>(
+        &'a self,
+        callee: &str,
+        args: usize,
+        receiver: Option<&str>,
+        receiver_type: Option<&str>,
+        from_path: &str,
+    ) -> Vec<(usize, &'a FnDecl)> {
+        let Some(decls) = self.functions.get(callee) else {
             return Vec::new();
         };
-        let args = call.args.len();
         let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
         let all = decls
             .iter()
@@ -1064,13 +1177,12 @@ impl ProjectIndex {
         // A receiver whose declared type is known resolves by that type alone: the
         // declarations in it, or in the types that implement it. None means a library
         // type (`Interval::tick`, `List::add`), never a project function of that name.
-        if let Some(t) = call.receiver_type.as_deref() {
+        if let Some(t) = receiver_type {
             return all
                 .filter(|(_, d)| d.type_name == t || d.type_supers.iter().any(|s| s == t))
                 .collect();
         }
-        let receiver = crate::catalogue::receiver_text(call);
-        match receiver.as_deref().map(str::trim) {
+        match receiver.map(str::trim) {
             None | Some("this") | Some("self") | Some("super") | Some("Self") => {
                 let same: Vec<_> = all.clone().filter(|(_, d)| d.path == from_path).collect();
                 if !same.is_empty() {
@@ -1089,7 +1201,7 @@ impl ProjectIndex {
                     .collect();
                 if !typed.is_empty() {
                     typed
-                } else if COMMON_NAMES.contains(&call.callee.as_str())
+                } else if COMMON_NAMES.contains(&callee)
                     || last.starts_with(|c: char| c.is_uppercase())
                 {
                     Vec::new()
@@ -1123,10 +1235,6 @@ impl ProjectIndex {
 
     fn name_fresh(&self, name: &str, args: usize, jvm: bool) -> Option<&HelperInfo> {
         self.unanimous(&self.fresh, name, args, jvm)
-    }
-
-    fn name_mint(&self, name: &str, args: usize, jvm: bool) -> Option<&MintInfo> {
-        self.unanimous(&self.mints, name, args, jvm)
     }
 
     /// Retry combinators through wrappers: a function that passes its parameter on to a
@@ -1367,6 +1475,12 @@ impl ProjectIndex {
             }
         }
         // Key-minting functions, per declaration.
+        let mut minting: HashSet<String> = HashSet::new();
+        for n in &names {
+            if self.functions[n].iter().any(|d| d.mints.is_some()) {
+                minting.insert(n.clone());
+            }
+        }
         loop {
             let mut changed = false;
             for n in &names {
@@ -1401,17 +1515,33 @@ impl ProjectIndex {
                             })
                             .map(|(_, _, _, m)| m.clone());
                     }
+                    // A call whose every candidate declaration (resolved as at the call:
+                    // same file, receiver type, receiver name) mints a key; the function
+                    // itself does not decide (recursion, delegation to a namesake).
                     if info.is_none() {
                         info = d
-                            .calls
+                            .call_refs
                             .iter()
-                            .filter(|(c, _)| c != n && !COMMON_NAMES.contains(&c.as_str()))
-                            .find_map(|(c, a)| self.name_mint(c, *a, d.jvm).cloned());
+                            .filter(|c| minting.contains(c.callee.as_str()))
+                            .find_map(|c| {
+                                let states = self.mints.get(&c.callee)?;
+                                let mut first = None;
+                                let mut any = false;
+                                for (j, _) in self.candidates_of_ref(c, &d.path) {
+                                    if c.callee == *n && j == i {
+                                        continue;
+                                    }
+                                    any = true;
+                                    first.get_or_insert(states[j].as_ref()?);
+                                }
+                                any.then_some(first).flatten().cloned()
+                            });
                     }
                     if let Some(info) = info {
                         if let Some(v) = self.mints.get_mut(n) {
                             v[i] = Some(info);
                         }
+                        minting.insert(n.clone());
                         changed = true;
                     }
                 }
@@ -1422,24 +1552,30 @@ impl ProjectIndex {
         }
     }
 
-    /// The key a call to a project function mints, if every declaration it may refer to
-    /// mints one (and takes no lock).
-    pub fn mints(&self, call: &Call, from_path: &str) -> Option<&MintInfo> {
+    /// The keys a call to project functions mints: `None` when no declaration it may
+    /// refer to mints one; otherwise the distinct keys of those that do and how many of
+    /// the candidates that is ([`MintResolution::ambiguous`] when not all of them).
+    pub fn mints(&self, call: &Call, from_path: &str) -> Option<MintResolution<'_>> {
         if !self.with_mints.contains(&call.callee) {
             return None;
         }
         let cands = self.candidates(call, from_path);
         let states = self.mints.get(&call.callee)?;
-        let mut info = None;
+        let mut infos: Vec<&MintInfo> = Vec::new();
+        let mut minting = 0;
         for (i, _) in &cands {
-            match &states[*i] {
-                Some(m) => {
-                    info.get_or_insert(m);
+            if let Some(m) = &states[*i] {
+                minting += 1;
+                if !infos.iter().any(|x| x.location == m.location) {
+                    infos.push(m);
                 }
-                None => return None,
             }
         }
-        info
+        (minting > 0).then_some(MintResolution {
+            infos,
+            minting,
+            candidates: cands.len(),
+        })
     }
 
     /// Whether the function a call refers to reads a key header (all candidates do).

@@ -41,8 +41,11 @@
 //! - A *sink* needs a name whose normalised form contains a `[keys] normalized_names`
 //!   entry (bindings, assignments, fields, named arguments, key-named setters, key
 //!   parameters), a header literal equal (ASCII case-insensitively) to a `header_names`
-//!   entry, a path-variable literal naming a `[header_param] path_names` entry, an identifier whose normalised form contains `idempotency` (a header-name
-//!   constant), or a `[[call_sink]]` call. Normalising is done character by character, so
+//!   entry (or a dashed header literal whose normalised form contains a key name), a
+//!   path-variable literal naming a `[header_param] path_names` entry, an identifier whose
+//!   normalised form contains `idempotency` (a header-name constant), a type of a `[keys]
+//!   typed_fields` entry (its setters are sinks on that type only), or a `[[call_sink]]`
+//!   call. Normalising is done character by character, so
 //!   the normalised form of any substring of the text is a substring of the normalised
 //!   view: those words are searched there.
 //! - With no sink word anywhere in the project there is no sink, no key parameter, hence no
@@ -434,6 +437,10 @@ impl Prefilter {
             }
         }
         norm.push(b.norm("idempotency"));
+        // Typed key fields are sinks only on their types: a file must name one.
+        for t in cat.keys.typed_fields.iter().flat_map(|t| &t.types) {
+            norm.push(b.norm(&crate::catalogue::normalize_name(t)));
+        }
         // Transaction-id path variables (`@Path("txnId")` of a `@PUT`) are key parameters.
         for h in cat
             .keys

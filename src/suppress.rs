@@ -417,6 +417,7 @@ fn meta_finding(
         fix: None,
         no_fix: None,
         also: Vec::new(),
+        ambiguous: false,
     }
 }
 
@@ -429,6 +430,9 @@ pub fn apply(ctx: &Ctx, findings: Vec<Finding>, config: &Config) -> Vec<Finding>
         .into_iter()
         .filter_map(|mut f| {
             f.severity = config.severity(f.rule)?;
+            if f.ambiguous {
+                f.severity = f.severity.lower();
+            }
             Some(f)
         })
         .collect();
@@ -520,6 +524,9 @@ pub fn apply(ctx: &Ctx, findings: Vec<Finding>, config: &Config) -> Vec<Finding>
         .into_iter()
         .filter_map(|mut f| {
             f.severity = config.severity(f.rule)?;
+            if f.ambiguous {
+                f.severity = f.severity.lower();
+            }
             Some(f)
         })
         .collect();

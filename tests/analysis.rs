@@ -514,3 +514,143 @@ const OWN_JAVA: &str = r#"class KeyedRetryInterceptor implements Interceptor {
 }
 
 "#;
+
+/// Runs `check` and returns the JSON report (no prefilter comparison).
+fn report(dir: &Path) -> serde_json::Value {
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(dir)
+        .args(["check", ".", "--format", "json", "--exit-zero"])
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+const WORKFLOW_SERVICE: &str = r#"package wf;
+
+public interface WorkflowService {
+    Response start(StartRequest request) throws Exception;
+}
+"#;
+
+const TCHANNEL_SERVICE: &str = r#"package wf;
+
+import java.util.UUID;
+
+public class TChannelService implements WorkflowService {
+    @Override
+    public Response start(StartRequest request) throws Exception {
+        initialize(request);
+        return call(request);
+    }
+
+    private void initialize(StartRequest request) {
+        request.setIdempotencyKey(UUID.randomUUID().toString());
+    }
+
+    private Response call(StartRequest request) { return new Response(); }
+}
+"#;
+
+const WORKFLOW_CLIENT: &str = r#"package wf;
+
+public class WorkflowClient {
+    private final WorkflowService service;
+
+    WorkflowClient(WorkflowService service) { this.service = service; }
+
+    Response submit(StartRequest request) throws Exception {
+        return Retryer.retry(() -> service.start(request));
+    }
+}
+"#;
+
+const RETRYER: &str = r#"package wf;
+
+class Retryer {
+    interface Op<R> { R apply() throws Exception; }
+
+    static <R> R retry(Op<R> op) throws Exception {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return op.apply();
+            } catch (Exception e) {
+                if (attempt >= 3) throw e;
+            }
+        }
+    }
+}
+"#;
+
+/// A call through an interface resolves to its implementations (the bodiless interface
+/// method is left out). When every implementation mints the key the finding is an error
+/// and names each mint; when only some do, it is reported one severity lower with the
+/// ambiguity named, never dropped.
+#[test]
+fn a_call_through_an_interface_needs_every_implementation_to_agree_or_says_it_is_ambiguous() {
+    let grpc = r#"package wf;
+
+import java.util.UUID;
+
+public class GrpcService implements WorkflowService {
+    @Override
+    public Response start(StartRequest request) throws Exception {
+        request.setIdempotencyKey(UUID.randomUUID().toString());
+        return new Response();
+    }
+}
+"#;
+    let fake = r#"package wf;
+
+public class RecordingService implements WorkflowService {
+    @Override
+    public Response start(StartRequest request) { return new Response(); }
+}
+"#;
+    let base = [
+        ("src/wf/WorkflowService.java", WORKFLOW_SERVICE),
+        ("src/wf/TChannelService.java", TCHANNEL_SERVICE),
+        ("src/wf/WorkflowClient.java", WORKFLOW_CLIENT),
+        ("src/wf/Retryer.java", RETRYER),
+        ("src/wf/GrpcService.java", grpc),
+    ];
+    let agreed = project("interface_agreed", &base);
+    assert_eq!(
+        findings(&agreed),
+        vec![(
+            "src/wf/WorkflowClient.java".to_string(),
+            9,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+    let v = report(&agreed);
+    let f = &v["findings"][0];
+    assert_eq!(f["severity"], "error", "{f:#}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`start()` mints a new idempotency key")
+            && msg.contains("GrpcService.java:8")
+            && msg.contains("TChannelService.java:13"),
+        "{msg}"
+    );
+
+    let mut files = base.to_vec();
+    files.push(("src/wf/RecordingService.java", fake));
+    let ambiguous = project("interface_ambiguous", &files);
+    assert_eq!(
+        findings(&ambiguous),
+        vec![(
+            "src/wf/WorkflowClient.java".to_string(),
+            9,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+    let v = report(&ambiguous);
+    let f = &v["findings"][0];
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`start()` may mint a new idempotency key (2 of the 3 declarations"),
+        "{msg}"
+    );
+}

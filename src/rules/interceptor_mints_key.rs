@@ -60,14 +60,13 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         }
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
-            "{label} generates the idempotency key through `{}()` (`{}` at {}) {}: the caller's missing key is hidden, and {}",
+            "{label} generates the idempotency key through `{}()` ({}) {}: the caller's missing key is hidden, and {}",
             call.callee,
-            mc.info.source,
-            mc.info.location,
+            mc.source_at(),
             what(case.fallback),
             case.why
         );
         let sink = format!("the key `{}()` mints", call.callee);
-        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help()));
+        out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help())));
     }
 }

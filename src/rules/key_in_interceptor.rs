@@ -48,10 +48,11 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let call = &ctx.model.calls[mc.call];
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
-            "`{}()` mints a new idempotency key (`{}` at {}) and is called on every run of {label}, and {}",
-            call.callee, mc.info.source, mc.info.location, case.why
+            "{} and is called on every run of {label}, and {}",
+            mc.mints_phrase(&call.callee),
+            case.why
         );
         let sink = format!("the key `{}()` mints", call.callee);
-        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help()));
+        out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help())));
     }
 }

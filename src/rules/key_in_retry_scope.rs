@@ -46,8 +46,8 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let call = &ctx.model.calls[mc.call];
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
-            "`{}()` mints a new idempotency key (`{}` at {}) each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
-            call.callee, mc.info.source, mc.info.location
+            "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
+            mc.mints_phrase(&call.callee)
         );
         let help = format!(
             "create the key once, {} (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so every attempt reuses it",
@@ -57,6 +57,6 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             call.callee
         );
         let sink = format!("the key `{}()` mints", call.callee);
-        out.push(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help));
+        out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
     }
 }

@@ -119,6 +119,50 @@ pub struct MintCall {
     pub call: CallId,
     pub info: MintInfo,
     pub boundary: ScopeId,
+    /// Where the other declarations the call may refer to mint theirs (`path:line`),
+    /// when they differ from `info`'s.
+    pub more_locations: Vec<String>,
+    /// `(minting, candidates)` when only some of the declarations the call may refer to
+    /// mint a key: the finding names the ambiguity at a lower severity.
+    pub ambiguous: Option<(usize, usize)>,
+}
+
+impl MintCall {
+    /// How a message says what the call mints: "`f()` mints a new idempotency key
+    /// (`UUID.randomUUID()` at A.java:3)", or, when only some of the declarations it may
+    /// refer to mint one, "`f()` may mint a new idempotency key (2 of the 3 declarations
+    /// it may call do: `UUID.randomUUID()` at A.java:3; at B.java:9)".
+    pub fn mints_phrase(&self, callee: &str) -> String {
+        match self.ambiguous {
+            None => format!(
+                "`{callee}()` mints a new idempotency key ({})",
+                self.source_at()
+            ),
+            Some((k, n)) => format!(
+                "`{callee}()` may mint a new idempotency key ({k} of the {n} declarations it may call do: {}; the call's receiver does not say which runs)",
+                self.source_at()
+            ),
+        }
+    }
+
+    /// A finding about an ambiguous call is reported one severity lower.
+    pub fn adjust(&self, mut f: Finding) -> Finding {
+        if self.ambiguous.is_some() {
+            f.ambiguous = true;
+            f.severity = f.severity.lower();
+        }
+        f
+    }
+
+    /// "`UUID.randomUUID()` at A.java:3", plus "; at B.java:9" for each other minting
+    /// declaration.
+    pub fn source_at(&self) -> String {
+        let mut s = format!("`{}` at {}", self.info.source, self.info.location);
+        for l in &self.more_locations {
+            s.push_str(&format!("; at {l}"));
+        }
+        s
+    }
 }
 
 /// The shared analysis of one file.
@@ -220,6 +264,8 @@ pub fn flows(ctx: &Ctx) -> Flows {
                 function: call.callee.clone(),
             },
             boundary: b,
+            more_locations: Vec::new(),
+            ambiguous: None,
         });
     }
     for (cid, call) in m.calls.iter().enumerate() {
@@ -244,11 +290,13 @@ pub fn flows(ctx: &Ctx) -> Flows {
         if redelivery_handled(ctx, b, call.span.start) {
             continue;
         }
-        if let Some(info) = ctx.index.mints(call, ctx.path) {
+        if let Some(r) = ctx.index.mints(call, ctx.path) {
             mint_calls.push(MintCall {
                 call: cid,
-                info: info.clone(),
+                info: r.infos[0].clone(),
                 boundary: b,
+                more_locations: r.infos[1..].iter().map(|i| i.location.clone()).collect(),
+                ambiguous: r.ambiguous().then_some((r.minting, r.candidates)),
             });
         }
     }
@@ -333,6 +381,7 @@ impl Ctx<'_> {
             fix: None,
             no_fix: None,
             also: Vec::new(),
+            ambiguous: false,
         }
     }
 
