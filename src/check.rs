@@ -15,7 +15,7 @@
 //! stack (deeply nested code recurses in the parsers), so one bad file is reported in
 //! `errors` and never stops the run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -68,6 +68,63 @@ pub struct Options {
     /// `--no-ignore`: walk directories without `.gitignore` / `.ignore` and hidden-name
     /// rules (`.git` is still not walked).
     pub no_ignore: bool,
+    /// `--only` / `--files-from` / `--changed-since`: report findings and file errors
+    /// only for these files (see [`Only`]); the project index still covers every file
+    /// under `paths`. `None`: every file.
+    pub only: Option<Only>,
+    /// `--new-since`: report only findings whose line was added or changed (see
+    /// [`crate::git::ChangedLines`]); findings of files without changed lines are dropped.
+    pub changed_lines: Option<Arc<crate::git::ChangedLines>>,
+}
+
+/// The files a run reports on, out of the project it indexes (`--only`).
+#[derive(Clone, Debug, Default)]
+pub struct Only {
+    /// Files, or directories (every file under one), as given (relative to the current
+    /// directory) or absolute.
+    pub paths: Vec<PathBuf>,
+    /// The paths were named by the user (`--only`, `--files-from`): each must exist
+    /// ([`ToolError::MissingPath`] otherwise), and a named source file that the walk of
+    /// [`Options::paths`] does not reach (outside them, or left out by ignore rules) is
+    /// added to the project, as a path named on the command line would be. When `false`
+    /// (a list from git), paths that do not exist or that the walk does not reach are
+    /// left out.
+    pub named: bool,
+}
+
+/// [`Only`] resolved to absolute, canonical paths.
+struct OnlySet {
+    files: std::collections::HashSet<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl OnlySet {
+    fn new(only: &Only) -> Result<OnlySet, ToolError> {
+        let mut files = std::collections::HashSet::new();
+        let mut dirs = Vec::new();
+        for p in &only.paths {
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => dirs.push(crate::config::absolute_path(p)),
+                Ok(_) => {
+                    files.insert(crate::config::absolute_path(p));
+                }
+                Err(_) if only.named && std::fs::symlink_metadata(p).is_err() => {
+                    return Err(ToolError::MissingPath(p.clone()));
+                }
+                // A dangling link named by the user is reported by the walk; from git, a
+                // file deleted since is simply not reported.
+                Err(_) => {
+                    files.insert(crate::config::absolute_path(p));
+                }
+            }
+        }
+        Ok(OnlySet { files, dirs })
+    }
+
+    /// `abs` is absolute and canonical.
+    fn contains(&self, abs: &std::path::Path) -> bool {
+        self.files.contains(abs) || self.dirs.iter().any(|d| abs.starts_with(d))
+    }
 }
 
 /// The phase a run is in, for the progress bar.
@@ -656,10 +713,22 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     if let Some(shard) = opts.shard {
         errors.retain(|e| shard.contains(&e.path));
     }
+    let only = opts.only.as_ref().map(OnlySet::new).transpose()?;
+    let (candidates, paths) = match (&only, &opts.only) {
+        (Some(set), Some(o)) => {
+            let (c, p, mut e) = add_named(candidates, paths, o, opts)?;
+            errors.retain(|e| set.contains(&crate::config::absolute_path(Path::new(&e.path))));
+            e.retain(|e| opts.shard.is_none_or(|s| s.contains(&e.path)));
+            errors.append(&mut e);
+            (c, p)
+        }
+        _ => (candidates, paths),
+    };
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
+    let selected = selection(&candidates, opts, only.as_ref());
     stats.discovered = candidates.len();
     stats.phase("discover", &mut since);
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
@@ -669,7 +738,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    let mut r = pool.install(|| run_in_pool(&candidates, opts, stats, since));
+    let mut r = pool.install(|| run_in_pool(&candidates, &selected, opts, stats, since));
     r.ignored = ignored;
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
@@ -678,8 +747,63 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     Ok(r)
 }
 
-/// The files `run` would check (after the walk, include/exclude, `skip_dirs` and the
-/// shard), each with the configuration that governs it: `--show-files`.
+/// Candidates (sorted by display path), the paths walked, and walk errors.
+type Walked = (Vec<Candidate>, Vec<PathBuf>, Vec<FileError>);
+
+/// Adds to the walk's `candidates` the source files of a named `only` list that the walk
+/// did not reach (as paths named on the command line), and returns the candidates (sorted
+/// by display path), the paths walked, and the walk errors of the added files.
+fn add_named(
+    candidates: Vec<Candidate>,
+    mut paths: Vec<PathBuf>,
+    only: &Only,
+    opts: &Options,
+) -> Result<Walked, ToolError> {
+    if !only.named {
+        return Ok((candidates, paths, Vec::new()));
+    }
+    let reached: std::collections::HashSet<PathBuf> = candidates
+        .iter()
+        .map(|c| crate::config::absolute_path(&c.path))
+        .collect();
+    let extra: Vec<PathBuf> = only
+        .paths
+        .iter()
+        .filter(|p| !std::fs::metadata(p).is_ok_and(|m| m.is_dir()))
+        .filter(|p| Language::from_path(p).is_some())
+        .filter(|p| !reached.contains(&crate::config::absolute_path(p)))
+        .cloned()
+        .collect();
+    if extra.is_empty() {
+        return Ok((candidates, paths, Vec::new()));
+    }
+    let (more, errors, _) = crate::discover::discover_counting(
+        &extra,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut all = candidates;
+    all.extend(more);
+    all.sort();
+    all.dedup_by(|a, b| a.display == b.display);
+    paths.extend(extra);
+    Ok((all, paths, errors))
+}
+
+/// Which candidates are reported on: those of the shard and of `--only`.
+fn selection(candidates: &[Configured], opts: &Options, only: Option<&OnlySet>) -> Vec<bool> {
+    candidates
+        .iter()
+        .map(|(c, _)| {
+            opts.shard.is_none_or(|s| s.contains(&c.display))
+                && only.is_none_or(|o| o.contains(&crate::config::absolute_path(&c.path)))
+        })
+        .collect()
+}
+
+/// The files `run` would check (after the walk, include/exclude, `skip_dirs`, the shard
+/// and `--only`), each with the configuration that governs it: `--show-files`.
 pub fn list_files(
     opts: &Options,
     cat: &Catalogue,
@@ -695,13 +819,24 @@ pub fn list_files(
         !opts.no_ignore,
     )
     .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let only = opts.only.as_ref().map(OnlySet::new).transpose()?;
+    let (candidates, paths) = match &opts.only {
+        Some(o) => {
+            let (c, p, _) = add_named(candidates, paths, o, opts)?;
+            (c, p)
+        }
+        None => (candidates, paths),
+    };
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);
-    Ok(configure(candidates, &paths, opts, &mut resolver)?
+    let configured = configure(candidates, &paths, opts, &mut resolver)?;
+    let selected = selection(&configured, opts, only.as_ref());
+    Ok(configured
         .into_iter()
-        .filter(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
-        .map(|(c, config)| (c.display, config))
+        .zip(selected)
+        .filter(|(_, s)| *s)
+        .map(|((c, config), _)| (c.display, config))
         .collect())
 }
 
@@ -865,14 +1000,12 @@ type Configured = (Candidate, Arc<Config>);
 
 fn run_in_pool(
     candidates: &[Configured],
+    selected: &[bool],
     opts: &Options,
     stats: Stats,
     mut since: std::time::Instant,
 ) -> Report {
-    let in_shard: Vec<bool> = candidates
-        .iter()
-        .map(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
-        .collect();
+    let in_shard: Vec<bool> = selected.to_vec();
     let mut report = Report {
         files: in_shard.iter().filter(|x| **x).count(),
         stats,
@@ -1048,7 +1181,14 @@ fn run_in_pool(
             check_one(&candidates[i], hash, &index)
         })
         .collect();
-    for (f, e, t) in per_file {
+    for (&(i, _), (mut f, e, mut t)) in todo.iter().zip(per_file) {
+        if let Some(lines) = &opts.changed_lines {
+            let abs = crate::config::absolute_path(&candidates[i].0.path);
+            f.retain(|f| lines.contains(&abs, f.line));
+            if f.is_empty() {
+                t = None;
+            }
+        }
         report.findings.extend(f);
         report.errors.extend(e);
         if let Some((k, path, v)) = t {
