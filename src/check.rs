@@ -75,6 +75,45 @@ pub struct Options {
     /// `--new-since`: report only findings whose line was added or changed (see
     /// [`crate::git::ChangedLines`]); findings of files without changed lines are dropped.
     pub changed_lines: Option<Arc<crate::git::ChangedLines>>,
+    /// Texts to analyse instead of the files' contents on disk (the language server's
+    /// unsaved documents), by absolute canonical path ([`crate::config::absolute_path`]).
+    /// Only files the walk finds are affected; limits apply as to files read from disk.
+    pub overlays: Option<Arc<std::collections::HashMap<PathBuf, Arc<str>>>>,
+}
+
+/// Per candidate, the overlay text that replaces its file ([`Options::overlays`]).
+type Overlays = Vec<Option<Arc<str>>>;
+
+fn overlays_of(candidates: &[Configured], opts: &Options) -> Overlays {
+    match &opts.overlays {
+        Some(map) if !map.is_empty() => candidates
+            .iter()
+            .map(|(c, _)| map.get(&crate::config::absolute_path(&c.path)).cloned())
+            .collect(),
+        _ => vec![None; candidates.len()],
+    }
+}
+
+/// The text of candidate `c`: its overlay (checked against the size limits as a file
+/// would be), else the file read from disk.
+fn read_candidate(
+    c: &Candidate,
+    config: &Config,
+    overlay: Option<&Arc<str>>,
+) -> Result<String, SourceError> {
+    let Some(text) = overlay else {
+        return read_source(&c.path, config.max_file_size);
+    };
+    let limit = config.max_file_size;
+    let err = |message| SourceError {
+        message,
+        position: None,
+    };
+    if text.len() as u64 > limit {
+        return Err(err(too_large_message(Some(text.len() as u64), limit)));
+    }
+    check_density(text, limit).map_err(err)?;
+    Ok(text.to_string())
 }
 
 /// The files a run reports on, out of the project it indexes (`--only`).
@@ -738,7 +777,8 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    let mut r = pool.install(|| run_in_pool(&candidates, &selected, opts, stats, since));
+    let overlays = overlays_of(&candidates, opts);
+    let mut r = pool.install(|| run_in_pool(&candidates, &selected, &overlays, opts, stats, since));
     r.ignored = ignored;
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
@@ -1001,6 +1041,7 @@ type Configured = (Candidate, Arc<Config>);
 fn run_in_pool(
     candidates: &[Configured],
     selected: &[bool],
+    overlays: &Overlays,
     opts: &Options,
     stats: Stats,
     mut since: std::time::Instant,
@@ -1051,7 +1092,7 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
-            let text = match read_source(&c.path, config.max_file_size) {
+            let text = match read_candidate(c, config, overlays[i].as_ref()) {
                 Ok(t) => t,
                 Err(e) => return Read::Failed(read_error(c, e)),
             };
@@ -1120,6 +1161,7 @@ fn run_in_pool(
 
     let mut state = Rounds {
         candidates,
+        overlays,
         parsed,
         readable,
         in_shard: &in_shard,
@@ -1178,7 +1220,7 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
-            check_one(&candidates[i], hash, &index)
+            check_one(&candidates[i], overlays[i].as_ref(), hash, &index)
         })
         .collect();
     for (&(i, _), (mut f, e, mut t)) in todo.iter().zip(per_file) {
@@ -1207,6 +1249,7 @@ fn run_in_pool(
 /// Pass 1 beyond stage 0: the parsed files so far and how to parse more.
 struct Rounds<'a> {
     candidates: &'a [Configured],
+    overlays: &'a Overlays,
     parsed: Vec<Option<Parsed>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
@@ -1224,11 +1267,12 @@ impl Rounds<'_> {
     /// whose analysis panicked are reported (when in the shard) and marked unreadable.
     fn parse_more(&mut self, which: &[usize], scan: Option<&NameScan>) -> usize {
         let candidates = self.candidates;
+        let overlays = self.overlays;
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
-                let text = match read_source(&c.path, config.max_file_size) {
+                let text = match read_candidate(c, config, overlays[i].as_ref()) {
                     Ok(t) => t,
                     Err(e) => return Some((i, Err(read_error(c, e)))),
                 };
@@ -1325,8 +1369,13 @@ type Pass2 = (
     Option<(String, PathBuf, Arc<str>)>,
 );
 
-fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2 {
-    let text = match read_source(&c.path, config.max_file_size) {
+fn check_one(
+    (c, config): &Configured,
+    overlay: Option<&Arc<str>>,
+    hash: u64,
+    index: &ProjectIndex,
+) -> Pass2 {
+    let text = match read_candidate(c, config, overlay) {
         Ok(t) => t,
         Err(e) => return (Vec::new(), Some(read_error(c, e)), None),
     };

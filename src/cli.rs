@@ -540,6 +540,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             };
             let opts = Options {
                 only,
+                overlays: None,
                 changed_lines,
                 paths,
                 jobs,
