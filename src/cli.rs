@@ -789,6 +789,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 },
                 quiet,
                 srcroot: std::env::current_dir().ok(),
+                sarif_category: Some(crate::report::sarif::category(shard)),
             };
             let mut rendered = crate::report::render(&report, format, &render_opts);
             if statistics {

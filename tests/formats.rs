@@ -465,7 +465,13 @@ fn sarif_has_the_structure_github_code_scanning_needs() {
         assert_eq!(region["endLine"], f["end_line"]);
         assert_eq!(region["endColumn"], f["end_column"]);
         assert_eq!(region["snippet"]["text"], f["source"]);
-        assert_eq!(res["partialFingerprints"]["idemlint/v1"], f["fingerprint"]);
+        // The fingerprint, with `/N` for the N-th copy (see the requirements test).
+        let fp = res["partialFingerprints"]["idemlint/v1"].as_str().unwrap();
+        let base = f["fingerprint"].as_str().unwrap();
+        assert!(
+            fp == base || fp.strip_prefix(base).is_some_and(|r| r.starts_with('/')),
+            "{fp} {base}"
+        );
         match f.get("boundary") {
             Some(b) => {
                 let rel = &res["relatedLocations"][0];
@@ -867,4 +873,139 @@ fn quiet_prints_only_findings() {
             .len(),
         1
     );
+}
+
+/// GitHub's "SARIF support for code scanning" requirements, each checked on the SARIF of
+/// the fixtures (and of a project with copies of one finding): rule `fullDescription` at
+/// most 1024 characters, `help` in markdown, `helpUri`, `properties.tags`,
+/// `properties["problem.severity"]`, `partialFingerprints` unique per result, the related
+/// boundary linked from the message (`[… boundary](1)`), and `runAutomationDetails.id`
+/// (`automationDetails`) distinct per shard.
+#[test]
+fn sarif_meets_github_code_scanning_requirements() {
+    let root = manifest_dir();
+    let log = sarif(&root, &["fixtures"]);
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    for r in rules {
+        let id = r["id"].as_str().unwrap();
+        for form in ["text", "markdown"] {
+            let d = r["fullDescription"][form].as_str().unwrap();
+            assert!(
+                !d.is_empty() && d.chars().count() <= 1024,
+                "{id}: fullDescription.{form} has {} characters",
+                d.chars().count()
+            );
+        }
+        let help = r["help"]["markdown"].as_str().unwrap();
+        assert!(
+            help.starts_with("# ") && help.contains("\n## "),
+            "{id}: help is the markdown docs"
+        );
+        let uri = r["helpUri"].as_str().unwrap();
+        assert!(
+            uri.starts_with("https://") && uri.ends_with(&format!("/{id}.md")),
+            "{uri}"
+        );
+        let tags = r["properties"]["tags"].as_array().unwrap();
+        assert!(
+            !tags.is_empty() && tags.iter().all(|t| t.is_string()),
+            "{id}: tags"
+        );
+        let sev = r["properties"]["problem.severity"].as_str().unwrap();
+        assert!(
+            ["error", "warning", "recommendation"].contains(&sev),
+            "{id}: {sev}"
+        );
+        let level = r["defaultConfiguration"]["level"].as_str().unwrap();
+        let expected = if level == "note" {
+            "recommendation"
+        } else {
+            level
+        };
+        assert_eq!(sev, expected, "{id}: problem.severity follows the level");
+    }
+    let results = run["results"].as_array().unwrap();
+    let mut linked = 0;
+    for res in results {
+        let text = res["message"]["text"].as_str().unwrap();
+        if let Some(rel) = res["relatedLocations"].as_array() {
+            let id = rel[0]["id"].as_u64().unwrap();
+            assert!(
+                Regex::new(&format!(r"\[[a-z ]+ boundary\]\({id}\)"))
+                    .unwrap()
+                    .is_match(text),
+                "the message links the boundary: {text}"
+            );
+            linked += 1;
+        } else {
+            assert!(!text.contains("]("), "{text}");
+        }
+    }
+    assert!(linked > 20, "{linked} results with a boundary");
+    assert_eq!(run["automationDetails"]["id"], "idemlint/");
+
+    // Two identical findings in one file share a fingerprint; their results do not.
+    let dir = scratch("sarif_unique_fingerprints");
+    let one = "    retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n";
+    std::fs::write(
+        dir.join("Twice.kt"),
+        format!("import java.util.UUID\n\nsuspend fun charge(api: Api) {{\n{one}{one}}}\n"),
+    )
+    .unwrap();
+    let fps = |log: &Value| -> Vec<String> {
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["partialFingerprints"]["idemlint/v1"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let json_fps: Vec<String> = json(&dir, &["."])["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(json_fps.len(), 2);
+    assert_eq!(
+        json_fps[0], json_fps[1],
+        "copies share the finding's fingerprint"
+    );
+    let twice = fps(&sarif(&dir, &["."]));
+    assert_eq!(
+        twice,
+        vec![json_fps[0].clone(), format!("{}/2", json_fps[0])]
+    );
+    let all = fps(&log);
+    let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!(
+        unique.len(),
+        all.len(),
+        "partialFingerprints unique per result"
+    );
+
+    // Shards are distinct categories; together they are every result.
+    let mut ids = std::collections::BTreeSet::new();
+    let mut n = 0;
+    for s in ["1/2", "2/2"] {
+        let log = sarif(&root, &["fixtures", "--shard", s]);
+        ids.insert(
+            log["runs"][0]["automationDetails"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+        n += log["runs"][0]["results"].as_array().unwrap().len();
+    }
+    assert_eq!(
+        ids.into_iter().collect::<Vec<_>>(),
+        ["idemlint-shard-1-of-2/", "idemlint-shard-2-of-2/"]
+    );
+    assert_eq!(n, results.len());
 }

@@ -38,6 +38,9 @@ pub struct RenderOptions {
     pub quiet: bool,
     /// The directory SARIF's `%SRCROOT%` stands for (absolute; the current directory).
     pub srcroot: Option<PathBuf>,
+    /// SARIF's category (`runAutomationDetails.id` is `CATEGORY/`; `None`: `idemlint`);
+    /// see [`sarif::category`].
+    pub sarif_category: Option<String>,
 }
 
 /// A rendered report: `report` is the format's output proper (standard output, or the
@@ -72,7 +75,11 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
             stderr: String::new(),
         },
         Format::Sarif => Rendered {
-            report: sarif::render(report, opts.srcroot.as_deref()),
+            report: sarif::render(
+                report,
+                opts.srcroot.as_deref(),
+                opts.sarif_category.as_deref(),
+            ),
             stderr: String::new(),
         },
         Format::Github => Rendered {
