@@ -2,12 +2,16 @@
 //! one and says what goes to standard output (or `--output FILE`) and what to standard
 //! error.
 
+pub mod checkstyle;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod merge;
 pub mod sarif;
 pub mod short;
+mod xml;
 
 use std::path::PathBuf;
 
@@ -26,6 +30,30 @@ pub enum Format {
     Github,
     /// One `path:line:col: severity[rule-id] message` line per finding.
     Short,
+    /// A GitLab Code Quality report (JSON array of issues).
+    Gitlab,
+    /// A JUnit XML report: one test case per rule per file with findings.
+    Junit,
+    /// A Checkstyle XML report (Jenkins warnings-ng, SonarQube, reviewdog).
+    Checkstyle,
+}
+
+/// Each finding's unique fingerprint for SARIF and GitLab: its fingerprint, with `/N`
+/// appended to the N-th (N ≥ 2) finding sharing it, in order.
+pub fn unique_fingerprints(findings: &[crate::finding::Finding]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    findings
+        .iter()
+        .map(|f| {
+            let n = seen.entry(f.fingerprint.as_str()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                f.fingerprint.clone()
+            } else {
+                format!("{}/{n}", f.fingerprint)
+            }
+        })
+        .collect()
 }
 
 /// How to render.
@@ -93,6 +121,18 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
         Format::Short => Rendered {
             report: short::render(report),
             stderr: tail(report),
+        },
+        Format::Gitlab => Rendered {
+            report: gitlab::render(report),
+            stderr: tail(report),
+        },
+        Format::Junit => Rendered {
+            report: junit::render(report),
+            stderr: String::new(),
+        },
+        Format::Checkstyle => Rendered {
+            report: checkstyle::render(report),
+            stderr: String::new(),
         },
     }
 }

@@ -752,24 +752,6 @@ fn notification(e: &FileError, srcroot: Option<&Path>) -> Notification {
     }
 }
 
-/// Each finding's `partialFingerprints` value: its fingerprint, with `/N` appended to the
-/// N-th (N ≥ 2) finding sharing it, in order.
-fn unique_fingerprints(findings: &[Finding]) -> Vec<String> {
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    findings
-        .iter()
-        .map(|f| {
-            let n = seen.entry(f.fingerprint.as_str()).or_insert(0);
-            *n += 1;
-            if *n == 1 {
-                f.fingerprint.clone()
-            } else {
-                format!("{}/{n}", f.fingerprint)
-            }
-        })
-        .collect()
-}
-
 /// The SARIF category of a run (`runAutomationDetails.id` is `CATEGORY/`): `idemlint`, or
 /// `idemlint-shard-I-of-N` for shard I (1-based) of N.
 pub fn category(shard: Option<crate::check::Shard>) -> String {
@@ -827,7 +809,7 @@ pub fn render(report: &Report, srcroot: Option<&Path>, category: Option<&str>) -
             results: report
                 .findings
                 .iter()
-                .zip(unique_fingerprints(&report.findings))
+                .zip(super::unique_fingerprints(&report.findings))
                 .map(|(f, fp)| result(f, fp, &report.texts, srcroot))
                 .collect(),
         }],
