@@ -79,6 +79,26 @@ pub struct Options {
     /// unsaved documents), by absolute canonical path ([`crate::config::absolute_path`]).
     /// Only files the walk finds are affected; limits apply as to files read from disk.
     pub overlays: Option<Arc<std::collections::HashMap<PathBuf, Arc<str>>>>,
+    /// Asked between the phases and before each file of pass 2: when it answers `true`
+    /// the run stops early and its report has `cancelled` set (the language server's
+    /// superseded analyses).
+    pub cancel: Option<Cancel>,
+}
+
+/// A question "is this run superseded?" ([`Options::cancel`]).
+#[derive(Clone)]
+pub struct Cancel(pub Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cancel(..)")
+    }
+}
+
+impl Cancel {
+    fn asked(c: &Option<Cancel>) -> bool {
+        c.as_ref().is_some_and(|c| (c.0)())
+    }
 }
 
 /// Per candidate, the overlay text that replaces its file ([`Options::overlays`]).
@@ -278,6 +298,8 @@ pub struct Report {
     pub stats: Stats,
     /// What the walk left out by `.gitignore` / `.ignore` and hidden-name rules.
     pub ignored: crate::discover::Ignored,
+    /// The run was stopped by [`Options::cancel`]: findings and errors are incomplete.
+    pub cancelled: bool,
 }
 
 /// Counters and phase times of one run, for `idemlint check --timings`.
@@ -731,6 +753,7 @@ pub fn run_text(
         baseline: None,
         stats: Stats::default(),
         ignored: Default::default(),
+        cancelled: false,
     })
 }
 
@@ -1152,6 +1175,10 @@ fn run_in_pool(
         }
         parsed.push(slot);
     }
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+        return report;
+    }
     report.stats.read = readable.iter().filter(|r| **r).count();
     report
         .stats
@@ -1182,6 +1209,10 @@ fn run_in_pool(
         state.name_rounds();
     }
     state.stats.phase("pass 1", &mut since);
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+        return report;
+    }
     state.update_index();
     let Rounds {
         mut parsed, index, ..
@@ -1220,9 +1251,15 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
+            if Cancel::asked(&opts.cancel) {
+                return (Vec::new(), None, None);
+            }
             check_one(&candidates[i], overlays[i].as_ref(), hash, &index)
         })
         .collect();
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+    }
     for (&(i, _), (mut f, e, mut t)) in todo.iter().zip(per_file) {
         if let Some(lines) = &opts.changed_lines {
             let abs = crate::config::absolute_path(&candidates[i].0.path);

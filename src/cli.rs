@@ -541,6 +541,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let opts = Options {
                 only,
                 overlays: None,
+                cancel: None,
                 changed_lines,
                 paths,
                 jobs,

@@ -155,7 +155,7 @@ type Latest = std::sync::Arc<std::sync::Mutex<HashMap<String, Stamp>>>;
 /// `idemlint check ROOT --only FILE...` run (open documents' texts instead of the files),
 /// the others alone ([`analyse`]). A folder whose run fails (an invalid configuration)
 /// falls back to analysing its documents alone, which reports the configuration error.
-fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>) -> Vec<Analysed> {
+fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>, latest: Option<&Latest>) -> Vec<Analysed> {
     let mut out = Vec::new();
     let mut alone: Vec<Job> = Vec::new();
     let mut folders: Vec<(PathBuf, Vec<Job>)> = Vec::new();
@@ -176,7 +176,22 @@ fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>) -> Vec<Analysed> {
             .iter()
             .filter_map(|j| j.workspace.as_ref().map(|(_, f)| f.clone()))
             .collect();
+        // A folder's run stops early once a newer analysis of its documents is asked for
+        // (an edit anywhere in the folder supersedes them all).
+        let cancel = latest.map(|latest| {
+            let latest = latest.clone();
+            let stamps: Vec<(String, Stamp)> =
+                jobs.iter().map(|j| (j.key.clone(), j.stamp)).collect();
+            crate::check::Cancel(std::sync::Arc::new(move || {
+                latest.lock().is_ok_and(|l| {
+                    stamps
+                        .iter()
+                        .all(|(k, s)| l.get(k).is_none_or(|now| now != s))
+                })
+            }))
+        });
         let opts = crate::check::Options {
+            cancel,
             paths: vec![root],
             only: Some(crate::check::Only {
                 paths: files.clone(),
@@ -189,6 +204,8 @@ fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>) -> Vec<Analysed> {
             crate::check::run(&opts, catalogue)
         }));
         match report {
+            // Superseded: newer jobs for these documents are queued; nothing to publish.
+            Ok(Ok(report)) if report.cancelled => {}
             Ok(Ok(mut report)) => {
                 for (j, file) in jobs.into_iter().zip(files) {
                     let shown = crate::discover::display_of(&file);
@@ -302,7 +319,7 @@ fn spawn_analyser(
                 if current.is_empty() {
                     continue;
                 }
-                for msg in analyse_jobs(&catalogue, current) {
+                for msg in analyse_jobs(&catalogue, current, Some(&latest)) {
                     if out.send(Incoming::Analysed(Box::new(msg))).is_err() {
                         return;
                     }
@@ -1093,7 +1110,7 @@ impl<W: Write> Server<W> {
         let Some(job) = self.job(key) else {
             return Ok(());
         };
-        for a in analyse_jobs(&self.catalogue, vec![job]) {
+        for a in analyse_jobs(&self.catalogue, vec![job], None) {
             self.store_and_publish(&a.key, a.findings, a.errors, a.config_error, encoding)?;
         }
         Ok(())

@@ -311,3 +311,37 @@ fn git_runs_no_filter_textconv_external_diff_or_fsmonitor() {
         "the test's configuration does not run anything"
     );
 }
+
+/// `Options::cancel` (the language server's superseded analyses) stops a run early and
+/// says so; a cancel that never answers yes changes nothing.
+#[test]
+fn a_cancelled_run_stops_and_says_so() {
+    use idemlint::check::{Cancel, Options, run};
+    let dir = project("cancelled_run");
+    let opts = |cancel: Option<Cancel>| Options {
+        paths: vec![dir.clone()],
+        cancel,
+        ..Options::default()
+    };
+    let cat = idemlint::catalogue::Catalogue::builtin();
+    let plain = run(&opts(None), &cat).unwrap();
+    assert_eq!(plain.findings.len(), 1);
+    assert!(!plain.cancelled);
+    let never = run(&opts(Some(Cancel(std::sync::Arc::new(|| false)))), &cat).unwrap();
+    assert_eq!(never.findings.len(), 1);
+    assert!(!never.cancelled);
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = asked.clone();
+    let stop = Cancel(std::sync::Arc::new(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        true
+    }));
+    let r = run(&opts(Some(stop)), &cat).unwrap();
+    assert!(r.cancelled);
+    assert!(r.findings.is_empty());
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "stopped at the first check"
+    );
+}
