@@ -46,6 +46,16 @@ impl FailOn {
     }
 }
 
+/// `--message-format` (cargo's flag; `json-diagnostic-rendered-ansi` is accepted as
+/// `json`, as rust-analyzer may pass it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Json,
+    JsonDiagnosticRenderedAnsi,
+    Short,
+    Human,
+}
+
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -105,6 +115,11 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+        /// cargo's spelling for `cargo idemlint` under rust-analyzer: `json` is
+        /// `--format cargo` (cargo's JSON message stream), `short` and `human` the formats
+        /// of those names.
+        #[arg(long, value_enum, value_name = "FMT")]
+        message_format: Option<MessageFormat>,
         /// Write the report to FILE instead of standard output (`-`: standard output).
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
@@ -446,6 +461,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
         Command::Check {
             paths,
             format,
+            message_format,
             jobs,
             parse_only,
             stats,
@@ -481,6 +497,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             exclude,
             strict,
         } => {
+            let format = match message_format {
+                Some(MessageFormat::Json | MessageFormat::JsonDiagnosticRenderedAnsi) => {
+                    Format::Cargo
+                }
+                Some(MessageFormat::Short) => Format::Short,
+                Some(MessageFormat::Human) => Format::Human,
+                None => format,
+            };
             let findings_exit = if exit_zero { EXIT_CLEAN } else { EXIT_FINDINGS };
             let mut tool_failure = false;
             let selection = RuleSelection { select, ignore };

@@ -1009,3 +1009,109 @@ fn sarif_meets_github_code_scanning_requirements() {
     );
     assert_eq!(n, results.len());
 }
+
+/// `cargo idemlint --message-format=json` (rust-analyzer's `check.overrideCommand`) prints
+/// cargo's JSON message stream: `compiler-message` lines with every field cargo's message
+/// types require (the ones the `cargo_metadata` crate, which rust-analyzer uses, declares
+/// without a default), rustc-style spans that agree with `--format json`, then
+/// `build-finished`.
+#[test]
+fn cargo_message_format_json_is_cargos_message_stream() {
+    let dir = scratch("cargo_message_format");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"payouts\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "pub fn capture(client: &reqwest::blocking::Client) -> Result<reqwest::blocking::Response, backoff::Error<reqwest::Error>> {\n    backoff::retry(backoff::ExponentialBackoff::default(), || {\n        let key = /* ü */ uuid::Uuid::new_v4().to_string();\n        Ok(client.post(\"https://psp.example.com/v1/charges\").header(\"Idempotency-Key\", key).send()?)\n    })\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-idemlint"))
+        .current_dir(&dir)
+        .args(["idemlint", "--message-format=json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let expected = json(&dir, &["."])["findings"].as_array().unwrap().clone();
+    assert_eq!(lines.len(), expected.len() + 1, "{stdout}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["reason"], "build-finished");
+    assert_eq!(last["success"], false);
+    for (m, f) in lines.iter().zip(&expected) {
+        assert_eq!(m["reason"], "compiler-message");
+        for k in ["package_id", "manifest_path"] {
+            assert!(m[k].is_string(), "{k}: {m}");
+        }
+        assert!(m["manifest_path"].as_str().unwrap().ends_with("Cargo.toml"));
+        let t = &m["target"];
+        assert!(t["name"].is_string() && t["src_path"].is_string());
+        assert!(t["kind"].as_array().is_some_and(|k| !k.is_empty()));
+        let d = &m["message"];
+        assert_eq!(d["$message_type"], "diagnostic");
+        assert_eq!(d["message"], f["message"]);
+        assert_eq!(d["level"], f["severity"]);
+        assert_eq!(
+            d["code"]["code"],
+            format!("idemlint::{}", f["rule"].as_str().unwrap())
+        );
+        assert!(d["rendered"].is_string());
+        assert_eq!(d["children"][0]["level"], "help");
+        assert_eq!(d["children"][0]["message"], f["help"]);
+        let spans = d["spans"].as_array().unwrap();
+        let primary: Vec<&Value> = spans.iter().filter(|s| s["is_primary"] == true).collect();
+        assert_eq!(primary.len(), 1);
+        let s = primary[0];
+        for k in [
+            "file_name",
+            "byte_start",
+            "byte_end",
+            "line_start",
+            "line_end",
+            "column_start",
+            "column_end",
+            "is_primary",
+            "text",
+            "label",
+            "suggested_replacement",
+            "suggestion_applicability",
+            "expansion",
+        ] {
+            assert!(s.get(k).is_some(), "span field {k}: {s}");
+        }
+        assert_eq!(s["file_name"], f["path"]);
+        assert_eq!(s["line_start"], f["line"]);
+        assert_eq!(s["column_start"], f["column"]);
+        assert_eq!(s["line_end"], f["end_line"]);
+        assert_eq!(s["column_end"], f["end_column"]);
+        let text = std::fs::read_to_string(dir.join(f["path"].as_str().unwrap())).unwrap();
+        let (a, b) = (
+            s["byte_start"].as_u64().unwrap() as usize,
+            s["byte_end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&text[a..b], f["source"].as_str().unwrap(), "byte offsets");
+        let line = &s["text"][0];
+        let hl: String = line["text"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .skip(line["highlight_start"].as_u64().unwrap() as usize - 1)
+            .take(
+                (line["highlight_end"].as_u64().unwrap()
+                    - line["highlight_start"].as_u64().unwrap()) as usize,
+            )
+            .collect();
+        assert_eq!(
+            hl,
+            f["source"].as_str().unwrap(),
+            "highlighted columns are chars"
+        );
+    }
+}

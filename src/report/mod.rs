@@ -2,6 +2,7 @@
 //! one and says what goes to standard output (or `--output FILE`) and what to standard
 //! error.
 
+pub mod cargo_json;
 pub mod checkstyle;
 pub mod github;
 pub mod gitlab;
@@ -36,6 +37,8 @@ pub enum Format {
     Junit,
     /// A Checkstyle XML report (Jenkins warnings-ng, SonarQube, reviewdog).
     Checkstyle,
+    /// cargo's JSON message stream (`compiler-message` lines), for rust-analyzer.
+    Cargo,
 }
 
 /// Each finding's unique fingerprint for SARIF and GitLab: its fingerprint, with `/N`
@@ -132,6 +135,10 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
         },
         Format::Checkstyle => Rendered {
             report: checkstyle::render(report),
+            stderr: String::new(),
+        },
+        Format::Cargo => Rendered {
+            report: cargo_json::render(report),
             stderr: String::new(),
         },
     }
