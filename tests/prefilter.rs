@@ -647,11 +647,22 @@ fn only_reports_the_whole_runs_findings_of_its_files() {
         "only {depends} generated subsets depend on other files"
     );
 
-    // Real code: this repository's sources.
+    // Real code: this repository's sources, and crates of the local cargo registry when
+    // present (never downloaded by the test).
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
     assert_only_agrees(
         &src,
         &[vec![src.join("check.rs")], vec![src.join("lang")]],
         "src/",
     );
+    for krate in registry_crates(&["aho-corasick-1", "rayon-1"]) {
+        let mut files = Vec::new();
+        source_files(&krate, &mut files);
+        let subsets: Vec<Vec<PathBuf>> = files
+            .iter()
+            .step_by(files.len().max(4) / 4)
+            .map(|f| vec![f.clone()])
+            .collect();
+        assert_only_agrees(&krate, &subsets, &krate.display().to_string());
+    }
 }
