@@ -197,7 +197,8 @@ fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>, latest: Option<&Latest>) 
                 paths: files.clone(),
                 named: true,
             }),
-            overlays: Some(jobs[0].texts.clone()),
+            // The newest snapshot of the open documents among the jobs.
+            overlays: jobs.iter().max_by_key(|j| j.stamp.1).map(|j| j.texts.clone()),
             ..crate::check::Options::default()
         };
         let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
