@@ -1649,7 +1649,9 @@ pub struct FixedFile {
 /// rolled back and reported in the returned errors (naming the rule and the file).
 /// Nothing is written; see [`write_fixed`]. Each re-analysis uses the file's
 /// configuration (`opts.config_file` or discovery, `opts.selection`), so suppressed
-/// findings and rules that are off stay unfixed in every round.
+/// findings and rules that are off stay unfixed in every round. With
+/// [`Options::changed_lines`] (`--new-since`), later rounds fix only findings whose
+/// fingerprint `report` had.
 pub fn compute_fixes(
     report: &Report,
     mode: crate::fix::apply::Mode,
@@ -1693,6 +1695,8 @@ pub fn compute_fixes(
         };
         let base_errors = crate::lang::lower(language, &original).errors.len();
         let mut text = original.clone();
+        let reported: std::collections::HashSet<String> =
+            findings.iter().map(|f| f.fingerprint.clone()).collect();
         let mut findings = findings;
         let mut rules = Vec::new();
         for _round in 0..5 {
@@ -1731,6 +1735,11 @@ pub fn compute_fixes(
                 Some((f, _)) => f,
                 None => break,
             };
+            // `--new-since`: later rounds fix only what was reported (a finding keeps
+            // its fingerprint when lines move), not the file's other findings.
+            if opts.changed_lines.is_some() {
+                findings.retain(|f| reported.contains(&f.fingerprint));
+            }
         }
         if text != original {
             fixed.push(FixedFile {

@@ -672,6 +672,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 tool_failure = !write_errors.is_empty();
                 problems.extend(write_errors);
+                // Edits move lines: `--new-since` asks git again for the changed lines.
+                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -783,6 +791,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 let write_failed = !write_errors.is_empty();
                 let fix_errors: Vec<_> = fix_errors.into_iter().chain(write_errors).collect();
+                // Edits move lines: `--new-since` asks git again for the changed lines.
+                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -908,6 +924,27 @@ fn report_subset(
         None => only,
     };
     Ok((only, changed_lines))
+}
+
+/// `opts` with `--new-since REV`'s changed lines read again (after `--fix` or
+/// `--add-suppression` edited files); `opts` itself without `--new-since`.
+fn refresh_changed_lines(opts: &Options, new_since: Option<&str>) -> Result<Options, String> {
+    let Some(rev) = new_since else {
+        return Ok(opts.clone());
+    };
+    let root = opts
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let repo = crate::git::Repo::open(&root, "--new-since").map_err(|e| e.to_string())?;
+    let lines = repo
+        .changed_lines(rev, "--new-since")
+        .map_err(|e| e.to_string())?;
+    Ok(Options {
+        changed_lines: Some(std::sync::Arc::new(lines)),
+        ..opts.clone()
+    })
 }
 
 /// The paths of a `--files-from` list: NUL-separated when it contains a NUL byte,

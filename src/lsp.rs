@@ -198,7 +198,10 @@ fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>, latest: Option<&Latest>) 
                 named: true,
             }),
             // The newest snapshot of the open documents among the jobs.
-            overlays: jobs.iter().max_by_key(|j| j.stamp.1).map(|j| j.texts.clone()),
+            overlays: jobs
+                .iter()
+                .max_by_key(|j| j.stamp.1)
+                .map(|j| j.texts.clone()),
             ..crate::check::Options::default()
         };
         let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

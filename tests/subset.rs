@@ -345,3 +345,44 @@ fn a_cancelled_run_stops_and_says_so() {
         "stopped at the first check"
     );
 }
+
+/// `--new-since REV --fix` fixes only the findings on changed lines, and reports against
+/// the lines as they are after the fix.
+#[test]
+fn new_since_with_fix_fixes_only_the_new_findings() {
+    let old = "import java.util.UUID\n\nsuspend fun charge(api: Api): Charge {\n    return retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n}\n";
+    let dir = scratch("new_since_fix");
+    std::fs::write(dir.join("Billing.kt"), old).unwrap();
+    git(&dir, &["init", "--quiet"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "--no-verify", "-m", "init"]);
+    let new_fn = "suspend fun refund(api: Api): Charge {\n    return retryOnTransient { api.createRefund(idempotencyKey = UUID.randomUUID().toString()) }\n}\n\n";
+    let text = old.replacen(
+        "suspend fun charge",
+        &format!("{new_fn}suspend fun charge"),
+        1,
+    );
+    std::fs::write(dir.join("Billing.kt"), &text).unwrap();
+    let (f, code, _) = check(&dir, &[".", "--new-since", "HEAD"], None);
+    assert_eq!(
+        (f, code),
+        (
+            vec![("Billing.kt".into(), 4, "key-in-retry-scope".into())],
+            1
+        )
+    );
+    let (f, code, err) = check(&dir, &[".", "--new-since", "HEAD", "--fix"], None);
+    assert_eq!((f.len(), code), (0, 0), "{err}");
+    let fixed = std::fs::read_to_string(dir.join("Billing.kt")).unwrap();
+    assert!(fixed.contains("val idempotencyKey = UUID.randomUUID().toString()\n    return retryOnTransient { api.createRefund(idempotencyKey = idempotencyKey) }"), "{fixed}");
+    assert!(
+        fixed.contains("api.createCharge(idempotencyKey = UUID.randomUUID().toString())"),
+        "the old finding is left alone: {fixed}"
+    );
+    // The whole run still has the old one, on its moved line.
+    let (f, _, _) = check(&dir, &["."], None);
+    assert_eq!(
+        f,
+        vec![("Billing.kt".into(), 9, "key-in-retry-scope".into())]
+    );
+}
