@@ -949,25 +949,31 @@ impl<W: Write> Server<W> {
         )
     }
 
-    /// The job that analyses document `key` as it is now.
-    fn job(&self, key: &str) -> Option<Job> {
+    /// The job that analyses document `key` as it is now. `texts` keeps each folder's
+    /// snapshot of the open documents, so the jobs of one burst share one.
+    fn job(&self, key: &str, texts: &mut HashMap<PathBuf, Texts>) -> Option<Job> {
         let doc = self.documents.get(key)?;
         let workspace = doc
             .path
             .as_ref()
             .and_then(|p| Some((self.root_of(p)?.clone(), p.clone())));
         let texts: Texts = match &workspace {
-            Some((root, _)) => std::sync::Arc::new(
-                self.documents
-                    .values()
-                    .filter(|d| d.supported)
-                    .filter_map(|d| {
-                        let p = d.path.as_ref()?;
-                        p.starts_with(root)
-                            .then(|| (p.clone(), std::sync::Arc::from(d.text.as_str())))
-                    })
-                    .collect(),
-            ),
+            Some((root, _)) => texts
+                .entry(root.clone())
+                .or_insert_with(|| {
+                    std::sync::Arc::new(
+                        self.documents
+                            .values()
+                            .filter(|d| d.supported)
+                            .filter_map(|d| {
+                                let p = d.path.as_ref()?;
+                                p.starts_with(root)
+                                    .then(|| (p.clone(), std::sync::Arc::from(d.text.as_str())))
+                            })
+                            .collect(),
+                    )
+                })
+                .clone(),
             None => Default::default(),
         };
         Some(Job {
@@ -1039,6 +1045,7 @@ impl<W: Write> Server<W> {
     /// Hands every changed document to the analysis thread (or, without one, analyses
     /// and publishes it here); its diagnostics are published when the result arrives.
     fn publish_dirty(&mut self) -> Io {
+        let mut texts = HashMap::new();
         for key in std::mem::take(&mut self.dirty) {
             if self.jobs.is_none() {
                 self.publish_one(&key)?;
@@ -1054,7 +1061,7 @@ impl<W: Write> Server<W> {
             if let Ok(mut l) = self.latest.lock() {
                 l.insert(key.clone(), stamp);
             }
-            let Some(job) = self.job(&key) else {
+            let Some(job) = self.job(&key, &mut texts) else {
                 continue;
             };
             if let Some(doc) = self.documents.get_mut(&key) {
@@ -1111,7 +1118,7 @@ impl<W: Write> Server<W> {
     /// Analyses `key` here, now, and publishes its diagnostics.
     fn publish_one(&mut self, key: &str) -> Io {
         let encoding = self.encoding;
-        let Some(job) = self.job(key) else {
+        let Some(job) = self.job(key, &mut HashMap::new()) else {
             return Ok(());
         };
         for a in analyse_jobs(&self.catalogue, vec![job], None) {
