@@ -83,6 +83,125 @@ pub struct Options {
     /// the run stops early and its report has `cancelled` set (the language server's
     /// superseded analyses).
     pub cancel: Option<Cancel>,
+    /// Pass-1 results kept between runs of one process (the language server), so a run
+    /// parses only the files whose text or configuration changed since the last.
+    pub pass1_cache: Option<Pass1Cache>,
+}
+
+/// Pass-1 results (summary, demand, parse errors) of files by display path, each valid
+/// for one text (hash and length) under one configuration (the hash of its file and of
+/// the files it extends). One entry per file: a new text replaces the old entry, so the
+/// cache holds at most one summary per file of the project. In memory only: nothing is
+/// written to disk or read from the checked tree.
+#[derive(Clone, Default)]
+pub struct Pass1Cache(Arc<std::sync::Mutex<Pass1Entries>>);
+
+#[derive(Default)]
+struct Pass1Entries {
+    files: std::collections::HashMap<String, ((u64, usize, u64), CachedParse)>,
+    hits: usize,
+    misses: usize,
+}
+
+#[derive(Clone)]
+struct CachedParse {
+    summary: FileSummary,
+    demand: FileDemand,
+    suppressions: bool,
+    errors: Vec<FileError>,
+}
+
+impl std::fmt::Debug for Pass1Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, hits, misses) = self.counts();
+        write!(f, "Pass1Cache({n} files, {hits} hits, {misses} misses)")
+    }
+}
+
+impl Pass1Cache {
+    /// Files cached, and the lookups that found (hits) or did not find (misses) an entry
+    /// for the current text, since the cache was made.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        self.0
+            .lock()
+            .map(|e| (e.files.len(), e.hits, e.misses))
+            .unwrap_or((0, 0, 0))
+    }
+
+    fn get(&self, display: &str, id: (u64, usize, u64), hash: u64) -> Option<Parsed> {
+        let mut e = self.0.lock().ok()?;
+        let hit = match e.files.get(display) {
+            Some((k, p)) if *k == id => Some(Parsed {
+                summary: Some(p.summary.clone()),
+                demand: p.demand.clone(),
+                suppressions: p.suppressions,
+                hash,
+                errors: p.errors.clone(),
+            }),
+            _ => None,
+        };
+        if hit.is_some() {
+            e.hits += 1;
+        } else {
+            e.misses += 1;
+        }
+        hit
+    }
+
+    fn put(&self, display: &str, id: (u64, usize, u64), p: &Parsed) {
+        let Some(summary) = &p.summary else { return };
+        if let Ok(mut e) = self.0.lock() {
+            e.files.insert(
+                display.to_string(),
+                (
+                    id,
+                    CachedParse {
+                        summary: summary.clone(),
+                        demand: p.demand.clone(),
+                        suppressions: p.suppressions,
+                        errors: p.errors.clone(),
+                    },
+                ),
+            );
+        }
+    }
+}
+
+/// What a configuration's catalogue is made of, for [`Pass1Cache`] keys: a hash of its
+/// file's path and text and of the files it extends (`0` for the built-in defaults).
+/// `None` when one cannot be read (then nothing is cached for its files).
+fn config_key(config: &Config) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for f in config.origin.iter().chain(&config.extends) {
+        f.hash(&mut h);
+        crate::fsio::read_regular(f, 8 << 20, false)
+            .ok()?
+            .hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// Pass 1 for candidate `c` through `cache`, when there is one and `key` (its
+/// configuration's [`config_key`]) is known.
+fn parse_cached(
+    c: &Candidate,
+    text: &str,
+    cat: &Catalogue,
+    cache: Option<&Pass1Cache>,
+    key: Option<u64>,
+) -> Result<Parsed, FileError> {
+    let (Some(cache), Some(key)) = (cache, key) else {
+        return parse_one(c, text, cat);
+    };
+    let hash = text_hash(text);
+    let id = (hash, text.len(), key);
+    if let Some(p) = cache.get(&c.display, id, hash) {
+        return Ok(p);
+    }
+    let p = parse_one(c, text, cat)?;
+    cache.put(&c.display, id, &p);
+    Ok(p)
 }
 
 /// A question "is this run superseded?" ([`Options::cancel`]).
@@ -1102,6 +1221,26 @@ fn run_in_pool(
         }
     }
 
+    // With a pass-1 cache: each configuration's key, computed once per configuration.
+    let config_keys: Vec<Option<u64>> = if opts.pass1_cache.is_some() {
+        let mut seen: Vec<(*const Config, Option<u64>)> = Vec::new();
+        candidates
+            .iter()
+            .map(|(_, config)| {
+                let ptr = Arc::as_ptr(config);
+                match seen.iter().find(|(p, _)| *p == ptr) {
+                    Some((_, k)) => *k,
+                    None => {
+                        let k = config_key(config);
+                        seen.push((ptr, k));
+                        k
+                    }
+                }
+            })
+            .collect()
+    } else {
+        vec![None; candidates.len()]
+    };
     // Stage 0: read and scan every file; parse those with a sink word at once (they are
     // needed whenever anything is), or every file without the prefilter.
     let progress = opts.progress.as_deref();
@@ -1128,8 +1267,15 @@ fn run_in_pool(
                     suppression: true,
                 },
             };
-            let parsed =
-                (words.sink || words.suppression).then(|| parse_one(c, &text, &config.catalogue));
+            let parsed = (words.sink || words.suppression).then(|| {
+                parse_cached(
+                    c,
+                    &text,
+                    &config.catalogue,
+                    opts.pass1_cache.as_ref(),
+                    config_keys[i],
+                )
+            });
             Read::Ok {
                 bytes: text.len() as u64,
                 words,
@@ -1189,6 +1335,8 @@ fn run_in_pool(
     let mut state = Rounds {
         candidates,
         overlays,
+        cache: opts.pass1_cache.as_ref(),
+        config_keys: &config_keys,
         parsed,
         readable,
         in_shard: &in_shard,
@@ -1287,6 +1435,9 @@ fn run_in_pool(
 struct Rounds<'a> {
     candidates: &'a [Configured],
     overlays: &'a Overlays,
+    cache: Option<&'a Pass1Cache>,
+    /// Per candidate, its configuration's [`config_key`] (with a cache only).
+    config_keys: &'a [Option<u64>],
     parsed: Vec<Option<Parsed>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
@@ -1305,6 +1456,8 @@ impl Rounds<'_> {
     fn parse_more(&mut self, which: &[usize], scan: Option<&NameScan>) -> usize {
         let candidates = self.candidates;
         let overlays = self.overlays;
+        let cache = self.cache;
+        let config_keys = self.config_keys;
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
@@ -1318,7 +1471,10 @@ impl Rounds<'_> {
                 {
                     return None;
                 }
-                Some((i, parse_one(c, &text, &config.catalogue)))
+                Some((
+                    i,
+                    parse_cached(c, &text, &config.catalogue, cache, config_keys[i]),
+                ))
             })
             .collect();
         let mut n = 0;

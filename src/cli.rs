@@ -566,6 +566,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 only,
                 overlays: None,
                 cancel: None,
+                pass1_cache: None,
                 changed_lines,
                 paths,
                 jobs,

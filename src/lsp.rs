@@ -155,7 +155,12 @@ type Latest = std::sync::Arc<std::sync::Mutex<HashMap<String, Stamp>>>;
 /// `idemlint check ROOT --only FILE...` run (open documents' texts instead of the files),
 /// the others alone ([`analyse`]). A folder whose run fails (an invalid configuration)
 /// falls back to analysing its documents alone, which reports the configuration error.
-fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>, latest: Option<&Latest>) -> Vec<Analysed> {
+fn analyse_jobs(
+    catalogue: &Catalogue,
+    jobs: Vec<Job>,
+    latest: Option<&Latest>,
+    cache: Option<&crate::check::Pass1Cache>,
+) -> Vec<Analysed> {
     let mut out = Vec::new();
     let mut alone: Vec<Job> = Vec::new();
     let mut folders: Vec<(PathBuf, Vec<Job>)> = Vec::new();
@@ -192,6 +197,7 @@ fn analyse_jobs(catalogue: &Catalogue, jobs: Vec<Job>, latest: Option<&Latest>) 
         });
         let opts = crate::check::Options {
             cancel,
+            pass1_cache: cache.cloned(),
             paths: vec![root],
             only: Some(crate::check::Only {
                 paths: files.clone(),
@@ -302,6 +308,9 @@ fn spawn_analyser(
         .name("idemlint-lsp-analysis".into())
         .stack_size(crate::check::STACK_SIZE)
         .spawn(move || {
+            // Pass-1 results of the workspace folders' files, kept between analyses: an
+            // edit re-parses only the files whose text changed.
+            let cache = crate::check::Pass1Cache::default();
             while let Ok(first) = jobs.recv() {
                 let mut queue = vec![first];
                 queue.extend(jobs.try_iter());
@@ -323,7 +332,7 @@ fn spawn_analyser(
                 if current.is_empty() {
                     continue;
                 }
-                for msg in analyse_jobs(&catalogue, current, Some(&latest)) {
+                for msg in analyse_jobs(&catalogue, current, Some(&latest), Some(&cache)) {
                     if out.send(Incoming::Analysed(Box::new(msg))).is_err() {
                         return;
                     }
@@ -1121,7 +1130,7 @@ impl<W: Write> Server<W> {
         let Some(job) = self.job(key, &mut HashMap::new()) else {
             return Ok(());
         };
-        for a in analyse_jobs(&self.catalogue, vec![job], None) {
+        for a in analyse_jobs(&self.catalogue, vec![job], None, None) {
             self.store_and_publish(&a.key, a.findings, a.errors, a.config_error, encoding)?;
         }
         Ok(())

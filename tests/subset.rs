@@ -386,3 +386,61 @@ fn new_since_with_fix_fixes_only_the_new_findings() {
         vec![("Billing.kt".into(), 9, "key-in-retry-scope".into())]
     );
 }
+
+/// A pass-1 cache (kept by the language server between analyses) gives the same findings
+/// as a run without it, and a second run parses nothing that did not change.
+#[test]
+fn the_pass1_cache_changes_no_finding_and_reparses_only_changed_files() {
+    use idemlint::check::{Options, Pass1Cache, run};
+    let dir = project("pass1_cache");
+    for i in 0..6 {
+        std::fs::write(
+            dir.join(format!("src/Job{i}.kt")),
+            format!("package shop\n\nimport java.util.UUID\n\nfun job{i}(api: Api) = keepTrying(2) {{ api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }}\n"),
+        )
+        .unwrap();
+    }
+    let cat = idemlint::catalogue::Catalogue::builtin();
+    let cache = Pass1Cache::default();
+    let opts = |cache: Option<Pass1Cache>| Options {
+        paths: vec![dir.clone()],
+        pass1_cache: cache,
+        ..Options::default()
+    };
+    let json = |r: &idemlint::check::Report| -> Vec<String> {
+        r.findings
+            .iter()
+            .map(|f| serde_json::to_string(f).unwrap())
+            .collect()
+    };
+    let plain = run(&opts(None), &cat).unwrap();
+    assert_eq!(plain.findings.len(), 7);
+    let first = run(&opts(Some(cache.clone())), &cat).unwrap();
+    assert_eq!(json(&first), json(&plain));
+    let (files, hits, misses) = cache.counts();
+    assert_eq!((files, hits, misses), (first.parsed, 0, first.parsed));
+    let second = run(&opts(Some(cache.clone())), &cat).unwrap();
+    assert_eq!(json(&second), json(&plain));
+    let (_, hits, misses) = cache.counts();
+    assert_eq!(
+        (hits, misses),
+        (second.parsed, first.parsed),
+        "nothing parsed again"
+    );
+    // The helper stops retrying: one file parsed again, and the findings follow.
+    std::fs::write(
+        dir.join("src/Retry.kt"),
+        "package shop\n\nfun <T> keepTrying(times: Int, block: () -> T): T = block()\n",
+    )
+    .unwrap();
+    let third = run(&opts(Some(cache.clone())), &cat).unwrap();
+    let (_, _, misses_after) = cache.counts();
+    assert_eq!(misses_after, misses + 1);
+    assert!(third.findings.is_empty());
+    assert_eq!(json(&third), json(&run(&opts(None), &cat).unwrap()));
+    // A configuration change invalidates the files it governs.
+    std::fs::write(dir.join("idemlint.toml"), "# no settings\n").unwrap();
+    let before = cache.counts().2;
+    let fourth = run(&opts(Some(cache.clone())), &cat).unwrap();
+    assert_eq!(cache.counts().2, before + fourth.parsed);
+}
