@@ -9,7 +9,10 @@
 //! helper or key parameter in another file counts; a change to any open document, a saved
 //! file or a watched file (`didSave`, `workspace/didChangeWatchedFiles`, registered
 //! dynamically when the client allows it) re-analyses and re-publishes the open documents
-//! of that folder, in one run. Other documents are analysed alone by
+//! of that folder, in one run (a run an edit supersedes is cancelled; pass-1 results are
+//! kept in memory between runs, and each folder is indexed in the background at
+//! `initialized`, with `$/progress` when the client supports it). Other documents are
+//! analysed alone by
 //! [`crate::check::check_text_with`]. Either way, under the configuration `check` would use
 //! for that path (nearest `idemlint.toml`, rule levels, include/exclude, suppressions). Each diagnostic has
 //! the rule id as `code`, `codeDescription.href` pointing at the rule's documentation, the
@@ -115,6 +118,8 @@ pub enum Incoming {
     Analysed(Box<Analysed>),
     /// The client's input ended (internal: the analysis thread keeps the channel open).
     End,
+    /// A workspace folder's warm-up finished; its `$/progress` token (internal).
+    Warmed(Option<String>),
 }
 
 /// What a document's diagnostics are computed from: its version, and the server's change
@@ -136,6 +141,9 @@ struct Job {
     workspace: Option<(PathBuf, PathBuf)>,
     /// The open documents' texts, for the folder's run.
     texts: Texts,
+    /// A warm-up at `initialized`: index the folder (filling the pass-1 cache), report
+    /// nothing; the `$/progress` token to end, when the client takes progress.
+    warm: Option<Option<String>>,
 }
 
 /// What the analysis thread found for one document version.
@@ -319,6 +327,27 @@ fn spawn_analyser(
                 for j in queue {
                     newest.retain(|n| n.key != j.key);
                     newest.push(j);
+                }
+                let (warm, newest): (Vec<Job>, Vec<Job>) =
+                    newest.into_iter().partition(|j| j.warm.is_some());
+                for job in warm {
+                    if let Some((root, _)) = &job.workspace {
+                        let opts = crate::check::Options {
+                            paths: vec![root.clone()],
+                            only: Some(crate::check::Only {
+                                paths: Vec::new(),
+                                named: true,
+                            }),
+                            pass1_cache: Some(cache.clone()),
+                            ..crate::check::Options::default()
+                        };
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            crate::check::run(&opts, &catalogue)
+                        }));
+                    }
+                    if out.send(Incoming::Warmed(job.warm.flatten())).is_err() {
+                        return;
+                    }
                 }
                 let current: Vec<Job> = newest
                     .into_iter()
@@ -569,6 +598,20 @@ struct Server<W: Write> {
     epoch: u64,
     /// The client lets the server register `workspace/didChangeWatchedFiles` watchers.
     watch_dynamic: bool,
+    /// The client takes server-initiated work-done progress (`window.workDoneProgress`).
+    progress: bool,
+    /// Warm-up progress by token: `$/progress` is sent only once the client has answered
+    /// `window/workDoneProgress/create` (the request's id is the token).
+    indexing: HashMap<String, Indexing>,
+}
+
+/// One workspace folder's warm-up progress.
+struct Indexing {
+    folder: String,
+    /// `begin` was sent.
+    begun: bool,
+    /// The warm-up finished.
+    done: bool,
 }
 
 /// Serves the messages arriving on `rx`, writing to `out`, until `exit` or the end of the
@@ -617,6 +660,8 @@ pub fn serve<W: Write>(input: mpsc::Receiver<Incoming>, out: W) -> i32 {
         roots: Vec::new(),
         epoch: 0,
         watch_dynamic: false,
+        progress: false,
+        indexing: HashMap::new(),
     };
     loop {
         let incoming = match rx.try_recv() {
@@ -688,8 +733,20 @@ impl<W: Write> Server<W> {
             Incoming::Invalid(Some(id)) => {
                 self.reply_err(id, ErrorCode::InvalidRequest, "malformed message".into())?;
             }
-            Incoming::Invalid(None) | Incoming::Message(Message::Response(_)) | Incoming::End => {}
+            Incoming::Message(Message::Response(r)) => self.response(r)?,
+            Incoming::Invalid(None) | Incoming::End => {}
             Incoming::Analysed(a) => self.analysed(*a)?,
+            Incoming::Warmed(Some(token)) => match self.indexing.get_mut(&token) {
+                // Begun (the client created the token): end it.
+                Some(p) if p.begun => {
+                    self.indexing.remove(&token);
+                    self.progress_end(&token)?;
+                }
+                // Not created yet: end it when the client answers.
+                Some(p) => p.done = true,
+                None => {}
+            },
+            Incoming::Warmed(None) => {}
             Incoming::Message(Message::Request(req)) => self.request(req)?,
             Incoming::Message(Message::Notification(n)) => {
                 if n.method == "exit" {
@@ -788,6 +845,10 @@ impl<W: Write> Server<W> {
             .and_then(|c| c.pointer("/workspace/didChangeWatchedFiles/dynamicRegistration"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        self.progress = caps
+            .and_then(|c| c.pointer("/window/workDoneProgress"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         self.roots = workspace_roots(params);
         InitializeResult {
             capabilities: ServerCapabilities {
@@ -863,8 +924,11 @@ impl<W: Write> Server<W> {
                     Err(e) => log(&format!("bad didChangeWatchedFiles parameters: {e}")),
                 }
             }
-            "initialized" if self.watch_dynamic && !self.roots.is_empty() => {
-                return self.register_watchers();
+            "initialized" if !self.roots.is_empty() => {
+                if self.watch_dynamic {
+                    self.register_watchers()?;
+                }
+                return self.warm_up();
             }
             // `initialized`, `$/cancelRequest` (every request is answered at once),
             // `$/setTrace`, other `workspace/*` and anything else: nothing to do.
@@ -958,6 +1022,92 @@ impl<W: Write> Server<W> {
         )
     }
 
+    /// Indexes every workspace folder in the background (the analysis thread's pass-1
+    /// cache), with `$/progress` work-done progress when the client supports it.
+    fn warm_up(&mut self) -> Io {
+        let Some(jobs) = self.jobs.clone() else {
+            return Ok(());
+        };
+        for (n, root) in self.roots.clone().into_iter().enumerate() {
+            let token = self.progress.then(|| format!("idemlint-index-{n}"));
+            if let Some(t) = &token {
+                self.indexing.insert(
+                    t.clone(),
+                    Indexing {
+                        folder: root.display().to_string(),
+                        begun: false,
+                        done: false,
+                    },
+                );
+                self.send(
+                    Request::new(
+                        RequestId::from(t.clone()),
+                        "window/workDoneProgress/create".into(),
+                        serde_json::json!({"token": t}),
+                    )
+                    .into(),
+                )?;
+            }
+            let job = Job {
+                key: format!("idemlint-warm-up:{}", root.display()),
+                stamp: (0, 0),
+                display: String::new(),
+                text: String::new(),
+                workspace: Some((root.clone(), root)),
+                texts: Default::default(),
+                warm: Some(token),
+            };
+            if jobs.send(job).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A response from the client: to `window/workDoneProgress/create`, it starts (or, if
+    /// the warm-up already finished, starts and ends) that token's progress; others
+    /// (`client/registerCapability`) need nothing.
+    fn response(&mut self, r: Response) -> Io {
+        let token = match serde_json::to_value(&r.id) {
+            Ok(Value::String(s)) => s,
+            _ => return Ok(()),
+        };
+        let Some(p) = self.indexing.get_mut(&token) else {
+            return Ok(());
+        };
+        if r.response_result.is_err() {
+            self.indexing.remove(&token);
+            return Ok(());
+        }
+        p.begun = true;
+        let (folder, done) = (p.folder.clone(), p.done);
+        self.send(
+            Notification::new(
+                "$/progress".into(),
+                serde_json::json!({"token": token, "value": {"kind": "begin",
+                    "title": "idemlint: indexing the workspace folder",
+                    "message": folder, "cancellable": false}}),
+            )
+            .into(),
+        )?;
+        if done {
+            self.indexing.remove(&token);
+            self.progress_end(&token)?;
+        }
+        Ok(())
+    }
+
+    fn progress_end(&mut self, token: &str) -> Io {
+        self.send(
+            Notification::new(
+                "$/progress".into(),
+                serde_json::json!({"token": token, "value": {"kind": "end",
+                    "message": "indexed"}}),
+            )
+            .into(),
+        )
+    }
+
     /// The job that analyses document `key` as it is now. `texts` keeps each folder's
     /// snapshot of the open documents, so the jobs of one burst share one.
     fn job(&self, key: &str, texts: &mut HashMap<PathBuf, Texts>) -> Option<Job> {
@@ -992,6 +1142,7 @@ impl<W: Write> Server<W> {
             text: doc.text.clone(),
             workspace,
             texts,
+            warm: None,
         })
     }
 

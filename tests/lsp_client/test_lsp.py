@@ -365,8 +365,11 @@ async def workspace_client(lsp_client: LanguageClient, request, tmp_path):
     )
     lsp_client.idemlint_encoding = result.capabilities.position_encoding
     lsp_client.idemlint_root = root
+    lsp_client.idemlint_progress = bool(
+        (caps := client_capabilities(request.param)).window and caps.window.work_done_progress
+    )
     lsp_client.idemlint_dynamic_watch = bool(
-        (caps := client_capabilities(request.param)).workspace
+        caps.workspace
         and caps.workspace.did_change_watched_files
         and caps.workspace.did_change_watched_files.dynamic_registration
     )
@@ -414,6 +417,17 @@ async def test_editing_the_helper_file_republishes_the_other_document(
     retry_uri = (root / "Retry.kt").as_uri()
     billing_uri = (root / "Billing.kt").as_uri()
     await open_and_wait(client, retry_uri, "kotlin", RETRY_ONCE)
+    if client.idemlint_progress:
+        # The folder is indexed in the background from `initialized`, with work-done
+        # progress: begin, then end.
+        async def indexed():
+            while [type(v).__name__ for v in client.progress_reports.get("idemlint-index-0", [])] != [
+                "WorkDoneProgressBegin",
+                "WorkDoneProgressEnd",
+            ]:
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(indexed(), TIMEOUT)
     if client.idemlint_dynamic_watch:
         methods = [r.method for r in client.idemlint_registrations]
         assert methods == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES], methods
