@@ -9,8 +9,9 @@
 //!   programs), `GIT_EXTERNAL_DIFF` and `GIT_PAGER` removed, `--no-pager`;
 //! - `GIT_ATTR_SOURCE` set to the empty tree, so the tree's `.gitattributes` files are not
 //!   read: no `filter=` (clean filters are programs), `diff=` or `eol` attribute of the
-//!   checked tree applies (git versions with `--attr-source`, from mid-2023; older versions ignore the variable, and
-//!   the file list, `diff-index --name-only`, never reads file contents, so runs no filter);
+//!   checked tree applies (git versions with `--attr-source`, from mid-2023; older
+//!   versions ignore the variable, and the file list, `diff-index --name-only`, never
+//!   reads file contents, so runs no filter);
 //! - `GIT_CONFIG_NOSYSTEM=1` (no system-wide configuration), `GIT_OPTIONAL_LOCKS=0` (no
 //!   index refresh is written), `GIT_TERMINAL_PROMPT=0`; no hook is run by these commands.
 //!
