@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs tests/lsp_client (pytest + pytest-lsp, a pygls client) against `idemlint lsp`.
+# Runs tests/lsp_client (pytest + pytest-lsp, a pygls client) against `idemlint lsp`, and
+# test_report_formats.py there (the JUnit, Checkstyle and GitLab reports read back by
+# junitparser, an XML parser and as JSON).
 #
 # Creates a throw-away virtualenv under the cargo target directory, installs the pinned
 # packages of tests/lsp_client/requirements.txt from PyPI, builds the debug binary and runs

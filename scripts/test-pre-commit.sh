@@ -22,8 +22,10 @@
 # - Then the README's own `.pre-commit-config.yaml` snippet, as written except for the
 #   repository URL (pointed at the snapshot, whose branch is `main`), must run the hook
 #   with `pre-commit run` (pass on the good file, with only the Kotlin file passed to the
-#   hook; fail on the bad one), and `pre-commit autoupdate` must pin its `rev: main` to the
-#   snapshot's commit SHA, as the README says.
+#   hook; fail on the bad one); with it, a staged file whose retry helper lives in a
+#   committed, unchanged file must fail the hook (the whole repository is indexed, only the
+#   staged file reported; no new build), and `pre-commit autoupdate` must pin its
+#   `rev: main` to the snapshot's commit SHA, as the README says.
 # Skips (exit 0, with a message) only when no Python 3 is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -171,6 +173,44 @@ cat "$work/readme.log"
 [ "$code" -eq 1 ] || fail "expected the README's configuration to fail on Billing.kt, got $code"
 grep -q 'key-in-retry-scope' "$work/readme.log" || fail "the README's configuration did not run the hook"
 
+echo "== pre-commit: a staged file whose retry helper is in an unchanged, committed file"
+# keepTrying is no catalogue name: only its body, in Retry.kt, says that it retries.
+cat >Retry.kt <<'EOF'
+fun <T> keepTrying(times: Int, block: () -> T): T {
+    var last: Exception? = null
+    repeat(times) {
+        try {
+            return block()
+        } catch (e: Exception) {
+            last = e
+        }
+    }
+    throw last!!
+}
+EOF
+git add Retry.kt
+git_commit -m "retry helper"
+cat >Charge.kt <<'EOF'
+import java.util.UUID
+
+fun charge(api: Api) =
+    keepTrying(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }
+EOF
+git add Charge.kt
+# `pre-commit run` without --files: the staged files, here Charge.kt only.
+set +e
+hooks run --color=never --verbose >"$work/helper.log" 2>&1
+code=$?
+set -e
+cat "$work/helper.log"
+[ "$code" -eq 1 ] || fail "expected the staged Charge.kt to fail the hook (helper in Retry.kt), got $code"
+grep -q 'Charge.kt:4' "$work/helper.log" || fail "the finding in Charge.kt (line 4) was not reported"
+grep -q 'in 1 file checked' "$work/helper.log" || fail "idemlint did not report exactly the one staged file"
+# Retry.kt is named in the message (the helper's line), never as a finding's location.
+if grep -q '\[Retry.kt:' "$work/helper.log"; then fail "the unchanged Retry.kt was reported on"; fi
+git reset --quiet -- Charge.kt
+rm Charge.kt
+
 echo "== pre-commit autoupdate"
 hooks autoupdate --color=never >"$work/autoupdate.log" 2>&1 || { cat "$work/autoupdate.log"; fail "pre-commit autoupdate failed"; }
 cat "$work/autoupdate.log"
@@ -178,4 +218,4 @@ head=$(git -C "$work/hook-repo" rev-parse HEAD)
 grep -q "^    rev: $head" .pre-commit-config.yaml ||
   fail "pre-commit autoupdate did not pin rev to the commit of main ($head): $(grep rev: .pre-commit-config.yaml)"
 
-echo "pre-commit: 4 passed, 0 failed (release binary: $build/release/idemlint)"
+echo "pre-commit: 5 passed, 0 failed (release binary: $build/release/idemlint)"

@@ -15,7 +15,7 @@
 //! stack (deeply nested code recurses in the parsers), so one bad file is reported in
 //! `errors` and never stops the run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -68,6 +68,241 @@ pub struct Options {
     /// `--no-ignore`: walk directories without `.gitignore` / `.ignore` and hidden-name
     /// rules (`.git` is still not walked).
     pub no_ignore: bool,
+    /// `--only` / `--files-from` / `--changed-since`: report findings and file errors
+    /// only for these files (see [`Only`]); the project index still covers every file
+    /// under `paths`. `None`: every file.
+    pub only: Option<Only>,
+    /// `--new-since`: report only findings whose line was added or changed (see
+    /// [`crate::git::ChangedLines`]); findings of files without changed lines are dropped.
+    pub changed_lines: Option<Arc<crate::git::ChangedLines>>,
+    /// Texts to analyse instead of the files' contents on disk (the language server's
+    /// unsaved documents), by absolute canonical path ([`crate::config::absolute_path`]).
+    /// Only files the walk finds are affected; limits apply as to files read from disk.
+    pub overlays: Option<Arc<std::collections::HashMap<PathBuf, Arc<str>>>>,
+    /// Asked between the phases and before each file of pass 2: when it answers `true`
+    /// the run stops early and its report has `cancelled` set (the language server's
+    /// superseded analyses).
+    pub cancel: Option<Cancel>,
+    /// Pass-1 results kept between runs of one process (the language server), so a run
+    /// parses only the files whose text or configuration changed since the last.
+    pub pass1_cache: Option<Pass1Cache>,
+}
+
+/// Pass-1 results (summary, demand, parse errors) of files by display path, each valid
+/// for one text (hash and length) under one configuration (the hash of its file and of
+/// the files it extends). One entry per file: a new text replaces the old entry, so the
+/// cache holds at most one summary per file of the project. In memory only: nothing is
+/// written to disk or read from the checked tree.
+#[derive(Clone, Default)]
+pub struct Pass1Cache(Arc<std::sync::Mutex<Pass1Entries>>);
+
+#[derive(Default)]
+struct Pass1Entries {
+    files: std::collections::HashMap<String, ((u64, usize, u64), CachedParse)>,
+    hits: usize,
+    misses: usize,
+}
+
+#[derive(Clone)]
+struct CachedParse {
+    summary: FileSummary,
+    demand: FileDemand,
+    suppressions: bool,
+    errors: Vec<FileError>,
+}
+
+impl std::fmt::Debug for Pass1Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (n, hits, misses) = self.counts();
+        write!(f, "Pass1Cache({n} files, {hits} hits, {misses} misses)")
+    }
+}
+
+impl Pass1Cache {
+    /// Files cached, and the lookups that found (hits) or did not find (misses) an entry
+    /// for the current text, since the cache was made.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        self.0
+            .lock()
+            .map(|e| (e.files.len(), e.hits, e.misses))
+            .unwrap_or((0, 0, 0))
+    }
+
+    fn get(&self, display: &str, id: (u64, usize, u64), hash: u64) -> Option<Parsed> {
+        let mut e = self.0.lock().ok()?;
+        let hit = match e.files.get(display) {
+            Some((k, p)) if *k == id => Some(Parsed {
+                summary: Some(p.summary.clone()),
+                demand: p.demand.clone(),
+                suppressions: p.suppressions,
+                hash,
+                errors: p.errors.clone(),
+            }),
+            _ => None,
+        };
+        if hit.is_some() {
+            e.hits += 1;
+        } else {
+            e.misses += 1;
+        }
+        hit
+    }
+
+    fn put(&self, display: &str, id: (u64, usize, u64), p: &Parsed) {
+        let Some(summary) = &p.summary else { return };
+        if let Ok(mut e) = self.0.lock() {
+            e.files.insert(
+                display.to_string(),
+                (
+                    id,
+                    CachedParse {
+                        summary: summary.clone(),
+                        demand: p.demand.clone(),
+                        suppressions: p.suppressions,
+                        errors: p.errors.clone(),
+                    },
+                ),
+            );
+        }
+    }
+}
+
+/// What a configuration's catalogue is made of, for [`Pass1Cache`] keys: a hash of its
+/// file's path and text and of the files it extends (`0` for the built-in defaults).
+/// `None` when one cannot be read (then nothing is cached for its files).
+fn config_key(config: &Config) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for f in config.origin.iter().chain(&config.extends) {
+        f.hash(&mut h);
+        crate::fsio::read_regular(f, 8 << 20, false)
+            .ok()?
+            .hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// Pass 1 for candidate `c` through `cache`, when there is one and `key` (its
+/// configuration's [`config_key`]) is known.
+fn parse_cached(
+    c: &Candidate,
+    text: &str,
+    cat: &Catalogue,
+    cache: Option<&Pass1Cache>,
+    key: Option<u64>,
+) -> Result<Parsed, FileError> {
+    let (Some(cache), Some(key)) = (cache, key) else {
+        return parse_one(c, text, cat);
+    };
+    let hash = text_hash(text);
+    let id = (hash, text.len(), key);
+    if let Some(p) = cache.get(&c.display, id, hash) {
+        return Ok(p);
+    }
+    let p = parse_one(c, text, cat)?;
+    cache.put(&c.display, id, &p);
+    Ok(p)
+}
+
+/// A question "is this run superseded?" ([`Options::cancel`]).
+#[derive(Clone)]
+pub struct Cancel(pub Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Cancel(..)")
+    }
+}
+
+impl Cancel {
+    fn asked(c: &Option<Cancel>) -> bool {
+        c.as_ref().is_some_and(|c| (c.0)())
+    }
+}
+
+/// Per candidate, the overlay text that replaces its file ([`Options::overlays`]).
+type Overlays = Vec<Option<Arc<str>>>;
+
+fn overlays_of(candidates: &[Configured], opts: &Options) -> Overlays {
+    match &opts.overlays {
+        Some(map) if !map.is_empty() => candidates
+            .iter()
+            .map(|(c, _)| map.get(&crate::config::absolute_path(&c.path)).cloned())
+            .collect(),
+        _ => vec![None; candidates.len()],
+    }
+}
+
+/// The text of candidate `c`: its overlay (checked against the size limits as a file
+/// would be), else the file read from disk.
+fn read_candidate(
+    c: &Candidate,
+    config: &Config,
+    overlay: Option<&Arc<str>>,
+) -> Result<String, SourceError> {
+    let Some(text) = overlay else {
+        return read_source(&c.path, config.max_file_size);
+    };
+    let limit = config.max_file_size;
+    let err = |message| SourceError {
+        message,
+        position: None,
+    };
+    if text.len() as u64 > limit {
+        return Err(err(too_large_message(Some(text.len() as u64), limit)));
+    }
+    check_density(text, limit).map_err(err)?;
+    Ok(text.to_string())
+}
+
+/// The files a run reports on, out of the project it indexes (`--only`).
+#[derive(Clone, Debug, Default)]
+pub struct Only {
+    /// Files, or directories (every file under one), as given (relative to the current
+    /// directory) or absolute.
+    pub paths: Vec<PathBuf>,
+    /// The paths were named by the user (`--only`, `--files-from`): each must exist
+    /// ([`ToolError::MissingPath`] otherwise), and a named source file that the walk of
+    /// [`Options::paths`] does not reach (outside them, or left out by ignore rules) is
+    /// added to the project, as a path named on the command line would be. When `false`
+    /// (a list from git), paths that do not exist or that the walk does not reach are
+    /// left out.
+    pub named: bool,
+}
+
+/// [`Only`] resolved to absolute, canonical paths.
+struct OnlySet {
+    files: std::collections::HashSet<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl OnlySet {
+    fn new(only: &Only) -> Result<OnlySet, ToolError> {
+        let mut files = std::collections::HashSet::new();
+        let mut dirs = Vec::new();
+        for p in &only.paths {
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => dirs.push(crate::config::absolute_path(p)),
+                Ok(_) => {
+                    files.insert(crate::config::absolute_path(p));
+                }
+                Err(_) if only.named && std::fs::symlink_metadata(p).is_err() => {
+                    return Err(ToolError::MissingPath(p.clone()));
+                }
+                // A dangling link named by the user is reported by the walk; from git, a
+                // file deleted since is simply not reported.
+                Err(_) => {
+                    files.insert(crate::config::absolute_path(p));
+                }
+            }
+        }
+        Ok(OnlySet { files, dirs })
+    }
+
+    /// `abs` is absolute and canonical.
+    fn contains(&self, abs: &std::path::Path) -> bool {
+        self.files.contains(abs) || self.dirs.iter().any(|d| abs.starts_with(d))
+    }
 }
 
 /// The phase a run is in, for the progress bar.
@@ -182,6 +417,8 @@ pub struct Report {
     pub stats: Stats,
     /// What the walk left out by `.gitignore` / `.ignore` and hidden-name rules.
     pub ignored: crate::discover::Ignored,
+    /// The run was stopped by [`Options::cancel`]: findings and errors are incomplete.
+    pub cancelled: bool,
 }
 
 /// Counters and phase times of one run, for `idemlint check --timings`.
@@ -635,6 +872,7 @@ pub fn run_text(
         baseline: None,
         stats: Stats::default(),
         ignored: Default::default(),
+        cancelled: false,
     })
 }
 
@@ -656,10 +894,22 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     if let Some(shard) = opts.shard {
         errors.retain(|e| shard.contains(&e.path));
     }
+    let only = opts.only.as_ref().map(OnlySet::new).transpose()?;
+    let (candidates, paths) = match (&only, &opts.only) {
+        (Some(set), Some(o)) => {
+            let (c, p, mut e) = add_named(candidates, paths, o, opts)?;
+            errors.retain(|e| set.contains(&crate::config::absolute_path(Path::new(&e.path))));
+            e.retain(|e| opts.shard.is_none_or(|s| s.contains(&e.path)));
+            errors.append(&mut e);
+            (c, p)
+        }
+        _ => (candidates, paths),
+    };
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
+    let selected = selection(&candidates, opts, only.as_ref());
     stats.discovered = candidates.len();
     stats.phase("discover", &mut since);
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(STACK_SIZE);
@@ -669,7 +919,8 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let pool = builder
         .build()
         .map_err(|e| ToolError::ThreadPool(e.to_string()))?;
-    let mut r = pool.install(|| run_in_pool(&candidates, opts, stats, since));
+    let overlays = overlays_of(&candidates, opts);
+    let mut r = pool.install(|| run_in_pool(&candidates, &selected, &overlays, opts, stats, since));
     r.ignored = ignored;
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
@@ -678,8 +929,63 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     Ok(r)
 }
 
-/// The files `run` would check (after the walk, include/exclude, `skip_dirs` and the
-/// shard), each with the configuration that governs it: `--show-files`.
+/// Candidates (sorted by display path), the paths walked, and walk errors.
+type Walked = (Vec<Candidate>, Vec<PathBuf>, Vec<FileError>);
+
+/// Adds to the walk's `candidates` the source files of a named `only` list that the walk
+/// did not reach (as paths named on the command line), and returns the candidates (sorted
+/// by display path), the paths walked, and the walk errors of the added files.
+fn add_named(
+    candidates: Vec<Candidate>,
+    mut paths: Vec<PathBuf>,
+    only: &Only,
+    opts: &Options,
+) -> Result<Walked, ToolError> {
+    if !only.named {
+        return Ok((candidates, paths, Vec::new()));
+    }
+    let reached: std::collections::HashSet<PathBuf> = candidates
+        .iter()
+        .map(|c| crate::config::absolute_path(&c.path))
+        .collect();
+    let extra: Vec<PathBuf> = only
+        .paths
+        .iter()
+        .filter(|p| !std::fs::metadata(p).is_ok_and(|m| m.is_dir()))
+        .filter(|p| Language::from_path(p).is_some())
+        .filter(|p| !reached.contains(&crate::config::absolute_path(p)))
+        .cloned()
+        .collect();
+    if extra.is_empty() {
+        return Ok((candidates, paths, Vec::new()));
+    }
+    let (more, errors, _) = crate::discover::discover_counting(
+        &extra,
+        opts.jobs.unwrap_or(0).min(MAX_JOBS),
+        !opts.no_ignore,
+    )
+    .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let mut all = candidates;
+    all.extend(more);
+    all.sort();
+    all.dedup_by(|a, b| a.display == b.display);
+    paths.extend(extra);
+    Ok((all, paths, errors))
+}
+
+/// Which candidates are reported on: those of the shard and of `--only`.
+fn selection(candidates: &[Configured], opts: &Options, only: Option<&OnlySet>) -> Vec<bool> {
+    candidates
+        .iter()
+        .map(|(c, _)| {
+            opts.shard.is_none_or(|s| s.contains(&c.display))
+                && only.is_none_or(|o| o.contains(&crate::config::absolute_path(&c.path)))
+        })
+        .collect()
+}
+
+/// The files `run` would check (after the walk, include/exclude, `skip_dirs`, the shard
+/// and `--only`), each with the configuration that governs it: `--show-files`.
 pub fn list_files(
     opts: &Options,
     cat: &Catalogue,
@@ -695,13 +1001,24 @@ pub fn list_files(
         !opts.no_ignore,
     )
     .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    let only = opts.only.as_ref().map(OnlySet::new).transpose()?;
+    let (candidates, paths) = match &opts.only {
+        Some(o) => {
+            let (c, p, _) = add_named(candidates, paths, o, opts)?;
+            (c, p)
+        }
+        None => (candidates, paths),
+    };
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);
-    Ok(configure(candidates, &paths, opts, &mut resolver)?
+    let configured = configure(candidates, &paths, opts, &mut resolver)?;
+    let selected = selection(&configured, opts, only.as_ref());
+    Ok(configured
         .into_iter()
-        .filter(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
-        .map(|(c, config)| (c.display, config))
+        .zip(selected)
+        .filter(|(_, s)| *s)
+        .map(|((c, config), _)| (c.display, config))
         .collect())
 }
 
@@ -865,14 +1182,13 @@ type Configured = (Candidate, Arc<Config>);
 
 fn run_in_pool(
     candidates: &[Configured],
+    selected: &[bool],
+    overlays: &Overlays,
     opts: &Options,
     stats: Stats,
     mut since: std::time::Instant,
 ) -> Report {
-    let in_shard: Vec<bool> = candidates
-        .iter()
-        .map(|(c, _)| opts.shard.is_none_or(|s| s.contains(&c.display)))
-        .collect();
+    let in_shard: Vec<bool> = selected.to_vec();
     let mut report = Report {
         files: in_shard.iter().filter(|x| **x).count(),
         stats,
@@ -905,6 +1221,26 @@ fn run_in_pool(
         }
     }
 
+    // With a pass-1 cache: each configuration's key, computed once per configuration.
+    let config_keys: Vec<Option<u64>> = if opts.pass1_cache.is_some() {
+        let mut seen: Vec<(*const Config, Option<u64>)> = Vec::new();
+        candidates
+            .iter()
+            .map(|(_, config)| {
+                let ptr = Arc::as_ptr(config);
+                match seen.iter().find(|(p, _)| *p == ptr) {
+                    Some((_, k)) => *k,
+                    None => {
+                        let k = config_key(config);
+                        seen.push((ptr, k));
+                        k
+                    }
+                }
+            })
+            .collect()
+    } else {
+        vec![None; candidates.len()]
+    };
     // Stage 0: read and scan every file; parse those with a sink word at once (they are
     // needed whenever anything is), or every file without the prefilter.
     let progress = opts.progress.as_deref();
@@ -918,7 +1254,7 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
-            let text = match read_source(&c.path, config.max_file_size) {
+            let text = match read_candidate(c, config, overlays[i].as_ref()) {
                 Ok(t) => t,
                 Err(e) => return Read::Failed(read_error(c, e)),
             };
@@ -931,8 +1267,15 @@ fn run_in_pool(
                     suppression: true,
                 },
             };
-            let parsed =
-                (words.sink || words.suppression).then(|| parse_one(c, &text, &config.catalogue));
+            let parsed = (words.sink || words.suppression).then(|| {
+                parse_cached(
+                    c,
+                    &text,
+                    &config.catalogue,
+                    opts.pass1_cache.as_ref(),
+                    config_keys[i],
+                )
+            });
             Read::Ok {
                 bytes: text.len() as u64,
                 words,
@@ -978,6 +1321,10 @@ fn run_in_pool(
         }
         parsed.push(slot);
     }
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+        return report;
+    }
     report.stats.read = readable.iter().filter(|r| **r).count();
     report
         .stats
@@ -987,6 +1334,9 @@ fn run_in_pool(
 
     let mut state = Rounds {
         candidates,
+        overlays,
+        cache: opts.pass1_cache.as_ref(),
+        config_keys: &config_keys,
         parsed,
         readable,
         in_shard: &in_shard,
@@ -1007,6 +1357,10 @@ fn run_in_pool(
         state.name_rounds();
     }
     state.stats.phase("pass 1", &mut since);
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+        return report;
+    }
     state.update_index();
     let Rounds {
         mut parsed, index, ..
@@ -1045,10 +1399,23 @@ fn run_in_pool(
             if let Some(p) = progress {
                 p.step();
             }
-            check_one(&candidates[i], hash, &index)
+            if Cancel::asked(&opts.cancel) {
+                return (Vec::new(), None, None);
+            }
+            check_one(&candidates[i], overlays[i].as_ref(), hash, &index)
         })
         .collect();
-    for (f, e, t) in per_file {
+    if Cancel::asked(&opts.cancel) {
+        report.cancelled = true;
+    }
+    for (&(i, _), (mut f, e, mut t)) in todo.iter().zip(per_file) {
+        if let Some(lines) = &opts.changed_lines {
+            let abs = crate::config::absolute_path(&candidates[i].0.path);
+            f.retain(|f| lines.contains(&abs, f.line));
+            if f.is_empty() {
+                t = None;
+            }
+        }
         report.findings.extend(f);
         report.errors.extend(e);
         if let Some((k, path, v)) = t {
@@ -1067,6 +1434,10 @@ fn run_in_pool(
 /// Pass 1 beyond stage 0: the parsed files so far and how to parse more.
 struct Rounds<'a> {
     candidates: &'a [Configured],
+    overlays: &'a Overlays,
+    cache: Option<&'a Pass1Cache>,
+    /// Per candidate, its configuration's [`config_key`] (with a cache only).
+    config_keys: &'a [Option<u64>],
     parsed: Vec<Option<Parsed>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
@@ -1084,11 +1455,14 @@ impl Rounds<'_> {
     /// whose analysis panicked are reported (when in the shard) and marked unreadable.
     fn parse_more(&mut self, which: &[usize], scan: Option<&NameScan>) -> usize {
         let candidates = self.candidates;
+        let overlays = self.overlays;
+        let cache = self.cache;
+        let config_keys = self.config_keys;
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
-                let text = match read_source(&c.path, config.max_file_size) {
+                let text = match read_candidate(c, config, overlays[i].as_ref()) {
                     Ok(t) => t,
                     Err(e) => return Some((i, Err(read_error(c, e)))),
                 };
@@ -1097,7 +1471,10 @@ impl Rounds<'_> {
                 {
                     return None;
                 }
-                Some((i, parse_one(c, &text, &config.catalogue)))
+                Some((
+                    i,
+                    parse_cached(c, &text, &config.catalogue, cache, config_keys[i]),
+                ))
             })
             .collect();
         let mut n = 0;
@@ -1185,8 +1562,13 @@ type Pass2 = (
     Option<(String, PathBuf, Arc<str>)>,
 );
 
-fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2 {
-    let text = match read_source(&c.path, config.max_file_size) {
+fn check_one(
+    (c, config): &Configured,
+    overlay: Option<&Arc<str>>,
+    hash: u64,
+    index: &ProjectIndex,
+) -> Pass2 {
+    let text = match read_candidate(c, config, overlay) {
         Ok(t) => t,
         Err(e) => return (Vec::new(), Some(read_error(c, e)), None),
     };
@@ -1423,7 +1805,9 @@ pub struct FixedFile {
 /// rolled back and reported in the returned errors (naming the rule and the file).
 /// Nothing is written; see [`write_fixed`]. Each re-analysis uses the file's
 /// configuration (`opts.config_file` or discovery, `opts.selection`), so suppressed
-/// findings and rules that are off stay unfixed in every round.
+/// findings and rules that are off stay unfixed in every round. With
+/// [`Options::changed_lines`] (`--new-since`), later rounds fix only findings whose
+/// fingerprint `report` had.
 pub fn compute_fixes(
     report: &Report,
     mode: crate::fix::apply::Mode,
@@ -1467,6 +1851,8 @@ pub fn compute_fixes(
         };
         let base_errors = crate::lang::lower(language, &original).errors.len();
         let mut text = original.clone();
+        let reported: std::collections::HashSet<String> =
+            findings.iter().map(|f| f.fingerprint.clone()).collect();
         let mut findings = findings;
         let mut rules = Vec::new();
         for _round in 0..5 {
@@ -1505,6 +1891,11 @@ pub fn compute_fixes(
                 Some((f, _)) => f,
                 None => break,
             };
+            // `--new-since`: later rounds fix only what was reported (a finding keeps
+            // its fingerprint when lines move), not the file's other findings.
+            if opts.changed_lines.is_some() {
+                findings.retain(|f| reported.contains(&f.fingerprint));
+            }
         }
         if text != original {
             fixed.push(FixedFile {

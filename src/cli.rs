@@ -46,6 +46,16 @@ impl FailOn {
     }
 }
 
+/// `--message-format` (cargo's flag; `json-diagnostic-rendered-ansi` is accepted as
+/// `json`, as rust-analyzer may pass it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Json,
+    JsonDiagnosticRenderedAnsi,
+    Short,
+    Human,
+}
+
 /// `--color`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -105,6 +115,11 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
         format: Format,
+        /// cargo's spelling for `cargo idemlint` under rust-analyzer: `json` is
+        /// `--format cargo` (cargo's JSON message stream), `short` and `human` the formats
+        /// of those names.
+        #[arg(long, value_enum, value_name = "FMT")]
+        message_format: Option<MessageFormat>,
         /// Write the report to FILE instead of standard output (`-`: standard output).
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
@@ -156,6 +171,23 @@ enum Command {
         /// the files by path hash for CI matrices. Every shard reads the whole project.
         #[arg(long, value_name = "I/N")]
         shard: Option<crate::check::Shard>,
+        /// Report findings only for these files (or the files under these directories);
+        /// the project index is still built from every file under PATH. `--only -- FILE...`:
+        /// every argument after `--` is such a file (the pre-commit hook's form).
+        #[arg(long, value_name = "FILE", num_args = 1..)]
+        only: Vec<PathBuf>,
+        /// Like --only, with the files listed in FILE (`-`: standard input), one per line
+        /// or separated by NUL bytes (as `git ... -z` prints them).
+        #[arg(long, value_name = "FILE")]
+        files_from: Option<PathBuf>,
+        /// Like --only, with the files git says changed since the commit REV (and untracked
+        /// files that are not ignored), under PATH.
+        #[arg(long, value_name = "REV", conflicts_with_all = ["only", "files_from"])]
+        changed_since: Option<String>,
+        /// Report only findings on lines added or changed since the commit REV (per git),
+        /// for adopting idemlint on existing code without a baseline file.
+        #[arg(long, value_name = "REV", conflicts_with_all = ["changed_since", "write_baseline"])]
+        new_since: Option<String>,
         /// Apply safe fixes in place, then report what remains.
         #[arg(long)]
         fix: bool,
@@ -291,6 +323,21 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
             defaulted_check = true;
         }
     }
+    // `--only -- FILE...`: every argument after `--` is a file to report (`--only=FILE`,
+    // so one that starts with `-` stays a file).
+    if let Some(sep) = args.iter().position(|a| a == "--")
+        && sep > 0
+        && args[sep - 1] == "--only"
+        && sep + 1 < args.len()
+    {
+        let files: Vec<OsString> = args.split_off(sep + 1);
+        args.truncate(sep - 1);
+        for f in files {
+            let mut a = OsString::from("--only=");
+            a.push(if f == "-" { OsString::from("./-") } else { f });
+            args.push(a);
+        }
+    }
     // Every argument after `--` is a path (clap's rule), `-` included: a file named `-`
     // there is that file, not standard input.
     if let Some(sep) = args.iter().position(|a| a == "--") {
@@ -414,6 +461,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
         Command::Check {
             paths,
             format,
+            message_format,
             jobs,
             parse_only,
             stats,
@@ -421,6 +469,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             max_file_size,
             no_ignore,
             shard,
+            only,
+            files_from,
+            changed_since,
+            new_since,
             fix,
             unsafe_fixes,
             diff,
@@ -445,6 +497,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             exclude,
             strict,
         } => {
+            let format = match message_format {
+                Some(MessageFormat::Json | MessageFormat::JsonDiagnosticRenderedAnsi) => {
+                    Format::Cargo
+                }
+                Some(MessageFormat::Short) => Format::Short,
+                Some(MessageFormat::Human) => Format::Human,
+                None => format,
+            };
             let findings_exit = if exit_zero { EXIT_CLEAN } else { EXIT_FINDINGS };
             let mut tool_failure = false;
             let selection = RuleSelection { select, ignore };
@@ -478,7 +538,36 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             } else {
                 paths
             };
+            if stdin
+                && (!only.is_empty()
+                    || files_from.is_some()
+                    || changed_since.is_some()
+                    || new_since.is_some())
+            {
+                eprintln!(
+                    "error: --only, --files-from, --changed-since and --new-since cannot be used with standard input"
+                );
+                return EXIT_TOOL_ERROR;
+            }
+            let (only, changed_lines) = match report_subset(
+                &paths,
+                only,
+                files_from.as_deref(),
+                changed_since.as_deref(),
+                new_since.as_deref(),
+            ) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return EXIT_TOOL_ERROR;
+                }
+            };
             let opts = Options {
+                only,
+                overlays: None,
+                cancel: None,
+                pass1_cache: None,
+                changed_lines,
                 paths,
                 jobs,
                 parse_only,
@@ -584,6 +673,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 tool_failure = !write_errors.is_empty();
                 problems.extend(write_errors);
+                // Edits move lines: `--new-since` asks git again for the changed lines.
+                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -695,6 +792,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 let write_failed = !write_errors.is_empty();
                 let fix_errors: Vec<_> = fix_errors.into_iter().chain(write_errors).collect();
+                // Edits move lines: `--new-since` asks git again for the changed lines.
+                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_TOOL_ERROR;
+                    }
+                };
                 report = match run(&opts, &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
@@ -726,6 +831,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 },
                 quiet,
                 srcroot: std::env::current_dir().ok(),
+                sarif_category: Some(crate::report::sarif::category(shard)),
             };
             let mut rendered = crate::report::render(&report, format, &render_opts);
             if statistics {
@@ -758,6 +864,136 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             })
         }
     }
+}
+
+/// Largest `--files-from` list read, bytes.
+const MAX_FILES_FROM_BYTES: u64 = 64 << 20;
+
+/// What `check` reports on: [`Options::only`] and [`Options::changed_lines`].
+type Subset = (
+    Option<crate::check::Only>,
+    Option<std::sync::Arc<crate::git::ChangedLines>>,
+);
+
+/// The `--only` set and `--new-since` lines of a `check`: from `--only` and `--files-from`
+/// (named files), or from git (`--changed-since`, `--new-since`, run in the first of
+/// `paths`, or `.`). `--new-since` with named files keeps them and adds the line filter.
+/// Errors are messages for standard error (exit 2).
+fn report_subset(
+    paths: &[PathBuf],
+    only: Vec<PathBuf>,
+    files_from: Option<&Path>,
+    changed_since: Option<&str>,
+    new_since: Option<&str>,
+) -> Result<Subset, String> {
+    let mut named = only;
+    if let Some(list) = files_from {
+        named.extend(read_file_list(list)?);
+    }
+    let root = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    let mut changed_lines = None;
+    let only = if !named.is_empty() || files_from.is_some() {
+        Some(crate::check::Only {
+            paths: named,
+            named: true,
+        })
+    } else if let Some(rev) = changed_since {
+        let repo = crate::git::Repo::open(&root, "--changed-since").map_err(|e| e.to_string())?;
+        let files = repo
+            .changed_files(rev, "--changed-since")
+            .map_err(|e| e.to_string())?;
+        Some(crate::check::Only {
+            paths: files,
+            named: false,
+        })
+    } else {
+        None
+    };
+    let only = match new_since {
+        Some(rev) => {
+            let repo = crate::git::Repo::open(&root, "--new-since").map_err(|e| e.to_string())?;
+            let lines = repo
+                .changed_lines(rev, "--new-since")
+                .map_err(|e| e.to_string())?;
+            let only = only.unwrap_or(crate::check::Only {
+                paths: lines.files(),
+                named: false,
+            });
+            changed_lines = Some(std::sync::Arc::new(lines));
+            Some(only)
+        }
+        None => only,
+    };
+    Ok((only, changed_lines))
+}
+
+/// `opts` with `--new-since REV`'s changed lines read again (after `--fix` or
+/// `--add-suppression` edited files); `opts` itself without `--new-since`.
+fn refresh_changed_lines(opts: &Options, new_since: Option<&str>) -> Result<Options, String> {
+    let Some(rev) = new_since else {
+        return Ok(opts.clone());
+    };
+    let root = opts
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let repo = crate::git::Repo::open(&root, "--new-since").map_err(|e| e.to_string())?;
+    let lines = repo
+        .changed_lines(rev, "--new-since")
+        .map_err(|e| e.to_string())?;
+    Ok(Options {
+        changed_lines: Some(std::sync::Arc::new(lines)),
+        ..opts.clone()
+    })
+}
+
+/// The paths of a `--files-from` list: NUL-separated when it contains a NUL byte,
+/// otherwise one per line (`\r\n` accepted, blank lines skipped). `-` is standard input.
+fn read_file_list(list: &Path) -> Result<Vec<PathBuf>, String> {
+    let shown = crate::text::escape_controls(&list.display().to_string());
+    let bytes = if list == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .lock()
+            .take(MAX_FILES_FROM_BYTES + 1)
+            .read_to_end(&mut b)
+            .map_err(|e| format!("--files-from -: could not read standard input: {e}"))?;
+        if b.len() as u64 > MAX_FILES_FROM_BYTES {
+            return Err(format!(
+                "--files-from -: the list is over {}",
+                crate::fsio::human_size(MAX_FILES_FROM_BYTES)
+            ));
+        }
+        b
+    } else {
+        crate::fsio::read_regular(list, MAX_FILES_FROM_BYTES, true)
+            .map_err(|e| format!("--files-from {shown}: could not read the list: {e}"))?
+    };
+    let parts: Vec<&[u8]> = if bytes.contains(&0) {
+        bytes.split(|b| *b == 0).collect()
+    } else {
+        bytes
+            .split(|b| *b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .collect()
+    };
+    Ok(parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(path_of_bytes)
+        .collect())
+}
+
+#[cfg(unix)]
+fn path_of_bytes(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+fn path_of_bytes(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// What decides `check`'s exit code (see docs/cli.md, "Exit codes").

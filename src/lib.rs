@@ -21,6 +21,7 @@ pub mod finding;
 pub mod fix;
 pub mod flow;
 pub mod fsio;
+pub mod git;
 pub mod identity;
 pub mod index;
 pub mod lang;

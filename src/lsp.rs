@@ -2,10 +2,19 @@
 //! `lsp-server` crate, types from `lsp-types`).
 //!
 //! It publishes diagnostics for open Rust, Java and Kotlin documents on `didOpen` and
-//! `didChange`, computed from the unsaved text by [`crate::check::check_text_with`] under
-//! the configuration `check` would use for that path (nearest `idemlint.toml`, rule levels,
-//! include/exclude, suppressions) — the same analysis path as `idemlint check` — and clears
-//! them on `didClose`. Each diagnostic has
+//! `didChange` and clears them on `didClose`. A document whose file lies in a workspace
+//! folder (`initialize`'s `workspaceFolders`, else `rootUri` / `rootPath`) and exists on
+//! disk is analysed as `idemlint check ROOT --only FILE` analyses it: the whole folder is
+//! indexed (its files as on disk, open documents as the editor holds them), so a retry
+//! helper or key parameter in another file counts; a change to any open document, a saved
+//! file or a watched file (`didSave`, `workspace/didChangeWatchedFiles`, registered
+//! dynamically when the client allows it) re-analyses and re-publishes the open documents
+//! of that folder, in one run (a run an edit supersedes is cancelled; pass-1 results are
+//! kept in memory between runs, and each folder is indexed in the background at
+//! `initialized`, with `$/progress` when the client supports it). Other documents are
+//! analysed alone by
+//! [`crate::check::check_text_with`]. Either way, under the configuration `check` would use
+//! for that path (nearest `idemlint.toml`, rule levels, include/exclude, suppressions). Each diagnostic has
 //! the rule id as `code`, `codeDescription.href` pointing at the rule's documentation, the
 //! attempt boundary as `relatedInformation`, and hovering its range shows the rule's
 //! documentation (`rules/docs/<id>.md`). Parse errors are published as warnings with the
@@ -109,28 +118,169 @@ pub enum Incoming {
     Analysed(Box<Analysed>),
     /// The client's input ended (internal: the analysis thread keeps the channel open).
     End,
+    /// A workspace folder's warm-up finished; its `$/progress` token (internal).
+    Warmed(Option<String>),
 }
+
+/// What a document's diagnostics are computed from: its version, and the server's change
+/// counter when it was last marked for analysis (a change to another file of its
+/// workspace folder bumps the counter, not the version).
+type Stamp = (i32, u64);
+
+/// Open documents' texts by absolute canonical path ([`crate::check::Options::overlays`]).
+type Texts = std::sync::Arc<HashMap<PathBuf, std::sync::Arc<str>>>;
 
 /// One document version to analyse off the server loop.
 struct Job {
     key: String,
-    version: i32,
+    stamp: Stamp,
     display: String,
     text: String,
+    /// The workspace folder (absolute, canonical) and the file's path in it, when the
+    /// document is analysed with its folder's index.
+    workspace: Option<(PathBuf, PathBuf)>,
+    /// The open documents' texts, for the folder's run.
+    texts: Texts,
+    /// A warm-up at `initialized`: index the folder (filling the pass-1 cache), report
+    /// nothing; the `$/progress` token to end, when the client takes progress.
+    warm: Option<Option<String>>,
 }
 
 /// What the analysis thread found for one document version.
 pub struct Analysed {
     key: String,
-    version: i32,
+    stamp: Stamp,
     findings: Vec<Finding>,
     errors: Vec<FileError>,
     config_error: Option<ConfigError>,
 }
 
-/// Latest version of every open supported document, shared with the analysis thread so
-/// it skips (cancels) queued work for versions that are already stale or closed.
-type Latest = std::sync::Arc<std::sync::Mutex<HashMap<String, i32>>>;
+/// Latest stamp of every open supported document, shared with the analysis thread so it
+/// skips (cancels) queued work for versions that are already stale or closed.
+type Latest = std::sync::Arc<std::sync::Mutex<HashMap<String, Stamp>>>;
+
+/// Analyses the documents of `jobs` that share a workspace folder with one
+/// `idemlint check ROOT --only FILE...` run (open documents' texts instead of the files),
+/// the others alone ([`analyse`]). A folder whose run fails (an invalid configuration)
+/// falls back to analysing its documents alone, which reports the configuration error.
+fn analyse_jobs(
+    catalogue: &Catalogue,
+    jobs: Vec<Job>,
+    latest: Option<&Latest>,
+    cache: Option<&crate::check::Pass1Cache>,
+) -> Vec<Analysed> {
+    let mut out = Vec::new();
+    let mut alone: Vec<Job> = Vec::new();
+    let mut folders: Vec<(PathBuf, Vec<Job>)> = Vec::new();
+    for j in jobs {
+        match &j.workspace {
+            Some((root, file)) if file.is_file() => {
+                let root = root.clone();
+                match folders.iter_mut().find(|(r, _)| *r == root) {
+                    Some((_, v)) => v.push(j),
+                    None => folders.push((root, vec![j])),
+                }
+            }
+            _ => alone.push(j),
+        }
+    }
+    for (root, jobs) in folders {
+        let files: Vec<PathBuf> = jobs
+            .iter()
+            .filter_map(|j| j.workspace.as_ref().map(|(_, f)| f.clone()))
+            .collect();
+        // A folder's run stops early once a newer analysis of its documents is asked for
+        // (an edit anywhere in the folder supersedes them all).
+        let cancel = latest.map(|latest| {
+            let latest = latest.clone();
+            let stamps: Vec<(String, Stamp)> =
+                jobs.iter().map(|j| (j.key.clone(), j.stamp)).collect();
+            crate::check::Cancel(std::sync::Arc::new(move || {
+                latest.lock().is_ok_and(|l| {
+                    stamps
+                        .iter()
+                        .all(|(k, s)| l.get(k).is_none_or(|now| now != s))
+                })
+            }))
+        });
+        let opts = crate::check::Options {
+            cancel,
+            pass1_cache: cache.cloned(),
+            paths: vec![root],
+            only: Some(crate::check::Only {
+                paths: files.clone(),
+                named: true,
+            }),
+            // The newest snapshot of the open documents among the jobs.
+            overlays: jobs
+                .iter()
+                .max_by_key(|j| j.stamp.1)
+                .map(|j| j.texts.clone()),
+            ..crate::check::Options::default()
+        };
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::check::run(&opts, catalogue)
+        }));
+        match report {
+            // Superseded: newer jobs for these documents are queued; nothing to publish.
+            Ok(Ok(report)) if report.cancelled => {}
+            Ok(Ok(mut report)) => {
+                for (j, file) in jobs.into_iter().zip(files) {
+                    let shown = crate::discover::display_of(&file);
+                    let (findings, rest): (Vec<Finding>, Vec<Finding>) =
+                        std::mem::take(&mut report.findings)
+                            .into_iter()
+                            .partition(|f| f.path == shown);
+                    report.findings = rest;
+                    let errors = report
+                        .errors
+                        .iter()
+                        .filter(|e| e.path == shown)
+                        .cloned()
+                        .collect();
+                    out.push(Analysed {
+                        key: j.key,
+                        stamp: j.stamp,
+                        findings,
+                        errors,
+                        config_error: None,
+                    });
+                }
+            }
+            _ => alone.extend(jobs),
+        }
+    }
+    for j in alone {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            analyse(catalogue, &j.display, &j.text)
+        }));
+        let (findings, errors, config_error) = match r {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(p) => (
+                Vec::new(),
+                vec![FileError {
+                    path: j.display.clone(),
+                    line: None,
+                    column: None,
+                    message: format!(
+                        "internal error while analysing this file (please report it): {}",
+                        panic_text(&p)
+                    ),
+                }],
+                None,
+            ),
+        };
+        out.push(Analysed {
+            key: j.key,
+            stamp: j.stamp,
+            findings,
+            errors,
+            config_error,
+        });
+    }
+    out
+}
 
 /// Analyses `text` as `display` under the configuration `check` would use for it:
 /// findings, file errors and a configuration error. `None`: not a supported language.
@@ -166,6 +316,9 @@ fn spawn_analyser(
         .name("idemlint-lsp-analysis".into())
         .stack_size(crate::check::STACK_SIZE)
         .spawn(move || {
+            // Pass-1 results of the workspace folders' files, kept between analyses: an
+            // edit re-parses only the files whose text changed.
+            let cache = crate::check::Pass1Cache::default();
             while let Ok(first) = jobs.recv() {
                 let mut queue = vec![first];
                 queue.extend(jobs.try_iter());
@@ -175,42 +328,40 @@ fn spawn_analyser(
                     newest.retain(|n| n.key != j.key);
                     newest.push(j);
                 }
-                for job in newest {
-                    let current = latest
-                        .lock()
-                        .map(|l| l.get(&job.key) == Some(&job.version))
-                        .unwrap_or(true);
-                    if !current {
-                        continue;
+                let (warm, newest): (Vec<Job>, Vec<Job>) =
+                    newest.into_iter().partition(|j| j.warm.is_some());
+                for job in warm {
+                    if let Some((root, _)) = &job.workspace {
+                        let opts = crate::check::Options {
+                            paths: vec![root.clone()],
+                            only: Some(crate::check::Only {
+                                paths: Vec::new(),
+                                named: true,
+                            }),
+                            pass1_cache: Some(cache.clone()),
+                            ..crate::check::Options::default()
+                        };
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            crate::check::run(&opts, &catalogue)
+                        }));
                     }
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        analyse(&catalogue, &job.display, &job.text)
-                    }));
-                    drop(job.text);
-                    let (findings, errors, config_error) = match r {
-                        Ok(Some(r)) => r,
-                        Ok(None) => continue,
-                        Err(p) => (
-                            Vec::new(),
-                            vec![FileError {
-                                path: job.display.clone(),
-                                line: None,
-                                column: None,
-                                message: format!(
-                                    "internal error while analysing this file (please report it): {}",
-                                    panic_text(&p)
-                                ),
-                            }],
-                            None,
-                        ),
-                    };
-                    let msg = Analysed {
-                        key: job.key,
-                        version: job.version,
-                        findings,
-                        errors,
-                        config_error,
-                    };
+                    if out.send(Incoming::Warmed(job.warm.flatten())).is_err() {
+                        return;
+                    }
+                }
+                let current: Vec<Job> = newest
+                    .into_iter()
+                    .filter(|job| {
+                        latest
+                            .lock()
+                            .map(|l| l.get(&job.key) == Some(&job.stamp))
+                            .unwrap_or(true)
+                    })
+                    .collect();
+                if current.is_empty() {
+                    continue;
+                }
+                for msg in analyse_jobs(&catalogue, current, Some(&latest), Some(&cache)) {
                     if out.send(Incoming::Analysed(Box::new(msg))).is_err() {
                         return;
                     }
@@ -390,14 +541,24 @@ struct Document {
     display: String,
     /// Whether the document is Rust, Java or Kotlin (by extension or `languageId`).
     supported: bool,
+    /// The file's absolute canonical path (`file:` URIs only).
+    path: Option<PathBuf>,
+    /// The server's change counter when the document was last marked for analysis.
+    epoch: u64,
     /// What was last published, for hover and code actions.
     published: Vec<Published>,
     /// The findings behind `published` (for "fix all").
     findings: Vec<Finding>,
-    /// The version `published` was computed from.
-    published_version: Option<i32>,
-    /// The version last handed to the analysis thread.
-    queued_version: Option<i32>,
+    /// The stamp `published` was computed from.
+    published_stamp: Option<Stamp>,
+    /// The stamp last handed to the analysis thread.
+    queued_stamp: Option<Stamp>,
+}
+
+impl Document {
+    fn stamp(&self) -> Stamp {
+        (self.version, self.epoch)
+    }
 }
 
 /// A published diagnostic, remembered for hover and code actions.
@@ -429,8 +590,28 @@ struct Server<W: Write> {
     dirty: BTreeSet<String>,
     /// Jobs for the analysis thread (`None`: it could not be started; analyse inline).
     jobs: Option<mpsc::Sender<Job>>,
-    /// Latest version of each open document, read by the analysis thread.
+    /// Latest stamp of each open document, read by the analysis thread.
     latest: Latest,
+    /// Workspace folders (absolute, canonical), from `initialize`.
+    roots: Vec<PathBuf>,
+    /// Counts changes (documents, saved and watched files), for [`Stamp`]s.
+    epoch: u64,
+    /// The client lets the server register `workspace/didChangeWatchedFiles` watchers.
+    watch_dynamic: bool,
+    /// The client takes server-initiated work-done progress (`window.workDoneProgress`).
+    progress: bool,
+    /// Warm-up progress by token: `$/progress` is sent only once the client has answered
+    /// `window/workDoneProgress/create` (the request's id is the token).
+    indexing: HashMap<String, Indexing>,
+}
+
+/// One workspace folder's warm-up progress.
+struct Indexing {
+    folder: String,
+    /// `begin` was sent.
+    begun: bool,
+    /// The warm-up finished.
+    done: bool,
 }
 
 /// Serves the messages arriving on `rx`, writing to `out`, until `exit` or the end of the
@@ -476,6 +657,11 @@ pub fn serve<W: Write>(input: mpsc::Receiver<Incoming>, out: W) -> i32 {
         shutdown: false,
         documents: HashMap::new(),
         dirty: BTreeSet::new(),
+        roots: Vec::new(),
+        epoch: 0,
+        watch_dynamic: false,
+        progress: false,
+        indexing: HashMap::new(),
     };
     loop {
         let incoming = match rx.try_recv() {
@@ -547,8 +733,20 @@ impl<W: Write> Server<W> {
             Incoming::Invalid(Some(id)) => {
                 self.reply_err(id, ErrorCode::InvalidRequest, "malformed message".into())?;
             }
-            Incoming::Invalid(None) | Incoming::Message(Message::Response(_)) | Incoming::End => {}
+            Incoming::Message(Message::Response(r)) => self.response(r)?,
+            Incoming::Invalid(None) | Incoming::End => {}
             Incoming::Analysed(a) => self.analysed(*a)?,
+            Incoming::Warmed(Some(token)) => match self.indexing.get_mut(&token) {
+                // Begun (the client created the token): end it.
+                Some(p) if p.begun => {
+                    self.indexing.remove(&token);
+                    self.progress_end(&token)?;
+                }
+                // Not created yet: end it when the client answers.
+                Some(p) => p.done = true,
+                None => {}
+            },
+            Incoming::Warmed(None) => {}
             Incoming::Message(Message::Request(req)) => self.request(req)?,
             Incoming::Message(Message::Notification(n)) => {
                 if n.method == "exit" {
@@ -643,6 +841,15 @@ impl<W: Write> Server<W> {
             .and_then(|c| c.pointer("/workspace/workspaceEdit/documentChanges"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
+        self.watch_dynamic = caps
+            .and_then(|c| c.pointer("/workspace/didChangeWatchedFiles/dynamicRegistration"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.progress = caps
+            .and_then(|c| c.pointer("/window/workDoneProgress"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        self.roots = workspace_roots(params);
         InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(PositionEncodingKind::from(
@@ -652,6 +859,7 @@ impl<W: Write> Server<W> {
                     TextDocumentSyncOptions {
                         open_close: Some(true),
                         change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(lsp_types::TextDocumentSyncSaveOptions::Supported(true)),
                         ..TextDocumentSyncOptions::default()
                     },
                 )),
@@ -694,8 +902,36 @@ impl<W: Write> Server<W> {
                     Err(e) => log(&format!("bad didClose parameters: {e}")),
                 }
             }
+            "textDocument/didSave" => {
+                match serde_json::from_value::<lsp_types::DidSaveTextDocumentParams>(n.params) {
+                    Ok(p) => {
+                        let key = p.text_document.uri.as_str().to_string();
+                        let path = uri::to_path(&key).map(|p| crate::config::absolute_path(&p));
+                        self.touch(Some(&key), path.as_deref());
+                    }
+                    Err(e) => log(&format!("bad didSave parameters: {e}")),
+                }
+            }
+            "workspace/didChangeWatchedFiles" => {
+                match serde_json::from_value::<lsp_types::DidChangeWatchedFilesParams>(n.params) {
+                    Ok(p) => {
+                        for change in p.changes {
+                            if let Some(path) = uri::to_path(change.uri.as_str()) {
+                                self.touch(None, Some(&crate::config::absolute_path(&path)));
+                            }
+                        }
+                    }
+                    Err(e) => log(&format!("bad didChangeWatchedFiles parameters: {e}")),
+                }
+            }
+            "initialized" if !self.roots.is_empty() => {
+                if self.watch_dynamic {
+                    self.register_watchers()?;
+                }
+                return self.warm_up();
+            }
             // `initialized`, `$/cancelRequest` (every request is answered at once),
-            // `$/setTrace`, `workspace/*` and anything else: nothing to do.
+            // `$/setTrace`, other `workspace/*` and anything else: nothing to do.
             _ => {}
         }
         Ok(())
@@ -705,6 +941,7 @@ impl<W: Write> Server<W> {
         let item = p.text_document;
         let key = item.uri.as_str().to_string();
         let (display, supported) = display_path(item.uri.as_str(), &item.language_id);
+        let path = uri::to_path(item.uri.as_str()).map(|p| crate::config::absolute_path(&p));
         self.documents.insert(
             key.clone(),
             Document {
@@ -713,15 +950,200 @@ impl<W: Write> Server<W> {
                 version: item.version,
                 display,
                 supported,
+                path: path.clone(),
+                epoch: 0,
                 published: Vec::new(),
                 findings: Vec::new(),
-                published_version: None,
-                queued_version: None,
+                published_stamp: None,
+                queued_stamp: None,
             },
         );
         if supported {
-            self.dirty.insert(key);
+            self.touch(Some(&key), path.as_deref());
         }
+    }
+
+    /// The deepest workspace folder containing `path`.
+    fn root_of(&self, path: &Path) -> Option<&PathBuf> {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+    }
+
+    /// Marks for analysis the document `key` and, when `changed` (a file's absolute path)
+    /// lies in a workspace folder, every open document of that folder: their findings may
+    /// depend on it.
+    fn touch(&mut self, key: Option<&str>, changed: Option<&Path>) {
+        self.epoch += 1;
+        let root = changed.and_then(|p| self.root_of(p)).cloned();
+        let roots = self.roots.clone();
+        for (k, d) in &mut self.documents {
+            if !d.supported {
+                continue;
+            }
+            let in_root = root.as_ref().is_some_and(|r| {
+                d.path.as_ref().is_some_and(|p| {
+                    p.starts_with(r)
+                        && roots
+                            .iter()
+                            .filter(|x| p.starts_with(x))
+                            .max_by_key(|x| x.components().count())
+                            == Some(r)
+                })
+            });
+            if in_root || key == Some(k.as_str()) {
+                d.epoch = self.epoch;
+                self.dirty.insert(k.clone());
+            }
+        }
+    }
+
+    /// Asks the client to report changes of source and configuration files
+    /// (`client/registerCapability` for `workspace/didChangeWatchedFiles`).
+    fn register_watchers(&mut self) -> Io {
+        let params = serde_json::json!({
+            "registrations": [{
+                "id": "idemlint-watched-files",
+                "method": "workspace/didChangeWatchedFiles",
+                "registerOptions": {"watchers": [
+                    {"globPattern": "**/*.{rs,java,kt,kts}"},
+                    {"globPattern": "**/{idemlint.toml,.idemlint.toml,Cargo.toml,.gitignore,.ignore}"}
+                ]}
+            }]
+        });
+        self.send(
+            Request::new(
+                RequestId::from("idemlint-register-watchers".to_string()),
+                "client/registerCapability".into(),
+                params,
+            )
+            .into(),
+        )
+    }
+
+    /// Indexes every workspace folder in the background (the analysis thread's pass-1
+    /// cache), with `$/progress` work-done progress when the client supports it.
+    fn warm_up(&mut self) -> Io {
+        let Some(jobs) = self.jobs.clone() else {
+            return Ok(());
+        };
+        for (n, root) in self.roots.clone().into_iter().enumerate() {
+            let token = self.progress.then(|| format!("idemlint-index-{n}"));
+            if let Some(t) = &token {
+                self.indexing.insert(
+                    t.clone(),
+                    Indexing {
+                        folder: root.display().to_string(),
+                        begun: false,
+                        done: false,
+                    },
+                );
+                self.send(
+                    Request::new(
+                        RequestId::from(t.clone()),
+                        "window/workDoneProgress/create".into(),
+                        serde_json::json!({"token": t}),
+                    )
+                    .into(),
+                )?;
+            }
+            let job = Job {
+                key: format!("idemlint-warm-up:{}", root.display()),
+                stamp: (0, 0),
+                display: String::new(),
+                text: String::new(),
+                workspace: Some((root.clone(), root)),
+                texts: Default::default(),
+                warm: Some(token),
+            };
+            if jobs.send(job).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A response from the client: to `window/workDoneProgress/create`, it starts (or, if
+    /// the warm-up already finished, starts and ends) that token's progress; others
+    /// (`client/registerCapability`) need nothing.
+    fn response(&mut self, r: Response) -> Io {
+        let token = match serde_json::to_value(&r.id) {
+            Ok(Value::String(s)) => s,
+            _ => return Ok(()),
+        };
+        let Some(p) = self.indexing.get_mut(&token) else {
+            return Ok(());
+        };
+        if r.response_result.is_err() {
+            self.indexing.remove(&token);
+            return Ok(());
+        }
+        p.begun = true;
+        let (folder, done) = (p.folder.clone(), p.done);
+        self.send(
+            Notification::new(
+                "$/progress".into(),
+                serde_json::json!({"token": token, "value": {"kind": "begin",
+                    "title": "idemlint: indexing the workspace folder",
+                    "message": folder, "cancellable": false}}),
+            )
+            .into(),
+        )?;
+        if done {
+            self.indexing.remove(&token);
+            self.progress_end(&token)?;
+        }
+        Ok(())
+    }
+
+    fn progress_end(&mut self, token: &str) -> Io {
+        self.send(
+            Notification::new(
+                "$/progress".into(),
+                serde_json::json!({"token": token, "value": {"kind": "end",
+                    "message": "indexed"}}),
+            )
+            .into(),
+        )
+    }
+
+    /// The job that analyses document `key` as it is now. `texts` keeps each folder's
+    /// snapshot of the open documents, so the jobs of one burst share one.
+    fn job(&self, key: &str, texts: &mut HashMap<PathBuf, Texts>) -> Option<Job> {
+        let doc = self.documents.get(key)?;
+        let workspace = doc
+            .path
+            .as_ref()
+            .and_then(|p| Some((self.root_of(p)?.clone(), p.clone())));
+        let texts: Texts = match &workspace {
+            Some((root, _)) => texts
+                .entry(root.clone())
+                .or_insert_with(|| {
+                    std::sync::Arc::new(
+                        self.documents
+                            .values()
+                            .filter(|d| d.supported)
+                            .filter_map(|d| {
+                                let p = d.path.as_ref()?;
+                                p.starts_with(root)
+                                    .then(|| (p.clone(), std::sync::Arc::from(d.text.as_str())))
+                            })
+                            .collect(),
+                    )
+                })
+                .clone(),
+            None => Default::default(),
+        };
+        Some(Job {
+            key: key.to_string(),
+            stamp: doc.stamp(),
+            display: doc.display.clone(),
+            text: doc.text.clone(),
+            workspace,
+            texts,
+            warm: None,
+        })
     }
 
     fn did_change(&mut self, p: DidChangeTextDocumentParams) {
@@ -744,7 +1166,8 @@ impl<W: Write> Server<W> {
         }
         doc.version = p.text_document.version;
         if doc.supported {
-            self.dirty.insert(key);
+            let path = doc.path.clone();
+            self.touch(Some(&key), path.as_deref());
         }
     }
 
@@ -758,8 +1181,13 @@ impl<W: Write> Server<W> {
             && doc.supported
         {
             let uri = doc.uri.clone();
+            // The folder's other documents now see the file as it is on disk.
+            let path = doc.path.clone();
             drop(doc);
             release_memory();
+            if path.is_some() {
+                self.touch(None, path.as_deref());
+            }
             let params = PublishDiagnosticsParams {
                 uri,
                 diagnostics: Vec::new(),
@@ -777,29 +1205,30 @@ impl<W: Write> Server<W> {
     /// Hands every changed document to the analysis thread (or, without one, analyses
     /// and publishes it here); its diagnostics are published when the result arrives.
     fn publish_dirty(&mut self) -> Io {
+        let mut texts = HashMap::new();
         for key in std::mem::take(&mut self.dirty) {
-            let Some(jobs) = &self.jobs else {
+            if self.jobs.is_none() {
                 self.publish_one(&key)?;
                 continue;
-            };
-            let Some(doc) = self.documents.get_mut(&key) else {
+            }
+            let Some(doc) = self.documents.get(&key) else {
                 continue;
             };
-            if doc.queued_version == Some(doc.version) || doc.published_version == Some(doc.version)
-            {
+            let stamp = doc.stamp();
+            if doc.queued_stamp == Some(stamp) || doc.published_stamp == Some(stamp) {
                 continue;
             }
             if let Ok(mut l) = self.latest.lock() {
-                l.insert(key.clone(), doc.version);
+                l.insert(key.clone(), stamp);
             }
-            doc.queued_version = Some(doc.version);
-            let job = Job {
-                key: key.clone(),
-                version: doc.version,
-                display: doc.display.clone(),
-                text: doc.text.clone(),
+            let Some(job) = self.job(&key, &mut texts) else {
+                continue;
             };
-            if jobs.send(job).is_err() {
+            if let Some(doc) = self.documents.get_mut(&key) {
+                doc.queued_stamp = Some(stamp);
+            }
+            let sent = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+            if !sent {
                 self.jobs = None;
                 self.publish_one(&key)?;
             }
@@ -814,7 +1243,7 @@ impl<W: Write> Server<W> {
         let Some(doc) = self.documents.get_mut(&a.key) else {
             return Ok(());
         };
-        if doc.version != a.version || doc.published_version == Some(a.version) {
+        if doc.stamp() != a.stamp || doc.published_stamp == Some(a.stamp) {
             return Ok(());
         }
         self.store_and_publish(&a.key, a.findings, a.errors, a.config_error, encoding)
@@ -837,7 +1266,7 @@ impl<W: Write> Server<W> {
         }
         doc.published = published;
         doc.findings = findings;
-        doc.published_version = Some(doc.version);
+        doc.published_stamp = Some(doc.stamp());
         let params = PublishDiagnosticsParams {
             uri: doc.uri.clone(),
             diagnostics,
@@ -849,15 +1278,13 @@ impl<W: Write> Server<W> {
     /// Analyses `key` here, now, and publishes its diagnostics.
     fn publish_one(&mut self, key: &str) -> Io {
         let encoding = self.encoding;
-        let Some(doc) = self.documents.get(key) else {
+        let Some(job) = self.job(key, &mut HashMap::new()) else {
             return Ok(());
         };
-        let Some((findings, errors, config_error)) =
-            analyse(&self.catalogue, &doc.display, &doc.text)
-        else {
-            return Ok(());
-        };
-        self.store_and_publish(key, findings, errors, config_error, encoding)
+        for a in analyse_jobs(&self.catalogue, vec![job], None, None) {
+            self.store_and_publish(&a.key, a.findings, a.errors, a.config_error, encoding)?;
+        }
+        Ok(())
     }
 
     /// Publishes `key`'s diagnostics now if the document changed since they were last
@@ -866,7 +1293,7 @@ impl<W: Write> Server<W> {
         let stale = self
             .documents
             .get(key)
-            .is_some_and(|d| d.supported && d.published_version != Some(d.version));
+            .is_some_and(|d| d.supported && d.published_stamp != Some(d.stamp()));
         self.dirty.remove(key);
         if stale {
             self.publish_one(key)?;
@@ -1042,6 +1469,38 @@ fn display_path(uri: &str, language_id: &str) -> (String, bool) {
         _ => return (base, false),
     };
     (format!("{base}.{ext}"), true)
+}
+
+/// The workspace folders of `initialize`'s parameters, absolute and canonical:
+/// `workspaceFolders`, else `rootUri`, else `rootPath` (`file:` URIs only).
+fn workspace_roots(params: &Value) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = params
+        .get("workspaceFolders")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.get("uri").and_then(Value::as_str))
+        .filter_map(uri::to_path)
+        .collect();
+    if roots.is_empty() {
+        if let Some(p) = params
+            .get("rootUri")
+            .and_then(Value::as_str)
+            .and_then(uri::to_path)
+        {
+            roots.push(p);
+        } else if let Some(p) = params.get("rootPath").and_then(Value::as_str) {
+            roots.push(PathBuf::from(p));
+        }
+    }
+    let mut roots: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| r.is_absolute() && r.is_dir())
+        .map(|r| crate::config::absolute_path(r))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
 }
 
 /// The href of a rule's documentation.
@@ -1273,6 +1732,89 @@ mod tests {
         ));
         input.extend(frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
         run(input)
+    }
+
+    /// A two-file workspace folder: editing the helper (unsaved) makes a finding appear
+    /// in the other open document, equal to `check ROOT --only FILE` on the same text.
+    #[test]
+    fn a_change_to_a_helper_in_the_workspace_republishes_the_other_document() {
+        let dir = std::env::temp_dir().join(format!("idemlint-lsp-ws-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let once = "package shop\n\nfun <T> keepTrying(times: Int, block: () -> T): T {\n    return block()\n}\n";
+        let retrying = "package shop\n\nfun <T> keepTrying(times: Int, block: () -> T): T {\n    var last: Exception? = null\n    repeat(times) {\n        try {\n            return block()\n        } catch (e: Exception) {\n            last = e\n        }\n    }\n    throw last!!\n}\n";
+        let billing = "package shop\n\nimport java.util.UUID\n\nfun charge(api: Api) = keepTrying(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n";
+        std::fs::write(dir.join("Retry.kt"), once).unwrap();
+        std::fs::write(dir.join("Billing.kt"), billing).unwrap();
+        let root = crate::config::absolute_path(&dir);
+        let root_uri = uri::from_path(&root).unwrap();
+        let retry_uri = format!("{root_uri}/Retry.kt");
+        let billing_uri = format!("{root_uri}/Billing.kt");
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": null, "capabilities": {},
+            "workspaceFolders": [{"uri": root_uri, "name": "shop"}]}});
+        let change = json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+            "textDocument": {"uri": retry_uri, "version": 2},
+            "contentChanges": [{"text": retrying}]}});
+        let (code, msgs) = session_with(
+            init,
+            &[
+                open(&retry_uri, once),
+                open(&billing_uri, billing),
+                hover_at(&billing_uri),
+                change,
+                hover_at(&billing_uri),
+            ],
+        );
+        assert_eq!(code, 0);
+        let for_billing: Vec<&Value> = diagnostics(&msgs)
+            .into_iter()
+            .filter(|m| m["params"]["uri"] == billing_uri.as_str())
+            .collect();
+        assert!(
+            for_billing
+                .first()
+                .is_some_and(|m| m["params"]["diagnostics"].as_array().unwrap().is_empty()),
+            "{for_billing:#?}"
+        );
+        let last = &for_billing.last().unwrap()["params"]["diagnostics"];
+        let got: Vec<(u64, String)> = last
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["range"]["start"]["line"].as_u64().unwrap() + 1,
+                    d["code"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![(5, "key-in-retry-scope".to_string())],
+            "{msgs:#?}"
+        );
+        // The same as `idemlint check ROOT --only Billing.kt` with the helper saved so.
+        std::fs::write(dir.join("Retry.kt"), retrying).unwrap();
+        let report = crate::check::run(
+            &crate::check::Options {
+                paths: vec![root.clone()],
+                only: Some(crate::check::Only {
+                    paths: vec![root.join("Billing.kt")],
+                    named: true,
+                }),
+                ..crate::check::Options::default()
+            },
+            &Catalogue::builtin(),
+        )
+        .unwrap();
+        let expected: Vec<(u64, String)> = report
+            .findings
+            .iter()
+            .map(|f| (f.line as u64, f.rule.to_string()))
+            .collect();
+        assert_eq!(got, expected);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn diagnostics(msgs: &[Value]) -> Vec<&Value> {

@@ -1,7 +1,8 @@
 //! Cross-file analysis on small projects: retry combinators inferred from their bodies in
 //! another file (and through a wrapper), calls that never resolve across languages, and
 //! order-sensitive flow. Each project is checked with and without the prefilter, which
-//! must agree.
+//! must agree, and with `--only FILE` for each of its files, which must give the whole
+//! run's findings of that file.
 
 use std::path::{Path, PathBuf};
 
@@ -54,7 +55,54 @@ fn findings(dir: &Path) -> Vec<(String, u64, String)> {
     let (a, va) = run(&[]);
     let (b, _) = run(&["--no-prefilter"]);
     assert_eq!(a, b, "the prefilter changed the findings: {va:#}");
+    let mut files: Vec<String> = Vec::new();
+    source_files(dir, dir, &mut files);
+    for (i, f) in files.iter().enumerate() {
+        // Both spellings: `--only FILE` and the pre-commit hook's `--only -- FILE`.
+        let (got, vo) = if i % 2 == 0 {
+            run(&["--only", f])
+        } else {
+            run(&["--only", "--", f])
+        };
+        let whole = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|x| x["path"] == f.as_str())
+                .cloned()
+                .collect()
+        };
+        assert_eq!(
+            vo["findings"].as_array().unwrap(),
+            &whole(&va),
+            "--only {f}: not the whole run's findings of {f}"
+        );
+        let expected: Vec<_> = a.iter().filter(|x| x.0 == *f).cloned().collect();
+        assert_eq!(got, expected, "--only {f}");
+    }
     a
+}
+
+/// Source files under `dir`, as paths relative to `root` with `/`.
+fn source_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            source_files(root, &p, out);
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("rs" | "java" | "kt" | "kts")
+        ) {
+            let rel = p.strip_prefix(root).unwrap();
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
 }
 
 const KOTLIN_COMBINATOR: &str = r#"package shop.net

@@ -465,7 +465,13 @@ fn sarif_has_the_structure_github_code_scanning_needs() {
         assert_eq!(region["endLine"], f["end_line"]);
         assert_eq!(region["endColumn"], f["end_column"]);
         assert_eq!(region["snippet"]["text"], f["source"]);
-        assert_eq!(res["partialFingerprints"]["idemlint/v1"], f["fingerprint"]);
+        // The fingerprint, with `/N` for the N-th copy (see the requirements test).
+        let fp = res["partialFingerprints"]["idemlint/v1"].as_str().unwrap();
+        let base = f["fingerprint"].as_str().unwrap();
+        assert!(
+            fp == base || fp.strip_prefix(base).is_some_and(|r| r.starts_with('/')),
+            "{fp} {base}"
+        );
         match f.get("boundary") {
             Some(b) => {
                 let rel = &res["relatedLocations"][0];
@@ -867,4 +873,245 @@ fn quiet_prints_only_findings() {
             .len(),
         1
     );
+}
+
+/// GitHub's "SARIF support for code scanning" requirements, each checked on the SARIF of
+/// the fixtures (and of a project with copies of one finding): rule `fullDescription` at
+/// most 1024 characters, `help` in markdown, `helpUri`, `properties.tags`,
+/// `properties["problem.severity"]`, `partialFingerprints` unique per result, the related
+/// boundary linked from the message (`[… boundary](1)`), and `runAutomationDetails.id`
+/// (`automationDetails`) distinct per shard.
+#[test]
+fn sarif_meets_github_code_scanning_requirements() {
+    let root = manifest_dir();
+    let log = sarif(&root, &["fixtures"]);
+    let run = &log["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    for r in rules {
+        let id = r["id"].as_str().unwrap();
+        for form in ["text", "markdown"] {
+            let d = r["fullDescription"][form].as_str().unwrap();
+            assert!(
+                !d.is_empty() && d.chars().count() <= 1024,
+                "{id}: fullDescription.{form} has {} characters",
+                d.chars().count()
+            );
+        }
+        let help = r["help"]["markdown"].as_str().unwrap();
+        assert!(
+            help.starts_with("# ") && help.contains("\n## "),
+            "{id}: help is the markdown docs"
+        );
+        let uri = r["helpUri"].as_str().unwrap();
+        assert!(
+            uri.starts_with("https://") && uri.ends_with(&format!("/{id}.md")),
+            "{uri}"
+        );
+        let tags = r["properties"]["tags"].as_array().unwrap();
+        assert!(
+            !tags.is_empty() && tags.iter().all(|t| t.is_string()),
+            "{id}: tags"
+        );
+        let sev = r["properties"]["problem.severity"].as_str().unwrap();
+        assert!(
+            ["error", "warning", "recommendation"].contains(&sev),
+            "{id}: {sev}"
+        );
+        let level = r["defaultConfiguration"]["level"].as_str().unwrap();
+        let expected = if level == "note" {
+            "recommendation"
+        } else {
+            level
+        };
+        assert_eq!(sev, expected, "{id}: problem.severity follows the level");
+    }
+    let results = run["results"].as_array().unwrap();
+    let mut linked = 0;
+    for res in results {
+        let text = res["message"]["text"].as_str().unwrap();
+        if let Some(rel) = res["relatedLocations"].as_array() {
+            let id = rel[0]["id"].as_u64().unwrap();
+            assert!(
+                Regex::new(&format!(r"\[[a-z ]+ boundary\]\({id}\)"))
+                    .unwrap()
+                    .is_match(text),
+                "the message links the boundary: {text}"
+            );
+            linked += 1;
+        } else {
+            assert!(!text.contains("]("), "{text}");
+        }
+    }
+    assert!(linked > 20, "{linked} results with a boundary");
+    assert_eq!(run["automationDetails"]["id"], "idemlint/");
+
+    // Two identical findings in one file share a fingerprint; their results do not.
+    let dir = scratch("sarif_unique_fingerprints");
+    let one = "    retryOnTransient { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n";
+    std::fs::write(
+        dir.join("Twice.kt"),
+        format!("import java.util.UUID\n\nsuspend fun charge(api: Api) {{\n{one}{one}}}\n"),
+    )
+    .unwrap();
+    let fps = |log: &Value| -> Vec<String> {
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["partialFingerprints"]["idemlint/v1"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    let json_fps: Vec<String> = json(&dir, &["."])["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(json_fps.len(), 2);
+    assert_eq!(
+        json_fps[0], json_fps[1],
+        "copies share the finding's fingerprint"
+    );
+    let twice = fps(&sarif(&dir, &["."]));
+    assert_eq!(
+        twice,
+        vec![json_fps[0].clone(), format!("{}/2", json_fps[0])]
+    );
+    let all = fps(&log);
+    let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+    assert_eq!(
+        unique.len(),
+        all.len(),
+        "partialFingerprints unique per result"
+    );
+
+    // Shards are distinct categories; together they are every result.
+    let mut ids = std::collections::BTreeSet::new();
+    let mut n = 0;
+    for s in ["1/2", "2/2"] {
+        let log = sarif(&root, &["fixtures", "--shard", s]);
+        ids.insert(
+            log["runs"][0]["automationDetails"]["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+        n += log["runs"][0]["results"].as_array().unwrap().len();
+    }
+    assert_eq!(
+        ids.into_iter().collect::<Vec<_>>(),
+        ["idemlint-shard-1-of-2/", "idemlint-shard-2-of-2/"]
+    );
+    assert_eq!(n, results.len());
+}
+
+/// `cargo idemlint --message-format=json` (rust-analyzer's `check.overrideCommand`) prints
+/// cargo's JSON message stream: `compiler-message` lines with every field cargo's message
+/// types require (the ones the `cargo_metadata` crate, which rust-analyzer uses, declares
+/// without a default), rustc-style spans that agree with `--format json`, then
+/// `build-finished`.
+#[test]
+fn cargo_message_format_json_is_cargos_message_stream() {
+    let dir = scratch("cargo_message_format");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"payouts\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "pub fn capture(client: &reqwest::blocking::Client) -> Result<reqwest::blocking::Response, backoff::Error<reqwest::Error>> {\n    backoff::retry(backoff::ExponentialBackoff::default(), || {\n        let key = /* ü */ uuid::Uuid::new_v4().to_string();\n        Ok(client.post(\"https://psp.example.com/v1/charges\").header(\"Idempotency-Key\", key).send()?)\n    })\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-idemlint"))
+        .current_dir(&dir)
+        .args(["idemlint", "--message-format=json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let expected = json(&dir, &["."])["findings"].as_array().unwrap().clone();
+    assert_eq!(lines.len(), expected.len() + 1, "{stdout}");
+    let last = lines.last().unwrap();
+    assert_eq!(last["reason"], "build-finished");
+    assert_eq!(last["success"], false);
+    for (m, f) in lines.iter().zip(&expected) {
+        assert_eq!(m["reason"], "compiler-message");
+        for k in ["package_id", "manifest_path"] {
+            assert!(m[k].is_string(), "{k}: {m}");
+        }
+        assert!(m["manifest_path"].as_str().unwrap().ends_with("Cargo.toml"));
+        let t = &m["target"];
+        assert!(t["name"].is_string() && t["src_path"].is_string());
+        assert!(t["kind"].as_array().is_some_and(|k| !k.is_empty()));
+        let d = &m["message"];
+        assert_eq!(d["$message_type"], "diagnostic");
+        assert_eq!(d["message"], f["message"]);
+        assert_eq!(d["level"], f["severity"]);
+        assert_eq!(
+            d["code"]["code"],
+            format!("idemlint::{}", f["rule"].as_str().unwrap())
+        );
+        assert!(d["rendered"].is_string());
+        assert_eq!(d["children"][0]["level"], "help");
+        assert_eq!(d["children"][0]["message"], f["help"]);
+        let spans = d["spans"].as_array().unwrap();
+        let primary: Vec<&Value> = spans.iter().filter(|s| s["is_primary"] == true).collect();
+        assert_eq!(primary.len(), 1);
+        let s = primary[0];
+        for k in [
+            "file_name",
+            "byte_start",
+            "byte_end",
+            "line_start",
+            "line_end",
+            "column_start",
+            "column_end",
+            "is_primary",
+            "text",
+            "label",
+            "suggested_replacement",
+            "suggestion_applicability",
+            "expansion",
+        ] {
+            assert!(s.get(k).is_some(), "span field {k}: {s}");
+        }
+        assert_eq!(s["file_name"], f["path"]);
+        assert_eq!(s["line_start"], f["line"]);
+        assert_eq!(s["column_start"], f["column"]);
+        assert_eq!(s["line_end"], f["end_line"]);
+        assert_eq!(s["column_end"], f["end_column"]);
+        let text = std::fs::read_to_string(dir.join(f["path"].as_str().unwrap())).unwrap();
+        let (a, b) = (
+            s["byte_start"].as_u64().unwrap() as usize,
+            s["byte_end"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(&text[a..b], f["source"].as_str().unwrap(), "byte offsets");
+        let line = &s["text"][0];
+        let hl: String = line["text"]
+            .as_str()
+            .unwrap()
+            .chars()
+            .skip(line["highlight_start"].as_u64().unwrap() as usize - 1)
+            .take(
+                (line["highlight_end"].as_u64().unwrap()
+                    - line["highlight_start"].as_u64().unwrap()) as usize,
+            )
+            .collect();
+        assert_eq!(
+            hl,
+            f["source"].as_str().unwrap(),
+            "highlighted columns are chars"
+        );
+    }
 }

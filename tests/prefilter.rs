@@ -5,7 +5,9 @@
 //! interceptors, `call.clone()`), and real code (this repository and crates from the
 //! local cargo registry) give the same findings with and without it. The frontends'
 //! invariant the prefilter's argument rests on (every recorded name is a token of the
-//! text) is checked on the same files.
+//! text) is checked on the same files. Reporting a subset (`--only`) never changes a
+//! file's findings either: on the same projects, `--only S` gives exactly the whole run's
+//! findings and errors restricted to S.
 
 use std::path::{Path, PathBuf};
 
@@ -478,4 +480,189 @@ fn demand_follows_the_calls_a_key_comes_from() {
     std::fs::write(dir.join("Fixed.kt"), "fun newKey(): String = \"fixed\"\n").unwrap();
     let (with, _) = assert_same(vec![dir], "demand from key flows, veto");
     assert_eq!(with.parsed, 3);
+}
+
+/// `path` made absolute and canonical, for comparing report paths with `--only` sets.
+fn canonical(p: &Path) -> PathBuf {
+    idemlint::config::absolute_path(p)
+}
+
+fn in_subset(subset: &[PathBuf], path: &str) -> bool {
+    let p = canonical(Path::new(path));
+    subset.iter().any(|s| {
+        let s = canonical(s);
+        p == s || (s.is_dir() && p.starts_with(&s))
+    })
+}
+
+/// Runs `root` whole and with `--only` each of `subsets`; each subset's findings and errors
+/// must be the whole run's restricted to it. Returns the findings the subsets reported and
+/// how many subsets checked alone (without the rest of the project) report otherwise, which
+/// shows that the subsets' findings depend on facts of other files.
+fn assert_only_agrees(root: &Path, subsets: &[Vec<PathBuf>], what: &str) -> (usize, usize) {
+    let full = check(vec![root.to_path_buf()], false);
+    let mut reported = 0;
+    let mut alone_differs = 0;
+    for s in subsets {
+        let part = run(
+            &Options {
+                paths: vec![root.to_path_buf()],
+                only: Some(idemlint::check::Only {
+                    paths: s.clone(),
+                    named: true,
+                }),
+                ..Options::default()
+            },
+            &Catalogue::builtin(),
+        )
+        .expect("run --only");
+        let expected: Vec<String> = full
+            .findings
+            .iter()
+            .filter(|f| in_subset(s, &f.path))
+            .map(|f| serde_json::to_string(f).unwrap())
+            .collect();
+        let got = findings(&part);
+        assert_eq!(
+            got, expected,
+            "{what}: --only {s:?} differs from the whole run restricted to it"
+        );
+        let errors = |r: &Report, filter: bool| -> Vec<String> {
+            r.errors
+                .iter()
+                .filter(|e| !filter || in_subset(s, &e.path))
+                .map(|e| format!("{}:{:?}: {}", e.path, e.line, e.message))
+                .collect()
+        };
+        assert_eq!(
+            errors(&part, false),
+            errors(&full, true),
+            "{what}: errors of --only {s:?}"
+        );
+        let files = s
+            .iter()
+            .map(|p| {
+                if p.is_dir() {
+                    let mut v = Vec::new();
+                    source_files(p, &mut v);
+                    v.len()
+                } else {
+                    1
+                }
+            })
+            .sum::<usize>();
+        assert_eq!(part.files, files, "{what}: files checked with --only {s:?}");
+        reported += got.len();
+        let alone: Vec<(String, usize, &str)> = check(s.clone(), false)
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    canonical(Path::new(&f.path)).display().to_string(),
+                    f.line,
+                    f.rule,
+                )
+            })
+            .collect();
+        let with_project: Vec<(String, usize, &str)> = part
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    canonical(Path::new(&f.path)).display().to_string(),
+                    f.line,
+                    f.rule,
+                )
+            })
+            .collect();
+        if alone != with_project {
+            alone_differs += 1;
+        }
+    }
+    (reported, alone_differs)
+}
+
+#[test]
+fn only_reports_the_whole_runs_findings_of_its_files() {
+    // Every fixture file alone, in the project of its rule directory.
+    let mut reported = 0;
+    let mut singletons = 0;
+    for lang in ["java", "kotlin", "rust"] {
+        let lang_dir = fixtures_root().join(lang);
+        let mut rule_dirs: Vec<PathBuf> = std::fs::read_dir(&lang_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        rule_dirs.sort();
+        for dir in rule_dirs {
+            let mut files = Vec::new();
+            source_files(&dir, &mut files);
+            singletons += files.len();
+            let subsets: Vec<Vec<PathBuf>> = files.into_iter().map(|f| vec![f]).collect();
+            reported += assert_only_agrees(&dir, &subsets, &dir.display().to_string()).0;
+        }
+    }
+    // fixtures/ as one project: each language, a rule directory, single files, a mixed set.
+    let root = fixtures_root();
+    let subsets = vec![
+        vec![root.join("java")],
+        vec![root.join("kotlin")],
+        vec![root.join("rust")],
+        vec![root.join("kotlin/key-in-retry-scope")],
+        vec![root.join("fix")],
+    ];
+    reported += assert_only_agrees(&root, &subsets, "fixtures/").0;
+    assert!(singletons > 40, "{singletons} fixture files");
+    assert!(
+        reported > 100,
+        "only {reported} findings reported by the subsets"
+    );
+
+    // Generated cross-file projects: single files, a directory, every third file.
+    let mut cross = 0;
+    let mut depends = 0;
+    for seed in 1..=6u64 {
+        let dir = scratch(&format!("only_gen_{seed}"));
+        generate(
+            &dir,
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+            60 + (seed as usize % 4) * 25,
+        );
+        let mut files = Vec::new();
+        source_files(&dir, &mut files);
+        let mut subsets: Vec<Vec<PathBuf>> =
+            files.iter().step_by(9).map(|f| vec![f.clone()]).collect();
+        subsets.push(vec![dir.join("m3")]);
+        subsets.push(files.iter().step_by(3).cloned().collect());
+        let (n, d) = assert_only_agrees(&dir, &subsets, &format!("generated seed {seed}"));
+        cross += n;
+        depends += d;
+    }
+    assert!(cross > 30, "only {cross} findings in the generated subsets");
+    // The equivalence is not trivial: checked alone, some subsets report otherwise.
+    assert!(
+        depends > 3,
+        "only {depends} generated subsets depend on other files"
+    );
+
+    // Real code: this repository's sources, and crates of the local cargo registry when
+    // present (never downloaded by the test).
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    assert_only_agrees(
+        &src,
+        &[vec![src.join("check.rs")], vec![src.join("lang")]],
+        "src/",
+    );
+    for krate in registry_crates(&["aho-corasick-1", "rayon-1"]) {
+        let mut files = Vec::new();
+        source_files(&krate, &mut files);
+        let subsets: Vec<Vec<PathBuf>> = files
+            .iter()
+            .step_by(files.len().max(4) / 4)
+            .map(|f| vec![f.clone()])
+            .collect();
+        assert_only_agrees(&krate, &subsets, &krate.display().to_string());
+    }
 }

@@ -394,7 +394,8 @@ fn ignore_files_and_baselines_that_are_not_regular_files() {
     }
 }
 
-/// Item 7: after `--` every argument is a path, and the pre-commit hook passes `--`.
+/// Item 7: after `--` every argument is a path, and the pre-commit hook passes `--only --`,
+/// after which every argument is a file to report.
 #[test]
 fn arguments_after_double_dash_are_paths() {
     let dir = scratch("double_dash");
@@ -429,7 +430,27 @@ fn arguments_after_double_dash_are_paths() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join(".pre-commit-hooks.yaml"),
     )
     .unwrap();
-    assert!(hooks.contains("args: [\"--\"]"), "{hooks}");
+    assert!(hooks.contains("args: [\"--only\", \"--\"]"), "{hooks}");
+    // The hook's form: `--only --` makes every later argument a file to report.
+    let o = run(
+        &dir,
+        &[
+            "check",
+            "--format",
+            "short",
+            "--only",
+            "--",
+            "--output=Billing.kt",
+            "-",
+        ],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("Billing.kt")).unwrap(),
+        billing
+    );
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    assert!(o.stdout.starts_with("--output=Billing.kt:"), "{}", o.stdout);
 }
 
 /// Item 11: a NUL byte in a comment does not make a file "binary"; `--strict` exits 2

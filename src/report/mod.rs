@@ -2,12 +2,17 @@
 //! one and says what goes to standard output (or `--output FILE`) and what to standard
 //! error.
 
+pub mod cargo_json;
+pub mod checkstyle;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod merge;
 pub mod sarif;
 pub mod short;
+mod xml;
 
 use std::path::PathBuf;
 
@@ -26,6 +31,32 @@ pub enum Format {
     Github,
     /// One `path:line:col: severity[rule-id] message` line per finding.
     Short,
+    /// A GitLab Code Quality report (JSON array of issues).
+    Gitlab,
+    /// A JUnit XML report: one test case per rule per file with findings.
+    Junit,
+    /// A Checkstyle XML report (Jenkins warnings-ng, SonarQube, reviewdog).
+    Checkstyle,
+    /// cargo's JSON message stream (`compiler-message` lines), for rust-analyzer.
+    Cargo,
+}
+
+/// Each finding's unique fingerprint for SARIF and GitLab: its fingerprint, with `/N`
+/// appended to the N-th (N ≥ 2) finding sharing it, in order.
+pub fn unique_fingerprints(findings: &[crate::finding::Finding]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    findings
+        .iter()
+        .map(|f| {
+            let n = seen.entry(f.fingerprint.as_str()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                f.fingerprint.clone()
+            } else {
+                format!("{}/{n}", f.fingerprint)
+            }
+        })
+        .collect()
 }
 
 /// How to render.
@@ -38,6 +69,9 @@ pub struct RenderOptions {
     pub quiet: bool,
     /// The directory SARIF's `%SRCROOT%` stands for (absolute; the current directory).
     pub srcroot: Option<PathBuf>,
+    /// SARIF's category (`runAutomationDetails.id` is `CATEGORY/`; `None`: `idemlint`);
+    /// see [`sarif::category`].
+    pub sarif_category: Option<String>,
 }
 
 /// A rendered report: `report` is the format's output proper (standard output, or the
@@ -72,7 +106,11 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
             stderr: String::new(),
         },
         Format::Sarif => Rendered {
-            report: sarif::render(report, opts.srcroot.as_deref()),
+            report: sarif::render(
+                report,
+                opts.srcroot.as_deref(),
+                opts.sarif_category.as_deref(),
+            ),
             stderr: String::new(),
         },
         Format::Github => Rendered {
@@ -86,6 +124,22 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
         Format::Short => Rendered {
             report: short::render(report),
             stderr: tail(report),
+        },
+        Format::Gitlab => Rendered {
+            report: gitlab::render(report),
+            stderr: tail(report),
+        },
+        Format::Junit => Rendered {
+            report: junit::render(report),
+            stderr: String::new(),
+        },
+        Format::Checkstyle => Rendered {
+            report: checkstyle::render(report),
+            stderr: String::new(),
+        },
+        Format::Cargo => Rendered {
+            report: cargo_json::render(report),
+            stderr: String::new(),
         },
     }
 }

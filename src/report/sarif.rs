@@ -3,12 +3,19 @@
 //!
 //! - `tool.driver.rules` lists every rule of [`crate::rules::RULES`] (id, PascalCase name,
 //!   short and full description, the markdown docs of `rules/docs` as `help`, the default
-//!   level, and `properties.tags` / `properties.precision` as GitHub reads them).
+//!   level, and `properties.tags` / `properties.precision` / `properties["problem.severity"]`
+//!   as GitHub reads them). The full description is at most [`MAX_FULL_DESCRIPTION`]
+//!   characters (GitHub's limit), cut after a whole paragraph or sentence.
+//! - `runAutomationDetails.id` is `CATEGORY/` ([`render`]'s `category`: `idemlint`, or
+//!   `idemlint-shard-I-of-N` for `--shard I/N`), so GitHub keeps one upload's runs apart.
 //! - Each result has `ruleId`/`ruleIndex`, `level`, `message`, one physical location whose
 //!   region has 1-based lines and 1-based columns counted in Unicode scalar values (the run
 //!   says `columnKind: unicodeCodePoints`; the end column is exclusive, as in SARIF), a
-//!   `relatedLocations` entry for the boundary, `partialFingerprints["idemlint/v1"]` (see
-//!   [`crate::finding::Finding::fingerprint`]) and, when a fix exists, `fixes`.
+//!   `relatedLocations` entry for the boundary, linked from the message text
+//!   (`[retry boundary](1)`), `partialFingerprints["idemlint/v1"]` (see
+//!   [`crate::finding::Finding::fingerprint`]; copies of one finding, which share it, get
+//!   `/2`, `/3`, … appended in output order, so each result's value is unique) and, when a
+//!   fix exists, `fixes`.
 //! - Artifact URIs are relative to `%SRCROOT%`, which `originalUriBaseIds` maps to the
 //!   directory given to [`render`] (the CLI passes the current directory). Paths outside it
 //!   become absolute `file://` URIs. Segments are percent-encoded (RFC 3986).
@@ -56,11 +63,17 @@ struct Log<'a> {
 #[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool<'a>,
+    automation_details: AutomationDetails,
     invocations: Vec<Invocation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     original_uri_base_ids: Option<std::collections::BTreeMap<&'static str, BaseUri>>,
     column_kind: &'static str,
     results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct AutomationDetails {
+    id: String,
 }
 
 #[derive(Serialize)]
@@ -123,6 +136,8 @@ struct Configuration {
 struct RuleProperties {
     tags: Vec<&'static str>,
     precision: &'static str,
+    #[serde(rename = "problem.severity")]
+    problem_severity: &'static str,
 }
 
 #[derive(Serialize)]
@@ -163,7 +178,7 @@ struct SarifResult<'a> {
     locations: Vec<Location>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<RelatedLocation>,
-    partial_fingerprints: std::collections::BTreeMap<&'static str, &'a str>,
+    partial_fingerprints: std::collections::BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     fixes: Vec<SarifFix>,
 }
@@ -287,6 +302,89 @@ fn capitalise(s: &str) -> String {
     }
 }
 
+/// GitHub code scanning's limit on a rule's `fullDescription`, characters.
+pub const MAX_FULL_DESCRIPTION: usize = 1024;
+
+/// `text` cut to at most `max` characters: whole paragraphs (split at blank lines) while
+/// they fit, else whole sentences of the first paragraph, else words with `…`.
+pub fn clip_description(text: &str, max: usize) -> String {
+    let len = |s: &str| s.chars().count();
+    if len(text) <= max {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for p in text.split("\n\n") {
+        let next = if out.is_empty() {
+            p.to_string()
+        } else {
+            format!("{out}\n\n{p}")
+        };
+        if len(&next) > max {
+            // A list that does not fit whole: as many of its items as fit.
+            let is_item =
+                |l: &str| l.trim_start().starts_with("- ") || l.trim_start().starts_with("* ");
+            if !out.is_empty() && p.lines().next().is_some_and(is_item) {
+                let mut items: Vec<String> = Vec::new();
+                for l in p.lines() {
+                    match items.last_mut() {
+                        Some(last) if !is_item(l) => {
+                            last.push('\n');
+                            last.push_str(l);
+                        }
+                        _ => items.push(l.to_string()),
+                    }
+                }
+                let mut with = format!("{out}\n");
+                for item in items {
+                    if len(&with) + len(&item) + 1 > max {
+                        break;
+                    }
+                    with.push('\n');
+                    with.push_str(&item);
+                }
+                if with.len() > out.len() + 1 {
+                    out = with;
+                }
+            }
+            break;
+        }
+        out = next;
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let first = text.split("\n\n").next().unwrap_or(text);
+    for (i, _) in first.match_indices(". ") {
+        if len(&first[..=i]) <= max {
+            out = first[..=i].to_string();
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let mut words = String::new();
+    for w in first.split_whitespace() {
+        if len(&words) + len(w) + 2 > max {
+            break;
+        }
+        if !words.is_empty() {
+            words.push(' ');
+        }
+        words.push_str(w);
+    }
+    words.push('…');
+    words
+}
+
+/// GitHub's `problem.severity` of a rule (`error`, `warning` or `recommendation`).
+fn problem_severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Note => "recommendation",
+    }
+}
+
 /// The body of the `## {heading}` section of a rule's markdown docs, trimmed; empty when the
 /// section is missing.
 fn doc_section(doc: &str, heading: &str) -> String {
@@ -350,8 +448,8 @@ fn rule_descriptor(rule: &'static RuleMeta) -> Rule<'static> {
             text: sentence(rule.summary()),
         },
         full_description: Multiformat {
-            text: sentence(&unwrap_lines(&full)),
-            markdown: full,
+            text: clip_description(&sentence(&unwrap_lines(&full)), MAX_FULL_DESCRIPTION),
+            markdown: clip_description(&full, MAX_FULL_DESCRIPTION),
         },
         help: Multiformat {
             text: rule.doc.to_string(),
@@ -370,6 +468,7 @@ fn rule_descriptor(rule: &'static RuleMeta) -> Rule<'static> {
                 _ => vec!["correctness", "reliability", "idempotency"],
             },
             precision: precision(rule),
+            problem_severity: problem_severity(rule.severity),
         },
     }
 }
@@ -512,7 +611,12 @@ fn regions(f: &Finding, text: Option<&str>) -> (Region, Option<Region>) {
     (region, Some(context))
 }
 
-fn result<'a>(f: &'a Finding, texts: &TextMap, srcroot: Option<&Path>) -> SarifResult<'a> {
+fn result<'a>(
+    f: &'a Finding,
+    fingerprint: String,
+    texts: &TextMap,
+    srcroot: Option<&Path>,
+) -> SarifResult<'a> {
     let rule_index = RULES.iter().position(|r| r.id == f.rule).unwrap_or(0);
     let (region, context_region) = regions(f, texts.get(&f.path).map(|t| &**t));
     let here = artifact(&f.path, srcroot);
@@ -570,7 +674,16 @@ fn result<'a>(f: &'a Finding, texts: &TextMap, srcroot: Option<&Path>) -> SarifR
         rule_index,
         level: level(f.severity),
         message: Text {
-            text: format!("{} To fix: {}", sentence(&f.message), sentence(&f.help)),
+            text: match &f.boundary {
+                // GitHub shows a related location when the message links to it.
+                Some(b) => format!(
+                    "{} See the [{} boundary](1). To fix: {}",
+                    sentence(&f.message),
+                    b.kind,
+                    sentence(&f.help)
+                ),
+                None => format!("{} To fix: {}", sentence(&f.message), sentence(&f.help)),
+            },
         },
         locations: vec![Location {
             physical_location: PhysicalLocation {
@@ -580,7 +693,7 @@ fn result<'a>(f: &'a Finding, texts: &TextMap, srcroot: Option<&Path>) -> SarifR
             },
         }],
         related_locations,
-        partial_fingerprints: [(FINGERPRINT_KEY, f.fingerprint.as_str())].into(),
+        partial_fingerprints: [(FINGERPRINT_KEY, fingerprint)].into(),
         fixes,
     }
 }
@@ -639,11 +752,21 @@ fn notification(e: &FileError, srcroot: Option<&Path>) -> Notification {
     }
 }
 
+/// The SARIF category of a run (`runAutomationDetails.id` is `CATEGORY/`): `idemlint`, or
+/// `idemlint-shard-I-of-N` for shard I (1-based) of N.
+pub fn category(shard: Option<crate::check::Shard>) -> String {
+    match shard {
+        Some(s) => format!("idemlint-shard-{}-of-{}", s.index + 1, s.count),
+        None => "idemlint".into(),
+    }
+}
+
 /// Renders `report` as a pretty-printed SARIF 2.1.0 log with a trailing newline.
 /// `srcroot` is the directory `%SRCROOT%` stands for (absolute; the CLI passes the current
 /// directory, against which displayed paths are relative); `None` leaves it undefined
-/// in the log and keeps relative paths relative.
-pub fn render(report: &Report, srcroot: Option<&Path>) -> String {
+/// in the log and keeps relative paths relative. `category` names the analysis for
+/// `runAutomationDetails.id` ([`category`]; `None`: `idemlint`).
+pub fn render(report: &Report, srcroot: Option<&Path>, category: Option<&str>) -> String {
     let original_uri_base_ids = srcroot.filter(|r| r.is_absolute()).map(|root| {
         [(
             SRCROOT,
@@ -660,6 +783,9 @@ pub fn render(report: &Report, srcroot: Option<&Path>) -> String {
         schema: SCHEMA_URI,
         version: "2.1.0",
         runs: vec![Run {
+            automation_details: AutomationDetails {
+                id: format!("{}/", category.unwrap_or("idemlint")),
+            },
             tool: Tool {
                 driver: Driver {
                     name: "idemlint",
@@ -683,7 +809,8 @@ pub fn render(report: &Report, srcroot: Option<&Path>) -> String {
             results: report
                 .findings
                 .iter()
-                .map(|f| result(f, &report.texts, srcroot))
+                .zip(super::unique_fingerprints(&report.findings))
+                .map(|(f, fp)| result(f, fp, &report.texts, srcroot))
                 .collect(),
         }],
     };
@@ -701,6 +828,20 @@ pub fn render(report: &Report, srcroot: Option<&Path>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptions_are_clipped_at_paragraphs_sentences_or_words() {
+        assert_eq!(clip_description("short", 10), "short");
+        assert_eq!(clip_description("one.\n\ntwo two two", 8), "one.");
+        assert_eq!(clip_description("A b. C d. E f g h", 10), "A b. C d.");
+        assert_eq!(
+            clip_description("Kinds:\n\n- one\n  more\n- two\n- three", 26),
+            "Kinds:\n\n- one\n  more\n- two"
+        );
+        let long = "word ".repeat(300);
+        let c = clip_description(&long, 1024);
+        assert!(c.chars().count() <= 1024 && c.ends_with('…'), "{c}");
+    }
 
     #[test]
     fn friendly_names_are_pascal_case() {

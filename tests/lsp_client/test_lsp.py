@@ -305,3 +305,172 @@ async def test_parse_errors_are_warnings(client: LanguageClient, tmp_path):
     assert all(d.code == "parse-error" for d in diagnostics)
     assert all(d.severity == types.DiagnosticSeverity.Warning for d in diagnostics)
     assert diagnostics[0].range.start.line == 1
+
+
+# A two-file workspace folder: `keepTrying` is no catalogue name, so only its body, in
+# Retry.kt, can make Billing.kt's lambda a retry scope.
+RETRY_ONCE = """package shop
+
+fun <T> keepTrying(times: Int, block: () -> T): T {
+    return block()
+}
+"""
+RETRY_AGAIN = """package shop
+
+fun <T> keepTrying(times: Int, block: () -> T): T {
+    var last: Exception? = null
+    repeat(times) {
+        try {
+            return block()
+        } catch (e: Exception) {
+            last = e
+        }
+    }
+    throw last!!
+}
+"""
+BILLING = """package shop
+
+import java.util.UUID
+
+fun charge(api: Api) = keepTrying(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }
+"""
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[IDEMLINT, "lsp"]),
+    params=list(CLIENTS),
+)
+async def workspace_client(lsp_client: LanguageClient, request, tmp_path):
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "Retry.kt").write_text(RETRY_ONCE)
+    (root / "Billing.kt").write_text(BILLING)
+    # The server registers its file watchers when the client allows dynamic registration.
+    lsp_client.idemlint_registrations = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def on_register(params: types.RegistrationParams):
+        lsp_client.idemlint_registrations.extend(params.registrations)
+        return None
+
+    result = await asyncio.wait_for(
+        lsp_client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(request.param),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="shop")],
+            )
+        ),
+        TIMEOUT,
+    )
+    lsp_client.idemlint_encoding = result.capabilities.position_encoding
+    lsp_client.idemlint_root = root
+    lsp_client.idemlint_progress = bool(
+        (caps := client_capabilities(request.param)).window and caps.window.work_done_progress
+    )
+    lsp_client.idemlint_dynamic_watch = bool(
+        caps.workspace
+        and caps.workspace.did_change_watched_files
+        and caps.workspace.did_change_watched_files.dynamic_registration
+    )
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+    assert lsp_client._server is not None
+    assert lsp_client._server.returncode == 0
+
+
+async def wait_for_codes(client: LanguageClient, uri: str, codes: list[str]):
+    """Waits until the diagnostics published for `uri` have exactly these codes."""
+
+    async def loop():
+        while [d.code for d in client.diagnostics.get(uri, [])] != codes:
+            await client.protocol.wait_for_notification_async(
+                types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+            )
+
+    try:
+        await asyncio.wait_for(loop(), TIMEOUT)
+    except asyncio.TimeoutError:
+        got = [d.code for d in client.diagnostics.get(uri, [])]
+        raise AssertionError(f"{uri}: expected {codes}, the server published {got}")
+    return client.diagnostics[uri]
+
+
+def check_only(root: pathlib.Path, name: str):
+    """`idemlint check ROOT --only FILE --format json`: (line, column, rule) per finding."""
+    out = subprocess.run(
+        [IDEMLINT, "check", str(root), "--only", str(root / name), "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    import json
+
+    return [(f["line"], f["rule"]) for f in json.loads(out.stdout)["findings"]]
+
+
+async def test_editing_the_helper_file_republishes_the_other_document(
+    workspace_client: LanguageClient,
+):
+    client = workspace_client
+    root = client.idemlint_root
+    retry_uri = (root / "Retry.kt").as_uri()
+    billing_uri = (root / "Billing.kt").as_uri()
+    await open_and_wait(client, retry_uri, "kotlin", RETRY_ONCE)
+    if client.idemlint_progress:
+        # The folder is indexed in the background from `initialized`, with work-done
+        # progress: begin, then end.
+        async def indexed():
+            while [type(v).__name__ for v in client.progress_reports.get("idemlint-index-0", [])] != [
+                "WorkDoneProgressBegin",
+                "WorkDoneProgressEnd",
+            ]:
+                await asyncio.sleep(0.05)
+
+        await asyncio.wait_for(indexed(), TIMEOUT)
+    if client.idemlint_dynamic_watch:
+        methods = [r.method for r in client.idemlint_registrations]
+        assert methods == [types.WORKSPACE_DID_CHANGE_WATCHED_FILES], methods
+    published = client.protocol.wait_for_notification_async(
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+    )
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=billing_uri, language_id="kotlin", version=1, text=BILLING
+            )
+        )
+    )
+    await asyncio.wait_for(published, TIMEOUT)
+    await wait_for_codes(client, billing_uri, [])
+    assert check_only(root, "Billing.kt") == []
+
+    # The helper, edited and not saved, now retries its block: Billing.kt has a finding.
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=retry_uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=RETRY_AGAIN)],
+        )
+    )
+    (d,) = await wait_for_codes(client, billing_uri, ["key-in-retry-scope"])
+    assert d.range == expected_range(client, BILLING, "UUID.randomUUID()")
+    assert "keepTrying" in d.message and "Retry.kt" in d.message
+    # What `check ROOT --only Billing.kt` reports once the helper is saved so.
+    (root / "Retry.kt").write_text(RETRY_AGAIN)
+    assert check_only(root, "Billing.kt") == [(d.range.start.line + 1, d.code)]
+
+    # Closing the helper after reverting it on disk: the folder is analysed from disk again.
+    (root / "Retry.kt").write_text(RETRY_ONCE)
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=retry_uri))
+    )
+    await wait_for_codes(client, billing_uri, [])
+
+    # A change on disk reported by the client's file watcher.
+    (root / "Retry.kt").write_text(RETRY_AGAIN)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=retry_uri, type=types.FileChangeType.Changed)]
+        )
+    )
+    await wait_for_codes(client, billing_uri, ["key-in-retry-scope"])
