@@ -61,8 +61,6 @@ pub struct FnDecl {
     pub mint_via_fresh: Vec<(String, usize)>,
     /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
     pub keyed_arg_candidates: Vec<(String, usize, usize, MintInfo)>,
-    /// Every call made in the body: (callee, arity).
-    pub calls: Vec<(String, usize)>,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
     pub call_refs: Vec<CallRef>,
@@ -94,7 +92,8 @@ pub struct FnDecl {
 pub struct CallRef {
     pub callee: String,
     pub arity: usize,
-    /// Receiver text ([`crate::catalogue::receiver_text`]), `None` for a free call.
+    /// Last segment of the receiver text ([`crate::catalogue::receiver_text`],
+    /// [`crate::catalogue::last_segment`]), `None` for a free call.
     pub receiver: Option<String>,
     /// The receiver's declared type ([`Call::receiver_type`]).
     pub receiver_type: Option<String>,
@@ -105,7 +104,10 @@ impl CallRef {
         CallRef {
             callee: call.callee.clone(),
             arity: call.args.len(),
-            receiver: crate::catalogue::receiver_text(call),
+            // Resolution reads only the receiver's last segment (and whether it is
+            // `this`/`self`), so that is all that is kept.
+            receiver: crate::catalogue::receiver_text(call)
+                .map(|r| crate::catalogue::last_segment(&r).to_string()),
             receiver_type: call.receiver_type.clone(),
         }
     }
@@ -387,7 +389,6 @@ pub fn summarize(
             {
                 d.self_calls.push(call.callee.clone());
             }
-            d.calls.push((call.callee.clone(), call.args.len()));
             d.call_refs.push(CallRef::of(call));
             for mut c in candidates {
                 c.3.function = d.name.clone();
@@ -1393,8 +1394,11 @@ impl ProjectIndex {
         let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
         for (n, decls) in &self.functions {
             for d in decls.iter().filter(|d| d.jvm) {
-                for (c, _) in &d.calls {
-                    callers.entry(c.as_str()).or_default().push(n.as_str());
+                for c in &d.call_refs {
+                    callers
+                        .entry(c.callee.as_str())
+                        .or_default()
+                        .push(n.as_str());
                 }
             }
         }
