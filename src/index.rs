@@ -1151,22 +1151,6 @@ impl ProjectIndex {
         receiver_type: Option<&str>,
         from_path: &str,
     ) -> Vec<(usize, &'a FnDecl)> {
-        let mut out =
-            self.candidates_with_bodiless(callee, args, receiver, receiver_type, from_path);
-        if out.iter().any(|(_, d)| !d.bodiless) {
-            out.retain(|(_, d)| !d.bodiless);
-        }
-        out
-    }
-
-    fn candidates_with_bodiless<'a>(
-        &'a self,
-        callee: &str,
-        args: usize,
-        receiver: Option<&str>,
-        receiver_type: Option<&str>,
-        from_path: &str,
-    ) -> Vec<(usize, &'a FnDecl)> {
         let Some(decls) = self.functions.get(callee) else {
             return Vec::new();
         };
@@ -1178,39 +1162,43 @@ impl ProjectIndex {
         // A receiver whose declared type is known resolves by that type alone: the
         // declarations in it, or in the types that implement it. None means a library
         // type (`Interval::tick`, `List::add`), never a project function of that name.
-        if let Some(t) = receiver_type {
-            return all
-                .filter(|(_, d)| d.type_name == t || d.type_supers.iter().any(|s| s == t))
-                .collect();
-        }
-        match receiver.map(str::trim) {
-            None | Some("this") | Some("self") | Some("super") | Some("Self") => {
-                let same: Vec<_> = all.clone().filter(|(_, d)| d.path == from_path).collect();
-                if !same.is_empty() {
-                    same
-                } else {
-                    all.filter(|(_, d)| d.type_name.is_empty()).collect()
+        let mut out: Vec<(usize, &FnDecl)> = if let Some(t) = receiver_type {
+            all.filter(|(_, d)| d.type_name == t || d.type_supers.iter().any(|s| s == t))
+                .collect()
+        } else {
+            match receiver.map(str::trim) {
+                None | Some("this") | Some("self") | Some("super") | Some("Self") => {
+                    let same: Vec<_> = all.clone().filter(|(_, d)| d.path == from_path).collect();
+                    if !same.is_empty() {
+                        same
+                    } else {
+                        all.filter(|(_, d)| d.type_name.is_empty()).collect()
+                    }
+                }
+                Some(r) => {
+                    let last = crate::catalogue::last_segment(r);
+                    let typed: Vec<_> = all
+                        .clone()
+                        .filter(|(_, d)| {
+                            !d.type_name.is_empty() && receiver_names_type(last, &d.type_name)
+                        })
+                        .collect();
+                    if !typed.is_empty() {
+                        typed
+                    } else if COMMON_NAMES.contains(&callee)
+                        || last.starts_with(|c: char| c.is_uppercase())
+                    {
+                        Vec::new()
+                    } else {
+                        all.collect()
+                    }
                 }
             }
-            Some(r) => {
-                let last = crate::catalogue::last_segment(r);
-                let typed: Vec<_> = all
-                    .clone()
-                    .filter(|(_, d)| {
-                        !d.type_name.is_empty() && receiver_names_type(last, &d.type_name)
-                    })
-                    .collect();
-                if !typed.is_empty() {
-                    typed
-                } else if COMMON_NAMES.contains(&callee)
-                    || last.starts_with(|c: char| c.is_uppercase())
-                {
-                    Vec::new()
-                } else {
-                    all.collect()
-                }
-            }
+        };
+        if out.iter().any(|(_, d)| !d.bodiless) {
+            out.retain(|(_, d)| !d.bodiless);
         }
+        out
     }
 
     /// Name-level unanimity used inside the fixpoint (no receiver is known there): the
