@@ -561,6 +561,7 @@ pub fn check_text_with(
             facts: &facts,
             index: &index,
             catalogue: cat,
+            scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
@@ -1215,6 +1216,7 @@ fn check_one((c, config): &Configured, hash: u64, index: &ProjectIndex) -> Pass2
             facts: &facts,
             index,
             catalogue: &config.catalogue,
+            scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
@@ -1329,6 +1331,7 @@ fn verify_fixes(
                     facts: &facts2,
                     index,
                     catalogue: &config.catalogue,
+                    scopes: Default::default(),
                 };
                 let mut after: Vec<_> = file_findings(&ctx, config).iter().flat_map(keys).collect();
                 let this = key(&findings[i]);

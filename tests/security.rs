@@ -994,3 +994,131 @@ fn sarif_context_is_bounded_on_long_lines() {
     );
     assert!(ctx["startColumn"].as_u64().unwrap() > 1, "{ctx}");
 }
+
+/// Issue 12 leftover (b): every unused suppression and every finding looked up the scope
+/// around it among all scopes of the file, so 80,000 `@Suppress("idemlint:…")` functions
+/// in one Kotlin class took time quadratic in their number. The lookup is now a search
+/// (`model::ScopeLookup`); what this checks is that it gives the same answers: for every
+/// byte offset of every fixture, and (through fingerprints, which include the enclosing
+/// names) for each suppression of a class with many of them, which must fingerprint as
+/// it does alone.
+#[test]
+fn scope_lookup_agrees_with_the_linear_scan() {
+    use idemlint::model::{Language, ScopeLookup};
+    let mut files = Vec::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if Language::from_path(&p).is_some() {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 100, "{} fixtures", files.len());
+    let mut compared = 0;
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        let m = idemlint::lang::lower(Language::from_path(p).unwrap(), &text);
+        let fast = ScopeLookup::new(&m);
+        for offset in 0..=text.len() + 1 {
+            assert_eq!(
+                fast.innermost(offset),
+                m.innermost_scope_at(offset),
+                "{} at {offset}",
+                p.display()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 100_000);
+
+    let dir = scratch("many-suppressions");
+    let one = |i: usize| {
+        format!(
+            "    @Suppress(\"idemlint:key-in-retry-scope\")\n    fun f{i}(a: Int): Int = a + {i}\n"
+        )
+    };
+    let n = 3_000;
+    let body: String = (0..n).map(one).collect();
+    write(&dir, "Big.kt", &format!("class Big {{\n{body}}}\n"));
+    let v = json(&run(
+        &dir,
+        &["check", "Big.kt", "--no-prefilter", "--format", "json"],
+    ));
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), n, "one unused suppression each");
+    let mut prints: Vec<&str> = findings
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap())
+        .collect();
+    prints.sort();
+    prints.dedup();
+    assert_eq!(prints.len(), n, "fingerprints name each function");
+    for i in [0, 1, n / 2, n - 1] {
+        write(&dir, "Big.kt", &format!("class Big {{\n{}}}\n", one(i)));
+        let alone = json(&run(&dir, &["check", "Big.kt", "--format", "json"]));
+        let fp = alone["findings"][0]["fingerprint"].as_str().unwrap();
+        assert!(
+            findings
+                .iter()
+                .any(|f| f["fingerprint"] == fp && f["line"] == 2 + 2 * i as u64),
+            "f{i}: {fp}"
+        );
+    }
+}
+
+/// Issue 12 leftover (a): a macro's tokens are parsed when it is lowered, and that parse
+/// covers every macro inside it, so macros nested in macros cost time quadratic in the
+/// depth (1,600 nested `m! { fn a() { .. } }` took 3.8 s, 4,800 nested `format!` 3.5 s).
+/// Nesting is now bounded: a key 10 macro levels deep is still found; past the bound the
+/// construct is reported in `errors` where it starts, and the rest of the file (a finding
+/// after it) is analysed.
+#[test]
+fn macros_nested_in_macros_are_bounded_and_reported() {
+    let dir = scratch("macro-nesting");
+    let nest = |d: usize, inner: &str| {
+        (0..d).fold(inner.to_string(), |acc, _| {
+            format!("std::convert::identity(format!(\"{{}}\", {acc}))")
+        })
+    };
+    let bug = |d: usize| {
+        format!(
+            "pub async fn charge() {{\n    backoff::future::retry(policy(), || async {{\n        send({}).await\n    }}).await;\n}}\nfn send(idempotency_key: String) {{}}\n",
+            nest(d, "uuid::Uuid::new_v4()")
+        )
+    };
+    write(&dir, "shallow.rs", &bug(10));
+    let items = (0..1_500).fold("x".to_string(), |acc, _| {
+        format!("m! {{ fn a() {{ {acc} }} }}")
+    });
+    write(&dir, "deep.rs", &format!("{items}\n{RUST_BUG}"));
+    write(&dir, "deep_fmt.rs", &bug(2_000));
+    let v = json(&run(
+        &dir,
+        &["check", ".", "--no-prefilter", "--format", "json"],
+    ));
+    let found: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["deep.rs", "shallow.rs"], "{v}");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{v}");
+    for e in errors {
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains("macro invocations nested deeper than 16"), "{m}");
+        assert!(m.contains("the rest of the file is"), "{m}");
+    }
+    let deep = errors.iter().find(|e| e["path"] == "deep.rs").unwrap();
+    assert_eq!(deep["line"], 1, "{deep}");
+    // --strict makes it fail the run.
+    assert_eq!(
+        run(&dir, &["check", ".", "--strict", "--no-prefilter"]).code,
+        2
+    );
+}

@@ -55,6 +55,7 @@ pub fn lower(text: &str) -> FileModel {
                 depth: 0,
                 too_deep: false,
                 macro_too_deep: false,
+                macro_nesting: 0,
             };
             for attr in &file.attrs {
                 let a = l.annotation(attr);
@@ -92,6 +93,12 @@ pub fn lower(text: &str) -> FileModel {
 /// Deepest brace nesting inside one macro's tokens that is lowered (`json!` objects in
 /// objects); each level parses the tokens below it again, so deeper ones are reported.
 pub const MAX_MACRO_BRACES: u32 = 6;
+
+/// Deepest nesting of macro invocations inside macro invocations that is lowered. A
+/// macro's tokens are parsed when it is lowered, and that parse covers every macro nested
+/// inside it, so unbounded nesting cost time quadratic in the depth (1,600 levels took
+/// seconds); deeper ones are reported.
+pub const MAX_MACRO_NESTING: u32 = 16;
 
 /// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
 pub const PARSE_DEPTH_LIMIT: usize = 5_000;
@@ -258,6 +265,8 @@ struct Lowerer<'a> {
     too_deep: bool,
     /// A macro body nested past [`MAX_MACRO_BRACES`] was reported.
     macro_too_deep: bool,
+    /// Macro invocations inside the macro being lowered (see [`MAX_MACRO_NESTING`]).
+    macro_nesting: u32,
 }
 
 fn peel(mut e: &Expr) -> &Expr {
@@ -1410,6 +1419,25 @@ impl<'a> Lowerer<'a> {
     /// Macros: arguments of `format!`-like and other expression-list macros are parsed as
     /// comma-separated expressions; `{name}` captures in a format string become names.
     fn mac(&mut self, mac: &syn::Macro, atoms: &mut Vec<Atom>) {
+        if self.macro_nesting >= MAX_MACRO_NESTING {
+            if !self.macro_too_deep {
+                self.macro_too_deep = true;
+                let at = self.sp(mac);
+                self.m.errors.push(ParseError {
+                    message: format!(
+                        "macro invocations nested deeper than {MAX_MACRO_NESTING} levels (`vec![vec![..]]`); what is inside is not analysed, the rest of the file is"
+                    ),
+                    span: Span::new(at.start, at.start),
+                });
+            }
+            return;
+        }
+        self.macro_nesting += 1;
+        self.mac_tokens(mac, atoms);
+        self.macro_nesting -= 1;
+    }
+
+    fn mac_tokens(&mut self, mac: &syn::Macro, atoms: &mut Vec<Atom>) {
         use syn::parse::Parser;
         let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
         let Ok(exprs) = parser.parse2(mac.tokens.clone()) else {
