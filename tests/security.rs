@@ -1122,3 +1122,271 @@ fn macros_nested_in_macros_are_bounded_and_reported() {
         2
     );
 }
+
+/// Every regular file under `dir` (not following links): relative path -> bytes; links:
+/// relative path -> their target text.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(rel, [b"->".as_slice(), t.as_os_str().as_bytes()].concat());
+            } else if m.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(p);
+            } else if m.is_file() {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            } else {
+                out.insert(rel, b"<special>".to_vec());
+            }
+        }
+    }
+    out
+}
+
+/// The done-when of issue 12 in one tree: a pull request commits links to secrets (as
+/// configuration, ignore file, sources and report names), a toolchain override, cargo
+/// aliases and a rustc wrapper, FIFOs and a device link named like sources, and hostile
+/// names. Checking it (plain, with `--workspace`, with outputs) must start no process,
+/// write no byte outside the named outputs, print no secret, and account for every
+/// source-named entry: analysed (with its finding), or in `errors`.
+#[test]
+fn malicious_tree_end_to_end() {
+    let root = scratch("malicious-tree");
+    let outside = root.join("outside");
+    let secret_file = write(
+        &outside,
+        "credentials",
+        &format!("[credential]\nextraheader = AUTHORIZATION: basic {SECRET}\nidemlint\n"),
+    );
+    let marker = root.join("PWNED");
+    let spy = format!(
+        "#!/bin/sh\necho \"$0 $@\" >> '{}'\nexit 1\n",
+        marker.display()
+    );
+    for bin in [
+        "bin/cargo",
+        "bin/rustc",
+        "bin/git",
+        "bin/rustup",
+        "tree/tc/bin/cargo",
+    ] {
+        let p = write(&root, bin, &spy);
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let tree = root.join("tree");
+    // Sources, each with one finding, some with hostile names.
+    let names: Vec<std::ffi::OsString> = vec![
+        "src/Pay.kt".into(),
+        "src/Nl\nX.kt".into(),
+        "src/E\u{1b}]0;T\u{7}.kt".into(),
+        "src/--output=Pay.kt".into(),
+        "src/-rf.kt".into(),
+        std::ffi::OsStr::from_bytes(b"src/Bad\xff.kt").to_owned(),
+    ];
+    for n in &names {
+        let p = tree.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, PAY).unwrap();
+    }
+    write(&tree, "src/lib.rs", RUST_BUG);
+    write(
+        &tree,
+        "Cargo.toml",
+        "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nbuild = \"build.rs\"\n[workspace]\nmembers = [\".\"]\n",
+    );
+    write(&tree, "build.rs", "fn main() {}\n");
+    write(
+        &tree,
+        "rust-toolchain.toml",
+        &format!("[toolchain]\npath = \"{}\"\n", tree.join("tc").display()),
+    );
+    write(
+        &tree,
+        ".cargo/config.toml",
+        &format!(
+            "[alias]\nidemlint = \"build\"\nmetadata = \"build\"\n[build]\nrustc-wrapper = \"{}\"\n",
+            root.join("bin/rustc").display()
+        ),
+    );
+    // Links to the secret, FIFOs and devices where idemlint reads or walks.
+    link(&secret_file, tree.join("src/Leak.kt"));
+    link(&secret_file, tree.join("src/.gitignore"));
+    link("/dev/zero", tree.join("src/Zero.rs"));
+    mkfifo(&tree.join("src/Fifo.kt"));
+    mkfifo(&tree.join(".ignore"));
+    // Report names committed as links to a file outside.
+    write(&outside, "victim.txt", "precious\n");
+    link(outside.join("victim.txt"), tree.join("idemlint.sarif"));
+    link(outside.join("victim.txt"), tree.join("baseline.json"));
+
+    let path = format!(
+        "{}:{}",
+        root.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = |c: &mut Command| {
+        c.env("PATH", &path)
+            .env("CARGO", root.join("bin/cargo"))
+            .env("RUSTC", root.join("bin/rustc"))
+            .env("SECRET_TOKEN", SECRET);
+    };
+    let outside_before = snapshot(&outside);
+    let tree_before = snapshot(&tree);
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["check", ".", "--format", "json", "--no-prefilter"],
+        vec!["check", "--workspace", "--format", "json"],
+        vec!["check", ".", "--format", "human", "--strict"],
+        vec![
+            "check",
+            ".",
+            "--format",
+            "sarif",
+            "--output",
+            "idemlint.sarif",
+        ],
+        vec!["check", ".", "--write-baseline", "baseline.json"],
+    ];
+    let mut outs = Vec::new();
+    for args in &runs {
+        let o = run_bin("idemlint", &tree, args, env);
+        assert!(
+            o.code == 1 || o.code == 2 || o.code == 0,
+            "{args:?}: {}",
+            o.stderr
+        );
+        outs.push((args.clone(), o));
+    }
+    let o = run_bin(
+        "cargo-idemlint",
+        &tree,
+        &["idemlint", "--format", "json"],
+        env,
+    );
+    outs.push((vec!["cargo-idemlint"], o));
+
+    // No process: none of the spies (PATH, CARGO, RUSTC, the toolchain override, the
+    // rustc wrapper) ran.
+    assert!(
+        !marker.exists(),
+        "ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    // No secret in any output, and no raw control character.
+    let report = std::fs::read_to_string(tree.join("idemlint.sarif")).unwrap();
+    let baseline = std::fs::read_to_string(tree.join("baseline.json")).unwrap();
+    for (args, o) in &outs {
+        for text in [&o.stdout, &o.stderr] {
+            assert!(!text.contains(SECRET), "{args:?} printed the secret");
+            assert!(!text.contains('\u{1b}'), "{args:?}: raw ESC");
+        }
+    }
+    assert!(!report.contains(SECRET) && !baseline.contains(SECRET));
+    // No byte outside the named outputs: the outside directory is unchanged, and in the
+    // tree only the two outputs changed (each link replaced by the file itself).
+    assert_eq!(snapshot(&outside), outside_before);
+    let mut tree_after = snapshot(&tree);
+    for out in ["idemlint.sarif", "baseline.json"] {
+        assert!(std::fs::symlink_metadata(tree.join(out)).unwrap().is_file());
+        tree_after.remove(Path::new(out));
+    }
+    let mut expected = tree_before.clone();
+    expected.remove(Path::new("idemlint.sarif"));
+    expected.remove(Path::new("baseline.json"));
+    assert_eq!(tree_after, expected, "a file in the tree changed");
+    // Every source-named entry is accounted for: analysed with its finding, or in errors.
+    let v = json(&outs[0].1);
+    let mut found: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    found.sort();
+    found.dedup();
+    assert_eq!(found.len(), names.len() + 1, "{found:?}");
+    let errors: Vec<&str> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    for p in [
+        "src/Leak.kt",
+        "src/Zero.rs",
+        "src/Fifo.kt",
+        "src/.gitignore",
+        ".ignore",
+    ] {
+        assert!(errors.contains(&p), "{p} not accounted for: {errors:?}");
+    }
+    // --strict fails the run because of them.
+    assert_eq!(outs[2].1.code, 2, "{}", outs[2].1.stderr);
+    // The workspace run and cargo idemlint found the Rust file without running cargo.
+    for i in [1, 5] {
+        let v = json(&outs[i].1);
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["path"] == "src/lib.rs"),
+            "{:?}: {v}",
+            outs[i].0
+        );
+    }
+}
+
+/// Break-it: `--output` and `--write-baseline` replaced whatever they named, so a slip
+/// (`--output Billing.kt`) replaced a source file with the report, `--output F
+/// --write-baseline F` kept only one of them, and `--output` on the `--baseline` file
+/// replaced the baseline with a report. All are refused before anything is analysed.
+#[test]
+fn outputs_never_replace_sources_or_each_other() {
+    let dir = scratch("output-collisions");
+    write(&dir, "Pay.kt", PAY);
+    write(&dir, "lib.rs", RUST_BUG);
+    let o = run(&dir, &["check", ".", "--write-baseline", "b.json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let base = std::fs::read_to_string(dir.join("b.json")).unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--output", "Pay.kt"],
+        vec!["--output=./lib.rs"],
+        vec!["--write-baseline", "Pay.kt"],
+        vec!["--output", "New.java"],
+        vec!["--output", "r.json", "--write-baseline", "./r.json"],
+        vec!["--output", "b.json", "--baseline", "b.json"],
+    ];
+    for args in cases {
+        let mut a = vec!["check", "."];
+        a.extend(&args);
+        let o = run(&dir, &a);
+        assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.starts_with("error: "), "{args:?}: {}", o.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("Pay.kt")).unwrap(), PAY);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lib.rs")).unwrap(),
+        RUST_BUG
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("b.json")).unwrap(), base);
+    assert!(!dir.join("New.java").exists() && !dir.join("r.json").exists());
+    // Pruning a baseline in place stays allowed.
+    let o = run(
+        &dir,
+        &[
+            "check",
+            ".",
+            "--baseline",
+            "b.json",
+            "--write-baseline",
+            "b.json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
