@@ -1390,3 +1390,55 @@ fn outputs_never_replace_sources_or_each_other() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
 }
+
+/// Break-it: `max-file-size` in a configuration file (which the checked tree may have
+/// written) could lift the memory bound without limit (`"100GB"`, then a 200 MB file took
+/// 21 GB). A configuration file may set at most 64 MiB; the command line is not limited.
+#[test]
+fn configuration_cannot_lift_the_file_size_bound() {
+    let dir = scratch("config-size-ceiling");
+    write(&dir, "Pay.kt", PAY);
+    write(&dir, "idemlint.toml", "max-file-size = \"100GB\"\n");
+    let o = run(&dir, &["check", "."]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("at most 64 MiB"), "{}", o.stderr);
+    assert!(o.stderr.contains("--max-file-size"), "{}", o.stderr);
+    write(&dir, "idemlint.toml", "max-file-size = \"64MiB\"\n");
+    assert_eq!(run(&dir, &["check", "."]).code, 1);
+    std::fs::remove_file(dir.join("idemlint.toml")).unwrap();
+    assert_eq!(
+        run(&dir, &["check", ".", "--max-file-size", "100GB"]).code,
+        1
+    );
+}
+
+/// Break-it: a committed baseline's entries are repeated in stale-entry warnings and in
+/// the JSON report; 3 entries with 2 MB strings gave 12 MB of stderr and of JSON on every
+/// run. The repeated texts are clipped (240 bytes and the full length).
+#[test]
+fn stale_baseline_texts_are_clipped() {
+    let dir = scratch("stale-clipped");
+    write(&dir, "Pay.kt", PAY);
+    let entries: Vec<serde_json::Value> = (0..3)
+        .map(|i| {
+            serde_json::json!({"fingerprint": format!("f{i}"), "count": 1, "rule": "r",
+                "path": "p".repeat(2 << 20), "source": "s".repeat(2 << 20)})
+        })
+        .collect();
+    let b = serde_json::json!({"version": 1, "fingerprint": "idemlint/v1", "entries": entries});
+    write(&dir, "b.json", &b.to_string());
+    let o = run(
+        &dir,
+        &["check", ".", "--baseline", "b.json", "--format", "json"],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.len() < 10_000,
+        "{} bytes of stderr",
+        o.stderr.len()
+    );
+    assert!(o.stdout.len() < 20_000, "{} bytes of JSON", o.stdout.len());
+    let v = json(&o);
+    let path = v["baseline"]["stale"][0]["path"].as_str().unwrap();
+    assert!(path.ends_with(&format!("({} bytes)", 2 << 20)), "{path}");
+}
