@@ -624,6 +624,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         .iter()
                         .map(|f| crate::fix::apply::unified_diff(&f.display, &f.old, &f.new))
                         .collect();
+                    let to_terminal = output.as_deref().is_none_or(|p| p == Path::new("-"))
+                        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+                    let d = diff_for(d, to_terminal);
                     if let Err(e) = write_report(output.as_deref(), &d, &mut out) {
                         eprintln!("error: {e}");
                         return EXIT_TOOL_ERROR;
@@ -1047,6 +1050,18 @@ fn init(dir: &Path) -> i32 {
             );
             EXIT_TOOL_ERROR
         }
+    }
+}
+
+/// The `--diff` text as written: on a terminal, control characters from the source
+/// (ESC, OSC, bidi overrides; not tab or newline) are escaped, so a file under review
+/// cannot retitle the terminal or write the clipboard; to a file or a pipe it stays byte
+/// for byte, so `patch` and `git apply` take it.
+pub fn diff_for(diff: String, terminal: bool) -> String {
+    if terminal {
+        crate::text::escape_controls_multiline(&diff)
+    } else {
+        diff
     }
 }
 

@@ -1442,3 +1442,31 @@ fn stale_baseline_texts_are_clipped() {
     let path = v["baseline"]["stale"][0]["path"].as_str().unwrap();
     assert!(path.ends_with(&format!("({} bytes)", 2 << 20)), "{path}");
 }
+
+/// Break-it: `--diff` printed source lines with their raw ESC/OSC sequences (a comment in
+/// a file under review retitled the terminal or wrote the clipboard with OSC 52). On a
+/// terminal they are escaped; to a pipe or file the diff stays byte for byte (so `patch`
+/// applies it).
+#[test]
+fn diff_on_a_terminal_escapes_controls() {
+    let evil = "\u{1b}]0;PWNED\u{7}\u{1b}]52;c;ZZ\u{7}\u{202e}";
+    let d = format!("--- a/X.kt\n+++ b/X.kt\n@@ -1 +1 @@\n-a // {evil}\n+b // {evil}\n");
+    let shown = idemlint::cli::diff_for(d.clone(), true);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}') && !shown.contains('\u{202e}'),
+        "{shown:?}"
+    );
+    assert_eq!(shown.lines().count(), d.lines().count());
+    assert_eq!(idemlint::cli::diff_for(d.clone(), false), d);
+    // Through a pipe, the real run keeps the bytes.
+    let dir = scratch("diff-controls");
+    write(
+        &dir,
+        "Esc.kt",
+        &PAY.replace("class Pay {", &format!("class Pay {{ // {evil}"))
+            .replace("amount = amount)", &format!("amount = amount) // {evil}")),
+    );
+    let o = run(&dir, &["check", ".", "--diff"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stdout.contains(evil), "{:?}", o.stdout);
+}
