@@ -1470,3 +1470,43 @@ fn diff_on_a_terminal_escapes_controls() {
     assert_eq!(o.code, 1, "{}", o.stderr);
     assert!(o.stdout.contains(evil), "{:?}", o.stdout);
 }
+
+/// Break-it: the command SECURITY.md recommends for untrusted trees honoured the tree's
+/// own ignore files, so a pull request adding `.ignore` with `*.kt` left every Kotlin
+/// file out and the run passed. The recommended command (read from SECURITY.md) checks
+/// them; hard links are not written through by `--fix` either (the rename replaces the
+/// name, the other link keeps its content).
+#[test]
+fn the_recommended_untrusted_command_checks_ignored_files() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("SECURITY.md")).unwrap();
+    let line = doc
+        .lines()
+        .find(|l| l.trim_start().starts_with("idemlint check"))
+        .expect("a recommended command")
+        .trim();
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    assert!(args.contains(&"--output"), "{line}");
+    let dir = scratch("recommended-command");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    write(&dir, ".ignore", "*.kt\n");
+    write(&dir, ".gitignore", "src/\n");
+    write(&dir, "src/Pay.kt", PAY);
+    let o = run(&dir, &args);
+    assert_eq!(o.code, 1, "{line}: {}", o.stderr);
+    let out = args[args.iter().position(|a| *a == "--output").unwrap() + 1];
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap();
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+
+    let other = scratch("hard-link-outside");
+    let outside = write(&other, "Pay.kt", PAY);
+    std::fs::hard_link(&outside, dir.join("src/Linked.kt")).unwrap();
+    let o = run(&dir, &["check", "src/Linked.kt", "--fix"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_ne!(
+        std::fs::read_to_string(dir.join("src/Linked.kt")).unwrap(),
+        PAY
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), PAY);
+}
