@@ -1510,3 +1510,90 @@ fn the_recommended_untrusted_command_checks_ignored_files() {
     );
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), PAY);
 }
+
+/// Item 8: `--fix` writes every file it can, leaves a file alone that changed since it was
+/// analysed (an edit saved meanwhile survives) or is read-only, and names each failure;
+/// the CLI reports the failures and exits 2 after writing the others.
+#[test]
+fn fix_tries_every_file_and_keeps_edits_made_meanwhile() {
+    use idemlint::check::{FixedFile, write_fixed};
+    let dir = scratch("fix-partial");
+    let fixed = |name: &str, old: &str| FixedFile {
+        display: name.to_string(),
+        path: dir.join(name),
+        old: old.to_string(),
+        new: format!("{old}// fixed\n"),
+        rules: vec!["key-in-retry-scope"],
+    };
+    write(&dir, "A.kt", PAY);
+    write(
+        &dir,
+        "B.kt",
+        &format!("{PAY}// edit saved while idemlint ran\n"),
+    );
+    let ro = write(&dir, "C.kt", PAY);
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+    write(&dir, "D.kt", PAY);
+    let files = vec![
+        fixed("A.kt", PAY),
+        fixed("B.kt", PAY),
+        fixed("C.kt", PAY),
+        fixed("D.kt", PAY),
+    ];
+    let failed = write_fixed(&files);
+    let names: Vec<&str> = failed.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(names, ["B.kt", "C.kt"], "{failed:?}");
+    assert!(
+        failed[0].message.contains("changed"),
+        "{}",
+        failed[0].message
+    );
+    assert!(
+        failed[1].message.contains("read-only"),
+        "{}",
+        failed[1].message
+    );
+    for ok in ["A.kt", "D.kt"] {
+        assert!(
+            std::fs::read_to_string(dir.join(ok))
+                .unwrap()
+                .ends_with("// fixed\n")
+        );
+    }
+    assert!(
+        std::fs::read_to_string(dir.join("B.kt"))
+            .unwrap()
+            .ends_with("// edit saved while idemlint ran\n")
+    );
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), PAY);
+    // Through the CLI: the writable files are fixed, the read-only one is named, exit 2.
+    let cli = scratch("fix-partial-cli");
+    for n in ["A", "B", "C"] {
+        write(
+            &cli,
+            format!("{n}.kt"),
+            &PAY.replace("class Pay", &format!("class Pay{n}")),
+        );
+    }
+    std::fs::set_permissions(
+        cli.join("B.kt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o444),
+    )
+    .unwrap();
+    let o = run(&cli, &["check", ".", "--fix"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("B.kt: could not write the fix: it is read-only"),
+        "{}",
+        o.stderr
+    );
+    for (n, changed) in [("A", true), ("B", false), ("C", true)] {
+        let now = std::fs::read_to_string(cli.join(format!("{n}.kt"))).unwrap();
+        assert_eq!(
+            now != PAY.replace("class Pay", &format!("class Pay{n}")),
+            changed,
+            "{n}"
+        );
+    }
+}
