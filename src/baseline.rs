@@ -52,6 +52,21 @@ pub struct Baseline {
     pub entries: Vec<Entry>,
 }
 
+/// Longest text of a baseline entry that a stale report repeats (bytes); a baseline the
+/// checked tree committed could otherwise make every run print megabytes per entry.
+const STALE_TEXT_MAX: usize = 240;
+
+fn clip(s: &str) -> String {
+    if s.len() <= STALE_TEXT_MAX {
+        return s.to_string();
+    }
+    let mut end = STALE_TEXT_MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len())
+}
+
 /// A baseline entry that matches fewer findings than it records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Stale {
@@ -236,10 +251,10 @@ impl Baseline {
             .filter_map(|e| {
                 let now = found.get(e.fingerprint.as_str()).copied().unwrap_or(0);
                 (now < e.count).then(|| Stale {
-                    fingerprint: e.fingerprint.clone(),
-                    rule: e.rule.clone(),
-                    path: e.path.clone(),
-                    source: e.source.clone(),
+                    fingerprint: clip(&e.fingerprint),
+                    rule: clip(&e.rule),
+                    path: clip(&e.path),
+                    source: clip(&e.source),
                     recorded: e.count,
                     found: now,
                 })

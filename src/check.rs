@@ -798,6 +798,7 @@ pub fn check_text_with(
             facts: &facts,
             index: &index,
             catalogue: cat,
+            scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
@@ -1597,6 +1598,7 @@ fn check_one(
             facts: &facts,
             index,
             catalogue: &config.catalogue,
+            scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
         crate::fix::attach(
@@ -1711,6 +1713,7 @@ fn verify_fixes(
                     facts: &facts2,
                     index,
                     catalogue: &config.catalogue,
+                    scopes: Default::default(),
                 };
                 let mut after: Vec<_> = file_findings(&ctx, config).iter().flat_map(keys).collect();
                 let this = key(&findings[i]);

@@ -512,6 +512,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 eprintln!("error: {e}");
                 return EXIT_TOOL_ERROR;
             }
+            if let Err(e) = check_output_paths(
+                output.as_deref(),
+                write_baseline.as_deref(),
+                baseline.as_deref(),
+            ) {
+                eprintln!("error: {e}");
+                return EXIT_TOOL_ERROR;
+            }
             let stdin = stdin_filename.is_some() || paths.iter().any(|p| p == Path::new("-"));
             let cargo_paths = if stdin {
                 None
@@ -713,6 +721,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         .iter()
                         .map(|f| crate::fix::apply::unified_diff(&f.display, &f.old, &f.new))
                         .collect();
+                    let to_terminal = output.as_deref().is_none_or(|p| p == Path::new("-"))
+                        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+                    let d = diff_for(d, to_terminal);
                     if let Err(e) = write_report(output.as_deref(), &d, &mut out) {
                         eprintln!("error: {e}");
                         return EXIT_TOOL_ERROR;
@@ -1276,6 +1287,73 @@ fn init(dir: &Path) -> i32 {
             EXIT_TOOL_ERROR
         }
     }
+}
+
+/// The `--diff` text as written: on a terminal, control characters from the source
+/// (ESC, OSC, bidi overrides; not tab or newline) are escaped, so a file under review
+/// cannot retitle the terminal or write the clipboard; to a file or a pipe it stays byte
+/// for byte, so `patch` and `git apply` take it.
+pub fn diff_for(diff: String, terminal: bool) -> String {
+    if terminal {
+        crate::text::escape_controls_multiline(&diff)
+    } else {
+        diff
+    }
+}
+
+/// Refuses, before anything is analysed, outputs that would destroy an input: a report or
+/// baseline written over a Rust, Java or Kotlin file (`--output Billing.kt`, a slip or a
+/// name smuggled in as an argument, replaced the source with the report), the report and
+/// the new baseline on one file (one silently replaced the other), and the report over
+/// the `--baseline` it is read with. (`--baseline F --write-baseline F`, pruning in place,
+/// is the documented way to update a baseline and stays allowed.)
+fn check_output_paths(
+    output: Option<&Path>,
+    write_baseline: Option<&Path>,
+    baseline: Option<&Path>,
+) -> Result<(), String> {
+    let output = output.filter(|p| *p != Path::new("-"));
+    let show = |p: &Path| crate::text::escape_controls(&p.display().to_string());
+    for (flag, p) in [("--output", output), ("--write-baseline", write_baseline)] {
+        if let Some(p) = p
+            && crate::model::Language::from_path(p).is_some()
+        {
+            return Err(format!(
+                "{flag} `{}` names a Rust, Java or Kotlin source file; idemlint does not write its reports over source files (choose another name)",
+                show(p)
+            ));
+        }
+    }
+    let same = |a: &Path, b: &Path| {
+        if crate::fsio::lexical_normal(a) == crate::fsio::lexical_normal(b) {
+            return true;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+                return x.dev() == y.dev() && x.ino() == y.ino();
+            }
+        }
+        false
+    };
+    if let (Some(o), Some(w)) = (output, write_baseline)
+        && same(o, w)
+    {
+        return Err(format!(
+            "--output and --write-baseline both name `{}`; one would replace the other",
+            show(o)
+        ));
+    }
+    if let (Some(o), Some(b)) = (output, baseline)
+        && same(o, b)
+    {
+        return Err(format!(
+            "--output `{}` is the --baseline file; the report would replace the baseline",
+            show(o)
+        ));
+    }
+    Ok(())
 }
 
 /// Writes a rendered report to `output` (through a temporary file renamed over it, see

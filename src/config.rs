@@ -34,6 +34,10 @@ use crate::text::did_you_mean;
 pub const CONFIG_FILES: &[&str] = &["idemlint.toml", ".idemlint.toml"];
 
 /// The keys of a configuration besides the catalogue tables (`[[boundary]]`, ...).
+/// Largest `max-file-size` a configuration file may set (64 MiB); the command line's
+/// `--max-file-size` is not limited.
+pub const MAX_CONFIG_FILE_SIZE: u64 = 64 << 20;
+
 pub const CONFIG_KEYS: &[&str] = &[
     "extend",
     "overrides",
@@ -704,6 +708,20 @@ fn from_table(
                             .into(),
                     )
                 })?;
+                // The tree being checked may have written this file: it must not lift the
+                // memory bound the limit exists for (about 100 bytes per source byte).
+                if config.max_file_size > MAX_CONFIG_FILE_SIZE {
+                    return Err(ConfigError::at(
+                        path,
+                        text,
+                        value.span(),
+                        format!(
+                            "`max-file-size` in a configuration file is at most {} (a checked tree must not lift the memory bound)",
+                            crate::fsio::human_size(MAX_CONFIG_FILE_SIZE)
+                        ),
+                        "give a larger limit on the command line with `--max-file-size`".into(),
+                    ));
+                }
             }
             _ if catalogue_tables.contains(&name) => {
                 catalogue_part.insert(key.clone(), value.clone());

@@ -206,6 +206,38 @@ pub struct Ignored {
     pub dirs: usize,
 }
 
+/// Why an entry of the walk with a source file's name (`.rs`, `.java`, `.kt`, `.kts`)
+/// that is not a regular file is not analysed, or `None` when nothing is lost: a symbolic
+/// link to a regular source file inside the walked tree, which the walk meets under its
+/// real name. A link elsewhere (a committed `Billing.kt -> ../gen/billing.txt` is compiled
+/// by kotlinc but was skipped without a word), a FIFO, socket or device named like a
+/// source file, and a directory named like one are all reported, so `--strict` fails.
+fn unwalked_source(path: &Path, canonical_root: Option<&Path>) -> Option<&'static str> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return None;
+    }
+    if !ft.is_symlink() {
+        return Some("not a regular file (a FIFO, socket or device); not read");
+    }
+    let target = std::fs::canonicalize(path).ok();
+    let inside = match (&target, canonical_root) {
+        (Some(t), Some(r)) => t.starts_with(r),
+        _ => false,
+    };
+    let walked = inside
+        && target.as_deref().is_some_and(|t| {
+            Language::from_path(t).is_some() && std::fs::metadata(t).is_ok_and(|m| m.is_file())
+        });
+    if walked {
+        return None;
+    }
+    Some(
+        "a symbolic link to a file outside the checked tree or not named like a source file; not followed, so what it points to is not checked (check the target itself)",
+    )
+}
+
 /// [`discover_with`], honouring `.gitignore` / `.ignore` and hidden files and directories
 /// only when `honour_ignores` (`--no-ignore` turns it off), and counting what they left
 /// out. Files named on the command line are always checked.
@@ -275,6 +307,7 @@ pub fn discover_counting(
         // Directories are read in parallel; the result is sorted below, so it does not
         // depend on the order.
         let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
+        let canonical_root = std::fs::canonicalize(root).ok();
         let rules = IgnoreRules::new(root);
         let filter_rules = rules.clone();
         ignore::WalkBuilder::new(root)
@@ -318,17 +351,26 @@ pub fn discover_counting(
             .build_parallel()
             .run(|| {
                 let found = &found;
+                let canonical_root = canonical_root.as_deref();
                 Box::new(move |entry| {
                     let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
                     match entry {
                         Ok(e) => {
-                            if e.file_type().is_some_and(|t| t.is_file())
-                                && let Some(language) = Language::from_path(e.path())
-                            {
+                            let Some(language) = Language::from_path(e.path()) else {
+                                return ignore::WalkState::Continue;
+                            };
+                            if e.file_type().is_some_and(|t| t.is_file()) {
                                 found.0.push(Candidate {
                                     display: display_of(e.path()),
                                     path: e.path().to_path_buf(),
                                     language,
+                                });
+                            } else if let Some(why) = unwalked_source(e.path(), canonical_root) {
+                                found.1.push(FileError {
+                                    path: display_of(e.path()),
+                                    line: None,
+                                    column: None,
+                                    message: why.into(),
                                 });
                             }
                         }

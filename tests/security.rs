@@ -1015,3 +1015,606 @@ fn sarif_context_is_bounded_on_long_lines() {
     );
     assert!(ctx["startColumn"].as_u64().unwrap() > 1, "{ctx}");
 }
+
+/// Issue 12 leftover (b): every unused suppression and every finding looked up the scope
+/// around it among all scopes of the file, so 80,000 `@Suppress("idemlint:…")` functions
+/// in one Kotlin class took time quadratic in their number. The lookup is now a search
+/// (`model::ScopeLookup`); what this checks is that it gives the same answers: for every
+/// byte offset of every fixture, and (through fingerprints, which include the enclosing
+/// names) for each suppression of a class with many of them, which must fingerprint as
+/// it does alone.
+#[test]
+fn scope_lookup_agrees_with_the_linear_scan() {
+    use idemlint::model::{Language, ScopeLookup};
+    let mut files = Vec::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if Language::from_path(&p).is_some() {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 100, "{} fixtures", files.len());
+    let mut compared = 0;
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        let m = idemlint::lang::lower(Language::from_path(p).unwrap(), &text);
+        let fast = ScopeLookup::new(&m);
+        for offset in 0..=text.len() + 1 {
+            assert_eq!(
+                fast.innermost(offset),
+                m.innermost_scope_at(offset),
+                "{} at {offset}",
+                p.display()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 100_000);
+
+    let dir = scratch("many-suppressions");
+    let one = |i: usize| {
+        format!(
+            "    @Suppress(\"idemlint:key-in-retry-scope\")\n    fun f{i}(a: Int): Int = a + {i}\n"
+        )
+    };
+    let n = 3_000;
+    let body: String = (0..n).map(one).collect();
+    write(&dir, "Big.kt", &format!("class Big {{\n{body}}}\n"));
+    let v = json(&run(
+        &dir,
+        &["check", "Big.kt", "--no-prefilter", "--format", "json"],
+    ));
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), n, "one unused suppression each");
+    let mut prints: Vec<&str> = findings
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap())
+        .collect();
+    prints.sort();
+    prints.dedup();
+    assert_eq!(prints.len(), n, "fingerprints name each function");
+    for i in [0, 1, n / 2, n - 1] {
+        write(&dir, "Big.kt", &format!("class Big {{\n{}}}\n", one(i)));
+        let alone = json(&run(&dir, &["check", "Big.kt", "--format", "json"]));
+        let fp = alone["findings"][0]["fingerprint"].as_str().unwrap();
+        assert!(
+            findings
+                .iter()
+                .any(|f| f["fingerprint"] == fp && f["line"] == 2 + 2 * i as u64),
+            "f{i}: {fp}"
+        );
+    }
+}
+
+/// Issue 12 leftover (a): a macro's tokens are parsed when it is lowered, and that parse
+/// covers every macro inside it, so macros nested in macros cost time quadratic in the
+/// depth (1,600 nested `m! { fn a() { .. } }` took 3.8 s, 4,800 nested `format!` 3.5 s).
+/// Nesting is now bounded: a key 10 macro levels deep is still found; past the bound the
+/// construct is reported in `errors` where it starts, and the rest of the file (a finding
+/// after it) is analysed.
+#[test]
+fn macros_nested_in_macros_are_bounded_and_reported() {
+    let dir = scratch("macro-nesting");
+    let nest = |d: usize, inner: &str| {
+        (0..d).fold(inner.to_string(), |acc, _| {
+            format!("std::convert::identity(format!(\"{{}}\", {acc}))")
+        })
+    };
+    let bug = |d: usize| {
+        format!(
+            "pub async fn charge() {{\n    backoff::future::retry(policy(), || async {{\n        send({}).await\n    }}).await;\n}}\nfn send(idempotency_key: String) {{}}\n",
+            nest(d, "uuid::Uuid::new_v4()")
+        )
+    };
+    write(&dir, "shallow.rs", &bug(10));
+    let items = (0..1_500).fold("x".to_string(), |acc, _| {
+        format!("m! {{ fn a() {{ {acc} }} }}")
+    });
+    write(&dir, "deep.rs", &format!("{items}\n{RUST_BUG}"));
+    write(&dir, "deep_fmt.rs", &bug(2_000));
+    let v = json(&run(
+        &dir,
+        &["check", ".", "--no-prefilter", "--format", "json"],
+    ));
+    let found: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, ["deep.rs", "shallow.rs"], "{v}");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{v}");
+    for e in errors {
+        let m = e["message"].as_str().unwrap();
+        assert!(m.contains("macro invocations nested deeper than 16"), "{m}");
+        assert!(m.contains("the rest of the file is"), "{m}");
+    }
+    let deep = errors.iter().find(|e| e["path"] == "deep.rs").unwrap();
+    assert_eq!(deep["line"], 1, "{deep}");
+    // --strict makes it fail the run.
+    assert_eq!(
+        run(&dir, &["check", ".", "--strict", "--no-prefilter"]).code,
+        2
+    );
+}
+
+/// Every regular file under `dir` (not following links): relative path -> bytes; links:
+/// relative path -> their target text.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(rel, [b"->".as_slice(), t.as_os_str().as_bytes()].concat());
+            } else if m.is_dir() {
+                out.insert(rel, b"<dir>".to_vec());
+                stack.push(p);
+            } else if m.is_file() {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            } else {
+                out.insert(rel, b"<special>".to_vec());
+            }
+        }
+    }
+    out
+}
+
+/// The done-when of issue 12 in one tree: a pull request commits links to secrets (as
+/// configuration, ignore file, sources and report names), a toolchain override, cargo
+/// aliases and a rustc wrapper, FIFOs and a device link named like sources, and hostile
+/// names. Checking it (plain, with `--workspace`, with outputs) must start no process,
+/// write no byte outside the named outputs, print no secret, and account for every
+/// source-named entry: analysed (with its finding), or in `errors`.
+#[test]
+fn malicious_tree_end_to_end() {
+    let root = scratch("malicious-tree");
+    let outside = root.join("outside");
+    let secret_file = write(
+        &outside,
+        "credentials",
+        &format!("[credential]\nextraheader = AUTHORIZATION: basic {SECRET}\nidemlint\n"),
+    );
+    let marker = root.join("PWNED");
+    let spy = format!(
+        "#!/bin/sh\necho \"$0 $@\" >> '{}'\nexit 1\n",
+        marker.display()
+    );
+    for bin in [
+        "bin/cargo",
+        "bin/rustc",
+        "bin/git",
+        "bin/rustup",
+        "tree/tc/bin/cargo",
+    ] {
+        let p = write(&root, bin, &spy);
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let tree = root.join("tree");
+    // Sources, each with one finding, some with hostile names.
+    let names: Vec<std::ffi::OsString> = vec![
+        "src/Pay.kt".into(),
+        "src/Nl\nX.kt".into(),
+        "src/E\u{1b}]0;T\u{7}.kt".into(),
+        "src/--output=Pay.kt".into(),
+        "src/-rf.kt".into(),
+        std::ffi::OsStr::from_bytes(b"src/Bad\xff.kt").to_owned(),
+    ];
+    for n in &names {
+        let p = tree.join(n);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, PAY).unwrap();
+    }
+    write(&tree, "src/lib.rs", RUST_BUG);
+    write(
+        &tree,
+        "Cargo.toml",
+        "[package]\nname = \"evil\"\nversion = \"0.1.0\"\nbuild = \"build.rs\"\n[workspace]\nmembers = [\".\"]\n",
+    );
+    write(&tree, "build.rs", "fn main() {}\n");
+    write(
+        &tree,
+        "rust-toolchain.toml",
+        &format!("[toolchain]\npath = \"{}\"\n", tree.join("tc").display()),
+    );
+    write(
+        &tree,
+        ".cargo/config.toml",
+        &format!(
+            "[alias]\nidemlint = \"build\"\nmetadata = \"build\"\n[build]\nrustc-wrapper = \"{}\"\n",
+            root.join("bin/rustc").display()
+        ),
+    );
+    // Links to the secret, FIFOs and devices where idemlint reads or walks.
+    link(&secret_file, tree.join("src/Leak.kt"));
+    link(&secret_file, tree.join("src/.gitignore"));
+    link("/dev/zero", tree.join("src/Zero.rs"));
+    mkfifo(&tree.join("src/Fifo.kt"));
+    mkfifo(&tree.join(".ignore"));
+    // Report names committed as links to a file outside.
+    write(&outside, "victim.txt", "precious\n");
+    link(outside.join("victim.txt"), tree.join("idemlint.sarif"));
+    link(outside.join("victim.txt"), tree.join("baseline.json"));
+
+    let path = format!(
+        "{}:{}",
+        root.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = |c: &mut Command| {
+        c.env("PATH", &path)
+            .env("CARGO", root.join("bin/cargo"))
+            .env("RUSTC", root.join("bin/rustc"))
+            .env("SECRET_TOKEN", SECRET);
+    };
+    let outside_before = snapshot(&outside);
+    let tree_before = snapshot(&tree);
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["check", ".", "--format", "json", "--no-prefilter"],
+        vec!["check", "--workspace", "--format", "json"],
+        vec!["check", ".", "--format", "human", "--strict"],
+        vec![
+            "check",
+            ".",
+            "--format",
+            "sarif",
+            "--output",
+            "idemlint.sarif",
+        ],
+        vec!["check", ".", "--write-baseline", "baseline.json"],
+    ];
+    let mut outs = Vec::new();
+    for args in &runs {
+        let o = run_bin("idemlint", &tree, args, env);
+        assert!(
+            o.code == 1 || o.code == 2 || o.code == 0,
+            "{args:?}: {}",
+            o.stderr
+        );
+        outs.push((args.clone(), o));
+    }
+    let o = run_bin(
+        "cargo-idemlint",
+        &tree,
+        &["idemlint", "--format", "json"],
+        env,
+    );
+    outs.push((vec!["cargo-idemlint"], o));
+
+    // No process: none of the spies (PATH, CARGO, RUSTC, the toolchain override, the
+    // rustc wrapper) ran.
+    assert!(
+        !marker.exists(),
+        "ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    // No secret in any output, and no raw control character.
+    let report = std::fs::read_to_string(tree.join("idemlint.sarif")).unwrap();
+    let baseline = std::fs::read_to_string(tree.join("baseline.json")).unwrap();
+    for (args, o) in &outs {
+        for text in [&o.stdout, &o.stderr] {
+            assert!(!text.contains(SECRET), "{args:?} printed the secret");
+            assert!(!text.contains('\u{1b}'), "{args:?}: raw ESC");
+        }
+    }
+    assert!(!report.contains(SECRET) && !baseline.contains(SECRET));
+    // No byte outside the named outputs: the outside directory is unchanged, and in the
+    // tree only the two outputs changed (each link replaced by the file itself).
+    assert_eq!(snapshot(&outside), outside_before);
+    let mut tree_after = snapshot(&tree);
+    for out in ["idemlint.sarif", "baseline.json"] {
+        assert!(std::fs::symlink_metadata(tree.join(out)).unwrap().is_file());
+        tree_after.remove(Path::new(out));
+    }
+    let mut expected = tree_before.clone();
+    expected.remove(Path::new("idemlint.sarif"));
+    expected.remove(Path::new("baseline.json"));
+    assert_eq!(tree_after, expected, "a file in the tree changed");
+    // Every source-named entry is accounted for: analysed with its finding, or in errors.
+    let v = json(&outs[0].1);
+    let mut found: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    found.sort();
+    found.dedup();
+    assert_eq!(found.len(), names.len() + 1, "{found:?}");
+    let errors: Vec<&str> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    for p in [
+        "src/Leak.kt",
+        "src/Zero.rs",
+        "src/Fifo.kt",
+        "src/.gitignore",
+        ".ignore",
+    ] {
+        assert!(errors.contains(&p), "{p} not accounted for: {errors:?}");
+    }
+    // --strict fails the run because of them.
+    assert_eq!(outs[2].1.code, 2, "{}", outs[2].1.stderr);
+    // The workspace run and cargo idemlint found the Rust file without running cargo.
+    for i in [1, 5] {
+        let v = json(&outs[i].1);
+        assert!(
+            v["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["path"] == "src/lib.rs"),
+            "{:?}: {v}",
+            outs[i].0
+        );
+    }
+}
+
+/// Break-it: `--output` and `--write-baseline` replaced whatever they named, so a slip
+/// (`--output Billing.kt`) replaced a source file with the report, `--output F
+/// --write-baseline F` kept only one of them, and `--output` on the `--baseline` file
+/// replaced the baseline with a report. All are refused before anything is analysed.
+#[test]
+fn outputs_never_replace_sources_or_each_other() {
+    let dir = scratch("output-collisions");
+    write(&dir, "Pay.kt", PAY);
+    write(&dir, "lib.rs", RUST_BUG);
+    let o = run(&dir, &["check", ".", "--write-baseline", "b.json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let base = std::fs::read_to_string(dir.join("b.json")).unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--output", "Pay.kt"],
+        vec!["--output=./lib.rs"],
+        vec!["--write-baseline", "Pay.kt"],
+        vec!["--output", "New.java"],
+        vec!["--output", "r.json", "--write-baseline", "./r.json"],
+        vec!["--output", "b.json", "--baseline", "b.json"],
+    ];
+    for args in cases {
+        let mut a = vec!["check", "."];
+        a.extend(&args);
+        let o = run(&dir, &a);
+        assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+        assert!(o.stderr.starts_with("error: "), "{args:?}: {}", o.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("Pay.kt")).unwrap(), PAY);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lib.rs")).unwrap(),
+        RUST_BUG
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("b.json")).unwrap(), base);
+    assert!(!dir.join("New.java").exists() && !dir.join("r.json").exists());
+    // Pruning a baseline in place stays allowed.
+    let o = run(
+        &dir,
+        &[
+            "check",
+            ".",
+            "--baseline",
+            "b.json",
+            "--write-baseline",
+            "b.json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
+
+/// Break-it: `max-file-size` in a configuration file (which the checked tree may have
+/// written) could lift the memory bound without limit (`"100GB"`, then a 200 MB file took
+/// 21 GB). A configuration file may set at most 64 MiB; the command line is not limited.
+#[test]
+fn configuration_cannot_lift_the_file_size_bound() {
+    let dir = scratch("config-size-ceiling");
+    write(&dir, "Pay.kt", PAY);
+    write(&dir, "idemlint.toml", "max-file-size = \"100GB\"\n");
+    let o = run(&dir, &["check", "."]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("at most 64 MiB"), "{}", o.stderr);
+    assert!(o.stderr.contains("--max-file-size"), "{}", o.stderr);
+    write(&dir, "idemlint.toml", "max-file-size = \"64MiB\"\n");
+    assert_eq!(run(&dir, &["check", "."]).code, 1);
+    std::fs::remove_file(dir.join("idemlint.toml")).unwrap();
+    assert_eq!(
+        run(&dir, &["check", ".", "--max-file-size", "100GB"]).code,
+        1
+    );
+}
+
+/// Break-it: a committed baseline's entries are repeated in stale-entry warnings and in
+/// the JSON report; 3 entries with 2 MB strings gave 12 MB of stderr and of JSON on every
+/// run. The repeated texts are clipped (240 bytes and the full length).
+#[test]
+fn stale_baseline_texts_are_clipped() {
+    let dir = scratch("stale-clipped");
+    write(&dir, "Pay.kt", PAY);
+    let entries: Vec<serde_json::Value> = (0..3)
+        .map(|i| {
+            serde_json::json!({"fingerprint": format!("f{i}"), "count": 1, "rule": "r",
+                "path": "p".repeat(2 << 20), "source": "s".repeat(2 << 20)})
+        })
+        .collect();
+    let b = serde_json::json!({"version": 1, "fingerprint": "idemlint/v1", "entries": entries});
+    write(&dir, "b.json", &b.to_string());
+    let o = run(
+        &dir,
+        &["check", ".", "--baseline", "b.json", "--format", "json"],
+    );
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.len() < 10_000,
+        "{} bytes of stderr",
+        o.stderr.len()
+    );
+    assert!(o.stdout.len() < 20_000, "{} bytes of JSON", o.stdout.len());
+    let v = json(&o);
+    let path = v["baseline"]["stale"][0]["path"].as_str().unwrap();
+    assert!(path.ends_with(&format!("({} bytes)", 2 << 20)), "{path}");
+}
+
+/// Break-it: `--diff` printed source lines with their raw ESC/OSC sequences (a comment in
+/// a file under review retitled the terminal or wrote the clipboard with OSC 52). On a
+/// terminal they are escaped; to a pipe or file the diff stays byte for byte (so `patch`
+/// applies it).
+#[test]
+fn diff_on_a_terminal_escapes_controls() {
+    let evil = "\u{1b}]0;PWNED\u{7}\u{1b}]52;c;ZZ\u{7}\u{202e}";
+    let d = format!("--- a/X.kt\n+++ b/X.kt\n@@ -1 +1 @@\n-a // {evil}\n+b // {evil}\n");
+    let shown = idemlint::cli::diff_for(d.clone(), true);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}') && !shown.contains('\u{202e}'),
+        "{shown:?}"
+    );
+    assert_eq!(shown.lines().count(), d.lines().count());
+    assert_eq!(idemlint::cli::diff_for(d.clone(), false), d);
+    // Through a pipe, the real run keeps the bytes.
+    let dir = scratch("diff-controls");
+    write(
+        &dir,
+        "Esc.kt",
+        &PAY.replace("class Pay {", &format!("class Pay {{ // {evil}"))
+            .replace("amount = amount)", &format!("amount = amount) // {evil}")),
+    );
+    let o = run(&dir, &["check", ".", "--diff"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stdout.contains(evil), "{:?}", o.stdout);
+}
+
+/// Break-it: the command SECURITY.md recommends for untrusted trees honoured the tree's
+/// own ignore files, so a pull request adding `.ignore` with `*.kt` left every Kotlin
+/// file out and the run passed. The recommended command (read from SECURITY.md) checks
+/// them; hard links are not written through by `--fix` either (the rename replaces the
+/// name, the other link keeps its content).
+#[test]
+fn the_recommended_untrusted_command_checks_ignored_files() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("SECURITY.md")).unwrap();
+    let line = doc
+        .lines()
+        .find(|l| l.trim_start().starts_with("idemlint check"))
+        .expect("a recommended command")
+        .trim();
+    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+    assert!(args.contains(&"--output"), "{line}");
+    let dir = scratch("recommended-command");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    write(&dir, ".ignore", "*.kt\n");
+    write(&dir, ".gitignore", "src/\n");
+    write(&dir, "src/Pay.kt", PAY);
+    let o = run(&dir, &args);
+    assert_eq!(o.code, 1, "{line}: {}", o.stderr);
+    let out = args[args.iter().position(|a| *a == "--output").unwrap() + 1];
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(out)).unwrap()).unwrap();
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+
+    let other = scratch("hard-link-outside");
+    let outside = write(&other, "Pay.kt", PAY);
+    std::fs::hard_link(&outside, dir.join("src/Linked.kt")).unwrap();
+    let o = run(&dir, &["check", "src/Linked.kt", "--fix"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_ne!(
+        std::fs::read_to_string(dir.join("src/Linked.kt")).unwrap(),
+        PAY
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), PAY);
+}
+
+/// Item 8: `--fix` writes every file it can, leaves a file alone that changed since it was
+/// analysed (an edit saved meanwhile survives) or is read-only, and names each failure;
+/// the CLI reports the failures and exits 2 after writing the others.
+#[test]
+fn fix_tries_every_file_and_keeps_edits_made_meanwhile() {
+    use idemlint::check::{FixedFile, write_fixed};
+    let dir = scratch("fix-partial");
+    let fixed = |name: &str, old: &str| FixedFile {
+        display: name.to_string(),
+        path: dir.join(name),
+        old: old.to_string(),
+        new: format!("{old}// fixed\n"),
+        rules: vec!["key-in-retry-scope"],
+    };
+    write(&dir, "A.kt", PAY);
+    write(
+        &dir,
+        "B.kt",
+        &format!("{PAY}// edit saved while idemlint ran\n"),
+    );
+    let ro = write(&dir, "C.kt", PAY);
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
+    write(&dir, "D.kt", PAY);
+    let files = vec![
+        fixed("A.kt", PAY),
+        fixed("B.kt", PAY),
+        fixed("C.kt", PAY),
+        fixed("D.kt", PAY),
+    ];
+    let failed = write_fixed(&files);
+    let names: Vec<&str> = failed.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(names, ["B.kt", "C.kt"], "{failed:?}");
+    assert!(
+        failed[0].message.contains("changed"),
+        "{}",
+        failed[0].message
+    );
+    assert!(
+        failed[1].message.contains("read-only"),
+        "{}",
+        failed[1].message
+    );
+    for ok in ["A.kt", "D.kt"] {
+        assert!(
+            std::fs::read_to_string(dir.join(ok))
+                .unwrap()
+                .ends_with("// fixed\n")
+        );
+    }
+    assert!(
+        std::fs::read_to_string(dir.join("B.kt"))
+            .unwrap()
+            .ends_with("// edit saved while idemlint ran\n")
+    );
+    assert_eq!(std::fs::read_to_string(&ro).unwrap(), PAY);
+    // Through the CLI: the writable files are fixed, the read-only one is named, exit 2.
+    let cli = scratch("fix-partial-cli");
+    for n in ["A", "B", "C"] {
+        write(
+            &cli,
+            format!("{n}.kt"),
+            &PAY.replace("class Pay", &format!("class Pay{n}")),
+        );
+    }
+    std::fs::set_permissions(
+        cli.join("B.kt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o444),
+    )
+    .unwrap();
+    let o = run(&cli, &["check", ".", "--fix"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("B.kt: could not write the fix: it is read-only"),
+        "{}",
+        o.stderr
+    );
+    for (n, changed) in [("A", true), ("B", false), ("C", true)] {
+        let now = std::fs::read_to_string(cli.join(format!("{n}.kt"))).unwrap();
+        assert_eq!(
+            now != PAY.replace("class Pay", &format!("class Pay{n}")),
+            changed,
+            "{n}"
+        );
+    }
+}

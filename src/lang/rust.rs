@@ -55,6 +55,7 @@ pub fn lower(text: &str) -> FileModel {
                 depth: 0,
                 too_deep: false,
                 macro_too_deep: false,
+                macro_nesting: 0,
             };
             for attr in &file.attrs {
                 let a = l.annotation(attr);
@@ -92,6 +93,12 @@ pub fn lower(text: &str) -> FileModel {
 /// Deepest brace nesting inside one macro's tokens that is lowered (`json!` objects in
 /// objects); each level parses the tokens below it again, so deeper ones are reported.
 pub const MAX_MACRO_BRACES: u32 = 6;
+
+/// Deepest nesting of macro invocations inside macro invocations that is lowered. A
+/// macro's tokens are parsed when it is lowered, and that parse covers every macro nested
+/// inside it, so unbounded nesting cost time quadratic in the depth (1,600 levels took
+/// seconds); deeper ones are reported.
+pub const MAX_MACRO_NESTING: u32 = 16;
 
 /// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
 pub const PARSE_DEPTH_LIMIT: usize = 5_000;
@@ -258,6 +265,8 @@ struct Lowerer<'a> {
     too_deep: bool,
     /// A macro body nested past [`MAX_MACRO_BRACES`] was reported.
     macro_too_deep: bool,
+    /// Macro invocations inside the macro being lowered (see [`MAX_MACRO_NESTING`]).
+    macro_nesting: u32,
 }
 
 fn peel(mut e: &Expr) -> &Expr {
@@ -315,11 +324,50 @@ fn use_aliases(tree: &syn::UseTree, out: &mut Vec<(String, String)>) {
 }
 
 /// Syntactic facts about a loop body, not descending into closures or nested items.
+/// A loop nested inside is its own: its `break` leaves it, not this loop, and a failure it
+/// handles and then leaves on its own (an inner retry loop) is dealt with there, so a batch
+/// loop around a retry loop is not a retry loop. What leaves this loop from inside a nested
+/// one still counts (`return`, `?`, `break 'label` naming this loop or one around it), and
+/// a failure handled in a nested loop that does not leave on its own (a failover loop over
+/// endpoints inside an attempt loop) goes round this loop again.
 #[derive(Default)]
 struct LoopScan {
     handles_error: bool,
     has_exit: bool,
     awaits_tick: bool,
+    /// The loops inside this one that the visit is in, innermost last.
+    inner: Vec<InnerLoop>,
+    /// Labels of the labelled blocks (`'a: { .. }`) inside this loop the visit is in.
+    blocks: Vec<String>,
+}
+
+struct InnerLoop {
+    label: Option<String>,
+    handles_error: bool,
+    has_exit: bool,
+}
+
+impl LoopScan {
+    fn nested_loop(&mut self, label: Option<&syn::Label>, visit: impl FnOnce(&mut Self)) {
+        self.inner.push(InnerLoop {
+            label: label.map(|l| l.name.ident.to_string()),
+            handles_error: false,
+            has_exit: false,
+        });
+        visit(self);
+        let done = self.inner.pop().expect("pushed above");
+        if done.handles_error && !done.has_exit {
+            self.handled();
+        }
+    }
+
+    /// A failure handled at the current position: in the innermost loop around it.
+    fn handled(&mut self) {
+        match self.inner.last_mut() {
+            Some(l) => l.handles_error = true,
+            None => self.handles_error = true,
+        }
+    }
 }
 
 /// An expression that always leaves the loop: `break`, `return`, or a block ending in one.
@@ -330,6 +378,18 @@ fn always_exits(e: &Expr) -> bool {
             syn::Stmt::Expr(e, _) => always_exits(e),
             _ => false,
         }),
+        _ => false,
+    }
+}
+
+/// A condition that is true on failure: `x.is_err()`, `!x.is_ok()`, `!x.is_success()`.
+fn failure_test(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) => m.method == "is_err",
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+            matches!(&*u.expr, Expr::MethodCall(m) if m.method == "is_ok" || m.method == "is_success")
+        }
+        Expr::Paren(p) => failure_test(&p.expr),
         _ => false,
     }
 }
@@ -355,11 +415,67 @@ impl<'ast> Visit<'ast> for LoopScan {
         }
         syn::visit::visit_arm(self, arm);
     }
+    fn visit_expr_if(&mut self, i: &'ast syn::ExprIf) {
+        // `if send().is_err() { break }` gives up on the first failure (a batch that stops
+        // at an error), like an `Err(_) => break` arm: handled, but nothing is tried again.
+        let gives_up = failure_test(&i.cond)
+            && i.then_branch.stmts.last().is_some_and(|s| match s {
+                syn::Stmt::Expr(e, _) => always_exits(e),
+                _ => false,
+            });
+        if gives_up {
+            let saved = (
+                self.handles_error,
+                self.inner.last().map(|l| l.handles_error),
+            );
+            self.visit_expr(&i.cond);
+            self.handles_error = saved.0;
+            if let (Some(l), Some(h)) = (self.inner.last_mut(), saved.1) {
+                l.handles_error = h;
+            }
+            self.visit_block(&i.then_branch);
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+            return;
+        }
+        syn::visit::visit_expr_if(self, i);
+    }
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast Item) {}
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.visit_expr(&f.expr);
+        self.nested_loop(f.label.as_ref(), |s| s.visit_block(&f.body));
+    }
+    fn visit_expr_while(&mut self, w: &'ast syn::ExprWhile) {
+        self.nested_loop(w.label.as_ref(), |s| {
+            s.visit_expr(&w.cond);
+            // `while send().is_err() { .. }` is a retry loop of its own: it leaves once
+            // the call succeeds.
+            if let Some(l) = s.inner.last_mut()
+                && l.handles_error
+            {
+                l.has_exit = true;
+            }
+            s.visit_block(&w.body);
+        });
+    }
+    fn visit_expr_block(&mut self, b: &'ast syn::ExprBlock) {
+        match &b.label {
+            Some(l) => {
+                self.blocks.push(l.name.ident.to_string());
+                self.visit_block(&b.block);
+                self.blocks.pop();
+            }
+            None => self.visit_block(&b.block),
+        }
+    }
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        self.nested_loop(l.label.as_ref(), |s| s.visit_block(&l.body));
+    }
     fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
         if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
-            self.handles_error = true;
+            self.handled();
         }
         syn::visit::visit_pat_tuple_struct(self, p);
     }
@@ -367,14 +483,33 @@ impl<'ast> Visit<'ast> for LoopScan {
         let name = m.method.to_string();
         match name.as_str() {
             "is_err" | "is_ok" | "is_success" | "is_server_error" | "is_client_error"
-            | "error_for_status" => self.handles_error = true,
+            | "error_for_status" => self.handled(),
             "tick" => self.awaits_tick = true,
             _ => {}
         }
         syn::visit::visit_expr_method_call(self, m);
     }
     fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
-        self.has_exit = true;
+        // An unlabelled `break` leaves the innermost loop; `break 'l` the loop or block
+        // labelled `'l`, and this loop too unless that is inside it.
+        match &b.label {
+            None => match self.inner.last_mut() {
+                Some(l) => l.has_exit = true,
+                None => self.has_exit = true,
+            },
+            Some(l) => {
+                let name = l.ident.to_string();
+                if let Some(at) = self
+                    .inner
+                    .iter()
+                    .rposition(|i| i.label.as_deref() == Some(name.as_str()))
+                {
+                    self.inner[at].has_exit = true;
+                } else if !self.blocks.contains(&name) {
+                    self.has_exit = true;
+                }
+            }
+        }
         syn::visit::visit_expr_break(self, b);
     }
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
@@ -1284,6 +1419,25 @@ impl<'a> Lowerer<'a> {
     /// Macros: arguments of `format!`-like and other expression-list macros are parsed as
     /// comma-separated expressions; `{name}` captures in a format string become names.
     fn mac(&mut self, mac: &syn::Macro, atoms: &mut Vec<Atom>) {
+        if self.macro_nesting >= MAX_MACRO_NESTING {
+            if !self.macro_too_deep {
+                self.macro_too_deep = true;
+                let at = self.sp(mac);
+                self.m.errors.push(ParseError {
+                    message: format!(
+                        "macro invocations nested deeper than {MAX_MACRO_NESTING} levels (`vec![vec![..]]`); what is inside is not analysed, the rest of the file is"
+                    ),
+                    span: Span::new(at.start, at.start),
+                });
+            }
+            return;
+        }
+        self.macro_nesting += 1;
+        self.mac_tokens(mac, atoms);
+        self.macro_nesting -= 1;
+    }
+
+    fn mac_tokens(&mut self, mac: &syn::Macro, atoms: &mut Vec<Atom>) {
         use syn::parse::Parser;
         let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
         let Ok(exprs) = parser.parse2(mac.tokens.clone()) else {

@@ -97,6 +97,8 @@ pub struct Ctx<'a> {
     pub facts: &'a FileFacts,
     pub index: &'a ProjectIndex,
     pub catalogue: &'a Catalogue,
+    /// Built on first use by [`Ctx::enclosing_names`].
+    pub scopes: std::sync::OnceLock<ScopeLookup>,
 }
 
 /// An ephemeral evaluation that reaches a key sink.
@@ -389,14 +391,10 @@ impl Ctx<'_> {
     /// (`BillingJob::runBilling`). Used for fingerprints.
     pub fn enclosing_names(&self, offset: usize) -> String {
         let m = self.model;
-        let flow_scope = m
+        let flow_scope = self
             .scopes
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.span.start <= offset && offset < s.span.end.max(s.span.start + 1))
-            .map(|(i, _)| i)
-            .max_by_key(|i| (m.scopes[*i].span.start, *i))
-            .unwrap_or(0);
+            .get_or_init(|| ScopeLookup::new(m))
+            .innermost(offset);
         let mut names: Vec<&str> = m
             .ancestors(flow_scope)
             .filter_map(|s| match &m.scopes[s].kind {
