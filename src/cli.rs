@@ -449,7 +449,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
                     eprintln!(
                         "error: unknown rule `{rule}`{}\n  known rules: {}",
-                        did_you_mean(&rule.to_ascii_lowercase(), &ids)
+                        did_you_mean(&rule.trim().to_ascii_lowercase().replace('_', "-"), &ids)
                             .map(|s| format!("; did you mean `{s}`?"))
                             .unwrap_or_default(),
                         ids.join(", ")

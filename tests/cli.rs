@@ -234,6 +234,14 @@ fn rules_and_explain() {
         .stderr(predicate::str::contains(
             "did you mean `key-in-retry-scope`",
         ));
+    // The hint sees the id as the lookup does: case and `_` normalised first.
+    idemlint()
+        .args(["explain", "KEY_IN_RETRY"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "did you mean `key-in-retry-scope`",
+        ));
 }
 
 #[test]
