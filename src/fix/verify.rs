@@ -58,15 +58,49 @@ pub fn used_before_declared(m: &FileModel) -> Vec<String> {
     out
 }
 
+/// Calls that run their lambda at most once, where it is written: Kotlin's scope
+/// functions and `runCatching`/`use`/`synchronized`, coroutine scopes, and Rust's
+/// `Option`/`Result` combinators. A lambda passed to one of them does not repeat the key
+/// per item.
+const RUNS_ONCE: &[&str] = &[
+    "let",
+    "also",
+    "apply",
+    "run",
+    "with",
+    "takeIf",
+    "takeUnless",
+    "use",
+    "synchronized",
+    "runCatching",
+    "withContext",
+    "coroutineScope",
+    "supervisorScope",
+    "and_then",
+    "map_err",
+    "unwrap_or_else",
+    "or_else",
+    "map_or_else",
+];
+
 /// How many loops and lambdas that are not retry boundaries (loops over items, per-item
 /// lambdas, any other scope that runs more than once) enclose `offset`: the key is
-/// evaluated once per iteration of each, so a fix must not change this number.
+/// evaluated once per iteration of each, so a fix must not change this number. Lambdas
+/// given to a call that runs them once ([`RUNS_ONCE`]: `runCatching { … }`, `let { … }`)
+/// are not counted.
 pub fn item_scopes(m: &FileModel, facts: &FileFacts, offset: usize) -> usize {
     m.scopes
         .iter()
         .enumerate()
         .filter(|(i, s)| {
-            matches!(s.kind, ScopeKind::Loop(_) | ScopeKind::Lambda(_))
+            let once = match &s.kind {
+                ScopeKind::Lambda(l) => l
+                    .owner_call
+                    .is_some_and(|c| RUNS_ONCE.contains(&m.calls[c].callee.as_str())),
+                _ => false,
+            };
+            !once
+                && matches!(s.kind, ScopeKind::Loop(_) | ScopeKind::Lambda(_))
                 && s.span.start < offset
                 && offset < s.span.end
                 && facts
