@@ -920,33 +920,24 @@ impl Catalogue {
     /// its `set`/`with` prefix removed, normalised) is one of a `typed_fields` entry's
     /// names and the call's receiver is one of its types.
     pub fn typed_key_field(&self, setter: &str, call: &Call) -> Option<String> {
-        let t = self.keys.typed_fields.iter().find(|t| {
-            t.names.iter().any(|n| n == setter)
-                && t.types.iter().any(|ty| {
-                    call.receiver_type.as_deref() == Some(ty.as_str())
-                        || call.receiver.as_deref().is_some_and(|r| {
-                            r.match_indices(ty.as_str()).any(|(i, _)| {
-                                let before = r[..i].chars().next_back();
-                                let after = r[i + ty.len()..].chars().next();
-                                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-                            })
-                        })
-                })
-        })?;
-        let ty = call
-            .receiver_type
-            .clone()
-            .filter(|r| t.types.contains(r))
-            .or_else(|| {
-                t.types
-                    .iter()
-                    .find(|ty| {
-                        call.receiver
-                            .as_deref()
-                            .is_some_and(|r| r.contains(ty.as_str()))
-                    })
-                    .cloned()
+        // `ty` as a whole word of the receiver text.
+        let names = |r: &str, ty: &str| {
+            r.match_indices(ty).any(|(i, _)| {
+                let before = r[..i].chars().next_back();
+                let after = r[i + ty.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        };
+        let ty = self
+            .keys
+            .typed_fields
+            .iter()
+            .filter(|t| t.names.iter().any(|n| n == setter))
+            .flat_map(|t| &t.types)
+            .find(|ty| {
+                call.receiver_type.as_deref() == Some(ty.as_str())
+                    || call.receiver.as_deref().is_some_and(|r| names(r, ty))
             })?;
         Some(format!("`{}` of `{ty}`", call.callee))
     }

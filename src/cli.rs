@@ -681,15 +681,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 tool_failure = !write_errors.is_empty();
                 problems.extend(write_errors);
-                // Edits move lines: `--new-since` asks git again for the changed lines.
-                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_TOOL_ERROR;
-                    }
-                };
-                report = match run(&opts, &catalogue) {
+                report = match rerun_after_edits(&opts, new_since.as_deref(), &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("error: {e}");
@@ -803,15 +795,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 let write_failed = !write_errors.is_empty();
                 let fix_errors: Vec<_> = fix_errors.into_iter().chain(write_errors).collect();
-                // Edits move lines: `--new-since` asks git again for the changed lines.
-                let opts = match refresh_changed_lines(&opts, new_since.as_deref()) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_TOOL_ERROR;
-                    }
-                };
-                report = match run(&opts, &catalogue) {
+                report = match rerun_after_edits(&opts, new_since.as_deref(), &catalogue) {
                     Ok(r) => r,
                     Err(e) => {
                         eprintln!("error: {e}");
@@ -938,6 +922,17 @@ fn report_subset(
     Ok((only, changed_lines))
 }
 
+/// The report of `check` run again after `--fix` or `--add-suppression` edited files:
+/// edits move lines, so `--new-since` asks git again for the changed lines first.
+fn rerun_after_edits(
+    opts: &Options,
+    new_since: Option<&str>,
+    catalogue: &crate::catalogue::Catalogue,
+) -> Result<Report, String> {
+    let opts = refresh_changed_lines(opts, new_since)?;
+    run(&opts, catalogue).map_err(|e| e.to_string())
+}
+
 /// `opts` with `--new-since REV`'s changed lines read again (after `--fix` or
 /// `--add-suppression` edited files); `opts` itself without `--new-since`.
 fn refresh_changed_lines(opts: &Options, new_since: Option<&str>) -> Result<Options, String> {
@@ -992,19 +987,8 @@ fn read_file_list(list: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(parts
         .into_iter()
         .filter(|p| !p.is_empty())
-        .map(path_of_bytes)
+        .map(crate::git::path_of_bytes)
         .collect())
-}
-
-#[cfg(unix)]
-fn path_of_bytes(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
-#[cfg(not(unix))]
-fn path_of_bytes(b: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// What decides `check`'s exit code (see docs/cli.md, "Exit codes").

@@ -133,14 +133,15 @@ fn nul_separated(bytes: &[u8]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A path from the bytes git prints with `-z` (raw on Unix, lossy UTF-8 elsewhere).
 #[cfg(unix)]
-fn path_of_bytes(b: &[u8]) -> PathBuf {
+pub(crate) fn path_of_bytes(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     PathBuf::from(std::ffi::OsStr::from_bytes(b))
 }
 
 #[cfg(not(unix))]
-fn path_of_bytes(b: &[u8]) -> PathBuf {
+pub(crate) fn path_of_bytes(b: &[u8]) -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
