@@ -148,7 +148,7 @@ pub fn receiver_text(call: &Call) -> Option<String> {
 pub fn last_segment(receiver: &str) -> &str {
     let mut r = receiver.trim();
     if r.ends_with(')')
-        && let Some(open) = r.find('(')
+        && let Some(open) = trailing_call_open(r)
     {
         r = &r[..open];
     }
@@ -156,6 +156,25 @@ pub fn last_segment(receiver: &str) -> &str {
     let r = r.rsplit('.').next().unwrap_or(r);
     // Generic arguments: `Vec::<u8>` style turbofish segments are dropped by the frontends.
     r.trim()
+}
+
+/// Byte offset of the `(` that opens the argument list closing `r` (which ends with `)`):
+/// `a.b(x).c(y)` → the `(` after `c`, not the first one.
+fn trailing_call_open(r: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in r.bytes().enumerate().rev() {
+        match b {
+            b')' => depth += 1,
+            b'(' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `*` matches any run of characters; everything else matches itself.
@@ -904,6 +923,19 @@ impl Catalogue {
         self.keys.normalized_names.iter().any(|k| n.contains(k))
     }
 
+    /// True when a string literal names a key field (`"idempotency_key"`,
+    /// `"dedupKey"`): an identifier-like word (letters, digits, `_`, `-`, `.`; at most
+    /// 64 bytes) that says idempotency key. A sentence or a format string that mentions
+    /// one (`"incident triggered: dedup_key={}"`) names nothing.
+    pub fn is_key_field_literal(&self, literal: &str) -> bool {
+        let l = literal.trim();
+        !l.is_empty()
+            && l.len() <= 64
+            && l.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            && self.is_key_name(l)
+    }
+
     /// True when a header name (a literal) is an idempotency-key header: one of
     /// `[keys] header_names` (ASCII case-insensitively), or a dashed name whose normalised
     /// form contains a key name (`Cko-Idempotency-Key`, `X-Idempotency-Key`). Body fields
@@ -940,6 +972,16 @@ impl Catalogue {
                     || call.receiver.as_deref().is_some_and(|r| names(r, ty))
             })?;
         Some(format!("`{}` of `{ty}`", call.callee))
+    }
+
+    /// True when `field` (normalised, see [`normalize_name`]) is a typed key field of the
+    /// type named `ty` (simple name): a struct literal `CreateEventInput { transaction_id:
+    /// v, .. }` or a named constructor argument `CreateEventInput(transactionId = v)`.
+    pub fn is_typed_key_field_of(&self, field: &str, ty: &str) -> bool {
+        self.keys
+            .typed_fields
+            .iter()
+            .any(|t| t.names.iter().any(|n| n == field) && t.types.iter().any(|x| x == ty))
     }
 
     pub fn is_memoizer(&self, lang: Language, call: &Call) -> bool {
@@ -1018,6 +1060,12 @@ mod tests {
         assert_eq!(last_segment("java.util.UUID"), "UUID");
         assert_eq!(last_segment("uuid::Uuid"), "Uuid");
         assert_eq!(last_segment("Clock.systemUTC()"), "systemUTC");
+        // A chain: the last call's name, not the first one's.
+        assert_eq!(
+            last_segment("Event.builder().id(e.getId()).at(Instant.now())"),
+            "at"
+        );
+        assert_eq!(last_segment("f(a(b)).g()"), "g");
     }
 
     /// The error for `text` and the text its span covers.

@@ -653,7 +653,7 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             let name_v = &model.values[call.args[name_idx].value];
             // `params.put("idempotency_key", key)`: a request-body field named after the key.
             if let Some(l) = &name_v.literal
-                && cat.is_key_name(l)
+                && cat.is_key_field_literal(l)
                 && !cat.is_key_header(l)
             {
                 facts.sinks.push(Sink {
@@ -715,8 +715,15 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             }
         }
         for arg in &call.args {
-            if let Some(name) = &arg.name
-                && cat.is_key_name(name)
+            let Some(name) = &arg.name else { continue };
+            // A named argument of a constructor of a type with its own key field
+            // (`CreateEventInput(transactionId = v)`).
+            if cat.is_key_name(name)
+                || (call.is_new
+                    && cat.is_typed_key_field_of(
+                        &crate::catalogue::normalize_name(name),
+                        &call.callee,
+                    ))
             {
                 facts.sinks.push(Sink {
                     value: arg.value,
@@ -806,6 +813,30 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                 label: format!("the `{}` field", f.name),
                 call: None,
             });
+            continue;
+        }
+        // A provider's own key field on its request type, in a struct literal
+        // (`Self { transaction_id, .. }` inside `impl CreateEventInput`).
+        let ty = match f.ty.as_deref() {
+            Some("Self") => {
+                model
+                    .enclosing_type(f.scope)
+                    .and_then(|t| match &model.scopes[t].kind {
+                        crate::model::ScopeKind::Type(info) => Some(info.name.as_str()),
+                        _ => None,
+                    })
+            }
+            other => other,
+        };
+        if let Some(ty) = ty
+            && cat.is_typed_key_field_of(&crate::catalogue::normalize_name(&f.name), ty)
+        {
+            facts.sinks.push(Sink {
+                value: f.value,
+                scope: f.scope,
+                label: format!("the `{}` field of `{ty}`", f.name),
+                call: None,
+            });
         }
     }
 }
@@ -822,7 +853,7 @@ fn pair_key_label(
 ) -> Option<String> {
     let v = &model.values[key];
     if let Some(l) = &v.literal {
-        if cat.is_key_name(l) && !cat.is_key_header(l) {
+        if cat.is_key_field_literal(l) && !cat.is_key_header(l) {
             return Some(format!("the `{l}` field"));
         }
         return cat.is_key_header(l).then(|| format!("the `{l}` header"));

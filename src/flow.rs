@@ -115,6 +115,39 @@ pub fn budget_exhausted() -> bool {
     EXHAUSTED.with(|e| e.get())
 }
 
+/// Calls that give their receiver or arguments back in another form (a conversion, a
+/// string format): a parameter inside one is carried whole (see
+/// [`Flow::params_reaching`]).
+const SAME_VALUE_CALLS: &[&str] = &[
+    "clone",
+    "to_string",
+    "to_owned",
+    "into",
+    "as_str",
+    "as_ref",
+    "as_deref",
+    "borrow",
+    "unwrap",
+    "expect",
+    "trim",
+    "toString",
+    "strip",
+    "toLowerCase",
+    "toUpperCase",
+    "to_lowercase",
+    "to_uppercase",
+    "lowercase",
+    "uppercase",
+    "orEmpty",
+    "format",
+    "formatted",
+    "valueOf",
+    "join",
+    "concat",
+    "append",
+    "plus",
+];
+
 impl<'m> Flow<'m> {
     pub fn new(model: &'m FileModel, cat: &'m Catalogue) -> Flow<'m> {
         let mut bindings_by_scope: HashMap<(&str, ScopeId), Vec<(usize, usize)>> = HashMap::new();
@@ -197,6 +230,97 @@ impl<'m> Flow<'m> {
         None
     }
 
+    /// The parameter bindings (indices into `model.bindings`) whose value `value` carries
+    /// as a whole: names read in it that are parameters, followed through the
+    /// initialisers and assignments of local variables. A field read (`req.id`) carries
+    /// the field, not the parameter, and a stable derivation (see [`Catalogue`]'s
+    /// `[[stable]]`) blocks what is inside it, as in [`Flow::origins`].
+    ///
+    /// [`Catalogue`]: crate::catalogue::Catalogue
+    pub fn params_reaching(&self, value: ValueId) -> Vec<usize> {
+        let m = self.model;
+        let mut out = Vec::new();
+        let mut seen: HashSet<ValueId> = HashSet::new();
+        let mut work = vec![value];
+        let mut steps = 0;
+        while let Some(v) = work.pop() {
+            steps += 1;
+            if steps > MAX_STEPS || !seen.insert(v) {
+                continue;
+            }
+            let val = &m.values[v];
+            if let (Some(field), [Atom::Name { name, .. }]) = (&val.ident, val.atoms.as_slice())
+                && name != field
+            {
+                continue;
+            }
+            let blocked: Vec<Span> = val
+                .atoms
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
+                        Some(m.calls[*c].span)
+                    }
+                    _ => None,
+                })
+                .collect();
+            // A name inside a call (`alert.getId()`, `dedupKey(title, ctx)`) gives the
+            // call's result, not itself, unless the call only converts or formats it
+            // (`id.clone()`, `String.format("k-%s", id)`).
+            let inside_call: Vec<Span> = val
+                .atoms
+                .iter()
+                .filter_map(|a| match a {
+                    Atom::Call(c) => {
+                        let call = &m.calls[*c];
+                        (!SAME_VALUE_CALLS.contains(&call.callee.as_str())).then_some(call.span)
+                    }
+                    _ => None,
+                })
+                .collect();
+            for atom in &val.atoms {
+                let Atom::Name { name, offset } = atom else {
+                    continue;
+                };
+                let at = Span::new(*offset, *offset);
+                if blocked.iter().chain(&inside_call).any(|b| b.contains(at)) {
+                    continue;
+                }
+                let Some(b) = self.lookup(name, *offset) else {
+                    continue;
+                };
+                let binding = &m.bindings[b];
+                match binding.kind {
+                    BindingKind::Param => {
+                        if !out.contains(&b) {
+                            out.push(b);
+                        }
+                    }
+                    BindingKind::Local => {
+                        if let Some(init) = binding.value {
+                            work.push(init);
+                        }
+                        for a in self
+                            .assigns_by_name
+                            .get(name.as_str())
+                            .into_iter()
+                            .flatten()
+                        {
+                            let asg = &m.assigns[*a];
+                            if m.is_within(asg.scope, binding.scope)
+                                && self.reaches(asg, *offset, binding.scope)
+                            {
+                                work.push(asg.value);
+                            }
+                        }
+                    }
+                    BindingKind::Field => {}
+                }
+            }
+        }
+        out
+    }
+
     /// Every ephemeral evaluation `value` depends on, in source order, deduplicated.
     pub fn origins(&self, value: ValueId, helpers: &dyn HelperOracle) -> Vec<Origin> {
         let m = self.model;
@@ -219,10 +343,18 @@ impl<'m> Flow<'m> {
             // depends on the object only through that field, so its origins are what was
             // put into a field of that name (assignments, struct-literal fields, named
             // arguments, setters), not every origin of the object (a clock in `createdAt`).
-            if let (Some(field), [Atom::Name { name, .. }]) = (&val.ident, val.atoms.as_slice())
+            if let (Some(field), [Atom::Name { name, offset }]) = (&val.ident, val.atoms.as_slice())
                 && name != field
             {
-                self.field_writes(field, &mut work);
+                // A field of a parameter holds what the caller put there: no origin here
+                // (the call site's flow decides), not every write of that field name in
+                // the file.
+                let of_param = self
+                    .lookup(name, *offset)
+                    .is_some_and(|b| m.bindings[b].kind == BindingKind::Param);
+                if !of_param {
+                    self.field_writes(field, &mut work);
+                }
                 continue;
             }
             // Stable derivations hide everything inside them.

@@ -41,6 +41,9 @@ pub struct FnDecl {
     pub location: String,
     /// The file's display path.
     pub path: String,
+    /// The file is test, example or benchmark code ([`is_test_source`]): only such code
+    /// can call it.
+    pub test_source: bool,
     /// Rust functions are only called from Rust; Java and Kotlin call each other.
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
@@ -276,6 +279,7 @@ pub fn summarize(
             key_params,
             location: location(path, lines, text, f.name_span.start),
             path: path.to_string(),
+            test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name,
             type_supers,
@@ -326,6 +330,22 @@ pub fn summarize(
             });
         }
         d.mint_via_fresh.extend(rec.asked.into_inner());
+        // A parameter whose value reaches the sink is a key parameter too, whatever its
+        // name (`for_customer(transaction_id, ..)` building `Self { transaction_id, .. }`):
+        // a caller's positional argument there is the key.
+        if let ScopeKind::Function(info) = &model.scopes[f].kind {
+            for b in flow.params_reaching(sink.value) {
+                let binding = &model.bindings[b];
+                if binding.scope != f {
+                    continue;
+                }
+                if let Some(pi) = info.params.iter().position(|p| p.name == binding.name)
+                    && !d.key_params.iter().any(|(i, _)| *i == pi)
+                {
+                    d.key_params.push((pi, binding.name.clone()));
+                }
+            }
+        }
     }
 
     // Library calls that mint their own key per request: the function mints one.
@@ -1029,6 +1049,46 @@ fn normalized(s: &str) -> String {
     crate::catalogue::normalize_name(s)
 }
 
+/// Test, example and benchmark code: a file under a Gradle/Maven test source set
+/// (`src/test/`, `src/androidTest/`, `src/testFixtures/`, `src/integrationTest/`,
+/// `src/jvmTest/`, `src/it/`), or a `tests/`, `test/`, `benches/` or `examples/`
+/// directory (Cargo's test, bench and example targets; plain JVM layouts). Production
+/// code cannot call into it: Gradle and Maven compile the main source set without the
+/// test one, and Cargo's library target does not see its test, bench or example targets.
+pub fn is_test_source(path: &str) -> bool {
+    // Directories only: the file name itself says nothing (`src/testing.rs`).
+    let dirs: Vec<&str> = path.split(['/', '\\']).collect();
+    let dirs = &dirs[..dirs.len().saturating_sub(1)];
+    dirs.iter().enumerate().any(|(i, seg)| {
+        matches!(*seg, "tests" | "test" | "benches" | "examples")
+            || (*seg == "src"
+                && dirs.get(i + 1).is_some_and(|set| {
+                    set.ends_with("Test")
+                        || *set == "it"
+                        || set
+                            .strip_prefix("test")
+                            .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
+                }))
+    })
+}
+
+/// Whether `caller` can call `d`: the same language family, and test code only from
+/// test code (see [`is_test_source`]).
+fn visible_from(d: &FnDecl, caller: &FnDecl) -> bool {
+    d.jvm == caller.jvm && (caller.test_source || !d.test_source)
+}
+
+/// A call receiver `getPaymentClient()` / `paymentClient()` names type `PaymentClient`:
+/// the method's name, without a `get` prefix, equals the type's (normalised).
+fn getter_names_type(method: &str, type_name: &str) -> bool {
+    let m = method
+        .strip_prefix("get")
+        .filter(|r| r.starts_with(|c: char| c.is_uppercase()))
+        .unwrap_or(method);
+    let t = normalized(type_name);
+    !t.is_empty() && normalized(m) == t
+}
+
 /// A receiver names a type when either normalised name contains the other (at least three
 /// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`.
 fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
@@ -1155,10 +1215,11 @@ impl ProjectIndex {
             return Vec::new();
         };
         let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
+        let test = is_test_source(from_path);
         let all = decls
             .iter()
             .enumerate()
-            .filter(|(_, d)| arity_ok(d, args) && d.jvm == jvm);
+            .filter(|(_, d)| arity_ok(d, args) && d.jvm == jvm && (test || !d.test_source));
         // A receiver whose declared type is known resolves by that type alone: the
         // declarations in it, or in the types that implement it. None means a library
         // type (`Interval::tick`, `List::add`), never a project function of that name.
@@ -1177,10 +1238,19 @@ impl ProjectIndex {
                 }
                 Some(r) => {
                     let last = crate::catalogue::last_segment(r);
+                    // A receiver that is a call names its type only as a getter does
+                    // (`getPaymentClient()` → `PaymentClient`); a variable may name it
+                    // in part (`stripeClient`, `client` → `StripeClient`).
+                    let is_call = r.trim_end().ends_with(')');
                     let typed: Vec<_> = all
                         .clone()
                         .filter(|(_, d)| {
-                            !d.type_name.is_empty() && receiver_names_type(last, &d.type_name)
+                            !d.type_name.is_empty()
+                                && if is_call {
+                                    getter_names_type(last, &d.type_name)
+                                } else {
+                                    receiver_names_type(last, &d.type_name)
+                                }
                         })
                         .collect();
                     if !typed.is_empty() {
@@ -1210,20 +1280,20 @@ impl ProjectIndex {
         states: &'a HashMap<String, Vec<Option<T>>>,
         name: &str,
         args: usize,
-        jvm: bool,
+        caller: &FnDecl,
     ) -> Option<&'a T> {
         let decls = self.functions.get(name)?;
         let mut info = None;
         for (d, st) in decls.iter().zip(states.get(name)?) {
-            if arity_ok(d, args) && d.jvm == jvm {
+            if arity_ok(d, args) && visible_from(d, caller) {
                 info.get_or_insert(st.as_ref()?);
             }
         }
         info
     }
 
-    fn name_fresh(&self, name: &str, args: usize, jvm: bool) -> Option<&HelperInfo> {
-        self.unanimous(&self.fresh, name, args, jvm)
+    fn name_fresh(&self, name: &str, args: usize, caller: &FnDecl) -> Option<&HelperInfo> {
+        self.unanimous(&self.fresh, name, args, caller)
     }
 
     /// Retry combinators through wrappers: a function that passes its parameter on to a
@@ -1423,12 +1493,12 @@ impl ProjectIndex {
         out
     }
 
-    fn key_params_by_name(&self, name: &str, args: usize, jvm: bool) -> bool {
+    fn key_params_by_name(&self, name: &str, args: usize, caller: &FnDecl) -> bool {
         self.functions
             .get(name)
             .into_iter()
             .flatten()
-            .any(|d| arity_ok(d, args) && d.jvm == jvm && !d.key_params.is_empty())
+            .any(|d| arity_ok(d, args) && visible_from(d, caller) && !d.key_params.is_empty())
     }
 
     fn resolve(&mut self) {
@@ -1452,7 +1522,7 @@ impl ProjectIndex {
                         d.fresh_via
                             .iter()
                             .filter(|(c, _)| c != n)
-                            .find_map(|(c, a)| self.name_fresh(c, *a, d.jvm).cloned())
+                            .find_map(|(c, a)| self.name_fresh(c, *a, d).cloned())
                     });
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
@@ -1487,7 +1557,7 @@ impl ProjectIndex {
                     let mut info = d.mints.clone();
                     if info.is_none() {
                         info = d.mint_via_fresh.iter().find_map(|(c, a)| {
-                            self.name_fresh(c, *a, d.jvm).map(|f| MintInfo {
+                            self.name_fresh(c, *a, d).map(|f| MintInfo {
                                 source: format!("{c}()"),
                                 kind: f.kind,
                                 location: f.location.clone(),
@@ -1500,10 +1570,17 @@ impl ProjectIndex {
                             .keyed_arg_candidates
                             .iter()
                             .find(|(c, arity, pos, _)| {
-                                self.key_params_by_name(c, *arity, d.jvm)
-                                    && self.functions[c].iter().any(|x| {
-                                        x.jvm == d.jvm && x.key_params.iter().any(|(p, _)| p == pos)
-                                    })
+                                // Resolved as the call is (the same callee and arity among
+                                // the body's calls): some candidate takes a key there.
+                                self.key_params_by_name(c, *arity, d)
+                                    && d.call_refs
+                                        .iter()
+                                        .filter(|r| r.callee == *c && r.arity == *arity)
+                                        .any(|r| {
+                                            self.candidates_of_ref(r, &d.path).iter().any(
+                                                |(_, x)| x.key_params.iter().any(|(p, _)| p == pos),
+                                            )
+                                        })
                             })
                             .map(|(_, _, _, m)| m.clone());
                     }
@@ -1678,5 +1755,35 @@ pub struct IndexView<'a> {
 impl HelperOracle for IndexView<'_> {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
         self.index.fresh_from(call, self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_test_source;
+
+    #[test]
+    fn test_sources_by_layout() {
+        for p in [
+            "svc/src/test/java/a/B.java",
+            "app/src/androidTest/kotlin/A.kt",
+            "lib/src/testFixtures/java/F.java",
+            "lib/src/integrationTest/kotlin/I.kt",
+            "mpp/src/jvmTest/kotlin/T.kt",
+            "crate/tests/retry.rs",
+            "crate/benches/b.rs",
+            "crate/examples/event.rs",
+        ] {
+            assert!(is_test_source(p), "{p}");
+        }
+        for p in [
+            "svc/src/main/java/a/B.java",
+            "mpp/src/jvmMain/kotlin/T.kt",
+            "crate/src/lib.rs",
+            "crate/src/testing_utils.rs",
+            "svc/src/main/java/contest/Entry.java",
+        ] {
+            assert!(!is_test_source(p), "{p}");
+        }
     }
 }

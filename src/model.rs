@@ -387,6 +387,9 @@ pub struct Return {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldInit {
     pub name: String,
+    /// The struct's simple name as written (`CreateEventInput`, or `Self` inside an
+    /// `impl`), when the literal names one.
+    pub ty: Option<String>,
     pub value: ValueId,
     pub scope: ScopeId,
     pub span: Span,

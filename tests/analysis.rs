@@ -702,3 +702,63 @@ public class RecordingService implements WorkflowService {
         "{msg}"
     );
 }
+
+/// Production code cannot call test code (Gradle and Maven compile `src/main` without
+/// `src/test`): a test builder whose `build()` mints a key does not make a production
+/// builder chain's `build()` mint one, and the receiver of a chain is its last call
+/// (`Refund.builder().id(..).build()` is called on `id(..)`, not on `builder()`).
+#[test]
+fn production_calls_never_resolve_to_test_sources() {
+    let service = r#"package pay;
+
+import org.springframework.retry.annotation.Retryable;
+
+public class RefundService {
+    private final Gateway gateway;
+
+    @Retryable
+    public void refund(String id) {
+        Refund r = Refund.builder().id(id).build();
+        RefundRequestBuilder requestBuilder = new RefundRequestBuilder();
+        requestBuilder.build();
+        gateway.send(r, "refund-" + id);
+    }
+}
+"#;
+    let test_builder = r#"package pay;
+
+import java.util.UUID;
+
+public class RefundRequestBuilder {
+    private String idempotencyKey;
+
+    public RefundRequestBuilder build() {
+        this.idempotencyKey = UUID.randomUUID().toString();
+        request.setIdempotencyKey(idempotencyKey);
+        return this;
+    }
+}
+"#;
+    let files = [
+        ("src/main/java/pay/RefundService.java", service),
+        ("src/test/java/pay/RefundRequestBuilder.java", test_builder),
+    ];
+    let dir = project("test_sources_invisible", &files);
+    assert_eq!(findings(&dir), Vec::<(String, u64, String)>::new());
+
+    // The same builder in production code is what `requestBuilder.build()` calls (its
+    // declared type); the chain's `build()` still resolves to nothing.
+    let files = [
+        ("src/main/java/pay/RefundService.java", service),
+        ("src/main/java/pay/RefundRequestBuilder.java", test_builder),
+    ];
+    let dir = project("main_sources_visible", &files);
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/main/java/pay/RefundService.java".to_string(),
+            12,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+}

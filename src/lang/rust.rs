@@ -1070,6 +1070,7 @@ impl<'a> Lowerer<'a> {
                 ExprInfo::default()
             }
             Expr::Struct(s) => {
+                let ty = s.path.segments.last().map(|x| x.ident.to_string());
                 for f in &s.fields {
                     let mut field_atoms = Vec::new();
                     self.expr(&f.expr, &mut field_atoms);
@@ -1087,6 +1088,7 @@ impl<'a> Lowerer<'a> {
                         });
                         self.m.field_inits.push(FieldInit {
                             name: n.to_string(),
+                            ty: ty.clone(),
                             value: v,
                             scope: self.scope,
                             span: self.sp(f),
@@ -1274,8 +1276,13 @@ impl<'a> Lowerer<'a> {
                 },
                 _ => None,
             };
+            // A field read (`&req.idempotency_key`) names its field, as in `value`.
             let ident = match peeled {
                 Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                Expr::Field(f) => match &f.member {
+                    syn::Member::Named(n) => Some(n.to_string()),
+                    _ => None,
+                },
                 _ => None,
             };
             let v = self.m.add_value(Value {
