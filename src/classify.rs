@@ -69,6 +69,7 @@ pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
     };
     boundaries(model, cat, &mut facts);
     paced_loops(model, &mut facts);
+    self_retrying_functions(model, &mut facts);
     sinks(model, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
@@ -542,6 +543,80 @@ fn paced_loops(model: &FileModel, facts: &mut FileFacts) {
             flavor: "paced-loop".into(),
             label: format!("{head} loop paced by `{}`", call.callee),
             anchor: Span::new(model.scopes[lp].span.start, model.scopes[lp].span.start),
+            type_name: None,
+            owner_call: None,
+        });
+    }
+}
+
+/// A function that calls itself again after a failure retries its own body: the
+/// recursive call sits in a `catch` clause of the function (`catch (e: IOException) {
+/// if (retryCount < max) postWithRetry(.., retryCount = retryCount + 1) }`), or passes an
+/// attempt counter on changed (`attempt(times - 1, ..)`). Each call is one attempt, so
+/// the body is a retry boundary. A recursion that moves to other work (`sync(page + 1)`,
+/// `walk(node.left)`) passes no attempt counter and is not one.
+fn self_retrying_functions(model: &FileModel, facts: &mut FileFacts) {
+    const COUNTERS: &[&str] = &["retry", "retries", "attempt", "tries", "times", "remaining"];
+    // Calls by callee, so the search is linear in the file, not functions × calls.
+    let mut by_callee: HashMap<&str, Vec<&crate::model::Call>> = HashMap::new();
+    for c in &model.calls {
+        by_callee.entry(c.callee.as_str()).or_default().push(c);
+    }
+    for (fi, scope) in model.scopes.iter().enumerate() {
+        let ScopeKind::Function(f) = &scope.kind else {
+            continue;
+        };
+        if f.name.is_empty() || facts.boundaries[fi].is_some() {
+            continue;
+        }
+        let counter = |name: &str| {
+            let n = name.to_ascii_lowercase();
+            COUNTERS.iter().any(|c| n.contains(c))
+        };
+        let Some(calls) = by_callee.get(f.name.as_str()) else {
+            continue;
+        };
+        let again = calls.iter().find(|c| {
+            if c.callee != f.name
+                || !matches!(c.receiver.as_deref(), None | Some("this") | Some("self"))
+                || model.enclosing_function(c.scope) != Some(fi)
+                || c.args.len() > f.params.len()
+                || (c.args.len() < f.params.len() && model.language != Language::Kotlin)
+            {
+                return false;
+            }
+            let in_catch = model
+                .catches
+                .iter()
+                .any(|k| k.contains(c.span) && scope.span.contains(*k));
+            let counts = c.args.iter().enumerate().any(|(i, a)| {
+                let p = a
+                    .name
+                    .as_deref()
+                    .or_else(|| f.params.get(i).map(|p| p.name.as_str()));
+                let Some(p) = p.filter(|p| counter(p)) else {
+                    return false;
+                };
+                let v = &model.values[a.value];
+                v.ident.as_deref() != Some(p)
+                    && v.atoms
+                        .iter()
+                        .any(|at| matches!(at, Atom::Name { name, .. } if name == p))
+            });
+            in_catch || counts
+        });
+        let Some(call) = again else { continue };
+        let why = if model.catches.iter().any(|k| k.contains(call.span)) {
+            "after a failure"
+        } else {
+            "with its attempt counter advanced"
+        };
+        facts.boundaries[fi] = Some(Boundary {
+            kind: BoundaryKind::Retry,
+            entry: "inferred.self-retry".into(),
+            flavor: "retry".into(),
+            label: format!("`{}()`, which calls itself again {why}", f.name),
+            anchor: f.name_span,
             type_name: None,
             owner_call: None,
         });

@@ -62,6 +62,12 @@ impl HelperOracle for Recorder {
 /// `isLive` → `live`; a Kotlin/Rust accessor-style name (`idempotency_key()`) is itself.
 /// `None` for names that are not accessors (`toString`, `get`).
 fn getter_field(callee: &str) -> Option<String> {
+    // JDK value methods named like getters that return the value itself in another form
+    // (`data.getBytes()` of a `String`, `date.getTime()` of a `Date`, `instant.getEpochSecond()`):
+    // no field of an object, the whole value.
+    if NOT_FIELD_GETTERS.contains(&callee) {
+        return None;
+    }
     for p in ["get", "is"] {
         if let Some(rest) = callee.strip_prefix(p)
             && rest.starts_with(|c: char| c.is_ascii_uppercase())
@@ -74,6 +80,16 @@ fn getter_field(callee: &str) -> Option<String> {
     None
 }
 
+const NOT_FIELD_GETTERS: &[&str] = &[
+    "getBytes",
+    "getChars",
+    "getTime",
+    "getEpochSecond",
+    "getNano",
+    "getMostSignificantBits",
+    "getLeastSignificantBits",
+];
+
 /// Per-file lookup tables for flow queries.
 pub struct Flow<'m> {
     pub model: &'m FileModel,
@@ -84,6 +100,8 @@ pub struct Flow<'m> {
     /// Names of fields declared in this file (record components included), for accessor
     /// calls `command.idempotencyKey()`.
     field_names: HashSet<&'m str>,
+    /// [`FileModel::field_reads`] by the name's offset.
+    field_reads: HashMap<usize, &'m str>,
     /// Writes into named slots by slot name, built on first use (see `field_writes`).
     field_writes: std::cell::OnceCell<HashMap<String, Vec<ValueId>>>,
     /// Scopes sorted by start (then by index), for innermost-scope queries.
@@ -183,6 +201,11 @@ impl<'m> Flow<'m> {
             assigns_by_name,
             returns_by_scope,
             field_names,
+            field_reads: model
+                .field_reads
+                .iter()
+                .map(|(o, f)| (*o, f.as_str()))
+                .collect(),
             field_writes: std::cell::OnceCell::new(),
             scope_order,
         }
@@ -283,7 +306,9 @@ impl<'m> Flow<'m> {
                     continue;
                 };
                 let at = Span::new(*offset, *offset);
-                if blocked.iter().chain(&inside_call).any(|b| b.contains(at)) {
+                if blocked.iter().chain(&inside_call).any(|b| b.contains(at))
+                    || self.field_reads.contains_key(offset)
+                {
                     continue;
                 }
                 let Some(b) = self.lookup(name, *offset) else {
@@ -427,6 +452,14 @@ impl<'m> Flow<'m> {
                         let Some(b) = self.lookup(name, *offset) else {
                             continue;
                         };
+                        // Read for one field (`pos.id` inside `format!`): what was put
+                        // into that field, none of a parameter's (the caller's flow).
+                        if let Some(field) = self.field_reads.get(offset) {
+                            if m.bindings[b].kind != BindingKind::Param {
+                                self.field_writes(field, &mut work);
+                            }
+                            continue;
+                        }
                         if !seen_bindings.insert((b, *offset)) {
                             continue;
                         }

@@ -431,6 +431,35 @@ pub fn summarize(
     fns.sort_by_key(|(s, _)| *s);
     out.functions = fns.into_iter().map(|(_, d)| d).collect();
 
+    // A Kotlin constructor whose key property defaults to a fresh value mints a key when
+    // a call leaves that argument out: a declaration of the class's name whose arity is
+    // the key's position (so only calls with fewer arguments reach it, see `arity_ok`).
+    for cd in &model.ctor_defaults {
+        if !cat.is_key_name(&cd.name) {
+            continue;
+        }
+        let rec = Recorder::default();
+        let Some(o) = flow.origins(cd.value, &rec).into_iter().next() else {
+            continue;
+        };
+        out.functions.push(FnDecl {
+            name: cd.type_name.clone(),
+            arity: cd.index,
+            defaults_possible: true,
+            location: location(path, lines, text, cd.span.start),
+            path: path.to_string(),
+            test_source: is_test_source(path),
+            jvm: true,
+            mints: Some(MintInfo {
+                source: o.display.clone(),
+                kind: o.kind,
+                location: location(path, lines, text, o.span.start),
+                function: cd.type_name.clone(),
+            }),
+            ..FnDecl::default()
+        });
+    }
+
     // ShedLock enabled here? Only `@EnableSchedulerLock` creates the advisor that makes
     // `@SchedulerLock` take the lock; a `LockProvider` bean alone does not (the
     // annotation is then inert, see `../shared/notes/library-semantics.md`).
@@ -977,6 +1006,14 @@ fn arity_ok(d: &FnDecl, args: usize) -> bool {
     d.arity == args || (d.defaults_possible && args < d.arity)
 }
 
+/// [`arity_ok`] for a caller in the file `from_path`: only Kotlin leaves out arguments
+/// that have defaults (Java passes every one, short of `@JvmOverloads`).
+fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
+    d.arity == args
+        || (arity_ok(d, args)
+            && Language::from_path(std::path::Path::new(from_path)) == Some(Language::Kotlin))
+}
+
 /// Method names so common on library types (collections, clients, builders) that a call
 /// through an untyped receiver cannot be tied to a project declaration by name alone.
 const COMMON_NAMES: &[&str] = &[
@@ -1216,10 +1253,9 @@ impl ProjectIndex {
         };
         let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
         let test = is_test_source(from_path);
-        let all = decls
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| arity_ok(d, args) && d.jvm == jvm && (test || !d.test_source));
+        let all = decls.iter().enumerate().filter(|(_, d)| {
+            arity_ok_from(d, args, from_path) && d.jvm == jvm && (test || !d.test_source)
+        });
         // A receiver whose declared type is known resolves by that type alone: the
         // declarations in it, or in the types that implement it. None means a library
         // type (`Interval::tick`, `List::add`), never a project function of that name.
@@ -1285,7 +1321,7 @@ impl ProjectIndex {
         let decls = self.functions.get(name)?;
         let mut info = None;
         for (d, st) in decls.iter().zip(states.get(name)?) {
-            if arity_ok(d, args) && visible_from(d, caller) {
+            if arity_ok_from(d, args, &caller.path) && visible_from(d, caller) {
                 info.get_or_insert(st.as_ref()?);
             }
         }
@@ -1494,11 +1530,11 @@ impl ProjectIndex {
     }
 
     fn key_params_by_name(&self, name: &str, args: usize, caller: &FnDecl) -> bool {
-        self.functions
-            .get(name)
-            .into_iter()
-            .flatten()
-            .any(|d| arity_ok(d, args) && visible_from(d, caller) && !d.key_params.is_empty())
+        self.functions.get(name).into_iter().flatten().any(|d| {
+            arity_ok_from(d, args, &caller.path)
+                && visible_from(d, caller)
+                && !d.key_params.is_empty()
+        })
     }
 
     fn resolve(&mut self) {

@@ -395,6 +395,20 @@ pub struct FieldInit {
     pub span: Span,
 }
 
+/// A Kotlin primary-constructor property with a default value (`data class
+/// ChargeRequest(val amount: Long, val idempotencyKey: String = UUID.randomUUID()
+/// .toString())`): a call that leaves it out evaluates the default at the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CtorDefault {
+    /// The class's simple name (the constructor call's callee).
+    pub type_name: String,
+    /// 0-based position of the parameter.
+    pub index: usize,
+    pub name: String,
+    pub value: ValueId,
+    pub span: Span,
+}
+
 /// A name/value pair written as an expression: a Rust 2-tuple `("Idempotency-Key", k)`
 /// (in `vec![..]`, arrays, `headers.push(..)`), a Kotlin `"Idempotency-Key" to k`.
 /// Classify makes `value` a key sink when `key` names a key header or a key field.
@@ -434,6 +448,12 @@ pub struct FileModel {
     pub assigns: Vec<Assign>,
     pub returns: Vec<Return>,
     pub field_inits: Vec<FieldInit>,
+    /// Kotlin primary-constructor properties with default values.
+    pub ctor_defaults: Vec<CtorDefault>,
+    /// Names read only for one of their fields (`pos` in `format!("{}", pos.id)`,
+    /// `"k-" + req.id`, `"${req.id}"`): byte offset of the name's [`Atom::Name`] and the
+    /// field. The flow follows the field, not the whole object.
+    pub field_reads: Vec<(usize, String)>,
     pub pairs: Vec<Pair>,
     /// Import aliases: `(alias, original)` from Rust `use uuid::Uuid as U;` and Kotlin
     /// `import java.util.UUID as U` (the original's last segment). Applied to calls by
@@ -448,6 +468,8 @@ pub struct FileModel {
     /// throwing again: a failure of a call inside is handled there and does not leave the
     /// enclosing function. Byte spans of the `try` block, sorted by start.
     pub handled: Vec<Span>,
+    /// Byte spans of `catch` clauses (Java, Kotlin): code there runs after a failure.
+    pub catches: Vec<Span>,
     pub errors: Vec<ParseError>,
 }
 
@@ -468,11 +490,14 @@ impl FileModel {
             assigns: Vec::new(),
             returns: Vec::new(),
             field_inits: Vec::new(),
+            ctor_defaults: Vec::new(),
+            field_reads: Vec::new(),
             pairs: Vec::new(),
             aliases: Vec::new(),
             strings: Vec::new(),
             annotations: Vec::new(),
             handled: Vec::new(),
+            catches: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -538,10 +563,17 @@ impl FileModel {
         self.assigns.iter_mut().for_each(|x| sp(&mut x.span));
         self.returns.iter_mut().for_each(|x| sp(&mut x.span));
         self.field_inits.iter_mut().for_each(|x| sp(&mut x.span));
+        self.ctor_defaults.iter_mut().for_each(|x| sp(&mut x.span));
+        for (o, _) in &mut self.field_reads {
+            let mut x = Span::new(*o, *o);
+            sp(&mut x);
+            *o = x.start;
+        }
         self.pairs.iter_mut().for_each(|x| sp(&mut x.span));
         self.strings.iter_mut().for_each(|x| sp(&mut x.span));
         self.annotations.iter_mut().for_each(ann);
         self.handled.iter_mut().for_each(sp);
+        self.catches.iter_mut().for_each(sp);
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
 

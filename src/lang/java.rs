@@ -1482,6 +1482,13 @@ impl<'a> Lower<'a> {
                     self.push_name(field);
                 }
             } else {
+                if self.k(object) == K::Ident
+                    && let Some(field) = node.child_by_field_name("field")
+                {
+                    self.m
+                        .field_reads
+                        .push((object.start_byte(), self.t(field).to_string()));
+                }
                 self.visit(object, cx, depth + 1);
             }
         }
@@ -1723,6 +1730,7 @@ impl<'a> Lower<'a> {
             }
         }
         self.record_handled_try(node);
+        self.m.catches.push(span(node));
         let body = node.child_by_field_name("body")?;
         let leaves = self
             .last_child(body)

@@ -914,7 +914,18 @@ impl<'a> Lowerer<'a> {
     fn h_navigation(&mut self, n: Node) -> Option<CallId> {
         match Self::nav_action(n) {
             NavAction::Name(i) => self.h_name(i),
-            NavAction::Visit(r) => self.visit(r),
+            NavAction::Visit(r) => {
+                if r.kind() == "simple_identifier"
+                    && let (_, Some(suffix)) = nav_parts(n)
+                    && let (op, Some(field)) = suffix_parts(suffix)
+                    && op != "::"
+                {
+                    self.m
+                        .field_reads
+                        .push((r.start_byte(), self.t(field).to_string()));
+                }
+                self.visit(r)
+            }
             NavAction::Nothing => None,
         };
         None
@@ -1167,7 +1178,8 @@ impl<'a> Lowerer<'a> {
         let saved = self.enter(head.scope, false);
         self.frames.push(Frame::Type);
         if let Some(c) = head.ctor {
-            self.primary_constructor(c);
+            let name = self.m.type_info(head.scope).map(|t| t.name.clone());
+            self.primary_constructor(c, name.as_deref());
         }
         for s in &head.specs {
             self.delegation(*s);
@@ -1223,8 +1235,9 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    /// Binds one `class_parameter`; returns its default-value expression.
-    fn class_param<'t>(&mut self, p: Node<'t>) -> Option<Node<'t>> {
+    /// Binds one `class_parameter`; returns its default-value expression and whether it
+    /// declares a property (`val`/`var`).
+    fn class_param<'t>(&mut self, p: Node<'t>) -> (Option<Node<'t>>, bool, Option<String>) {
         let mut is_prop = false;
         let mut name = None;
         let mut default = None;
@@ -1247,16 +1260,35 @@ impl<'a> Lowerer<'a> {
             BindingKind::Param
         };
         self.bind_ident(name, kind, None, span(p));
-        default
+        (default, is_prop, name.map(|n| self.t(n).to_string()))
     }
 
-    fn primary_constructor(&mut self, ctor: Node) {
+    /// Binds the constructor's parameters; a property's default value is kept as a
+    /// [`CtorDefault`] of `type_name`.
+    fn primary_constructor(&mut self, ctor: Node, type_name: Option<&str>) {
+        let mut index = 0;
         for p in named_kids(ctor) {
             match p.kind() {
                 "class_parameter" => {
-                    if let Some(d) = self.class_param(p) {
-                        self.visit(d);
+                    let (default, is_prop, name) = self.class_param(p);
+                    if let Some(d) = default {
+                        match (type_name, name) {
+                            (Some(t), Some(name)) if is_prop && !t.is_empty() => {
+                                let value = self.value_of(d);
+                                self.m.ctor_defaults.push(CtorDefault {
+                                    type_name: t.to_string(),
+                                    index,
+                                    name,
+                                    value,
+                                    span: span(p),
+                                });
+                            }
+                            _ => {
+                                self.visit(d);
+                            }
+                        }
                     }
+                    index += 1;
                 }
                 "modifiers" => {
                     self.annotations_in(p);
@@ -1625,6 +1657,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn h_catch(&mut self, n: Node) -> Option<CallId> {
+        self.m.catches.push(Span::new(n.start_byte(), n.end_byte()));
         if let Some(b) = self.catch_head(n) {
             self.children(b);
         }

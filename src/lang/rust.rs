@@ -981,6 +981,11 @@ impl<'a> Lowerer<'a> {
                         });
                     }
                 } else {
+                    if let (Expr::Path(p), syn::Member::Named(n)) = (base, &f.member)
+                        && let Some(id) = p.path.get_ident()
+                    {
+                        self.m.field_reads.push((self.sp(id).start, n.to_string()));
+                    }
                     self.expr(&f.base, atoms);
                 }
                 ExprInfo::default()

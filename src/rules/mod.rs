@@ -292,7 +292,20 @@ pub fn flows(ctx: &Ctx) -> Flows {
         if redelivery_handled(ctx, b, call.span.start) {
             continue;
         }
-        if let Some(r) = ctx.index.mints(call, ctx.path) {
+        // A constructor of a class this file declares is that class's, not a namesake's
+        // in another module.
+        let own_type = call.callee.starts_with(char::is_uppercase)
+            && m.scopes.iter().any(
+                |s| matches!(&s.kind, crate::model::ScopeKind::Type(t) if t.name == call.callee),
+            );
+        if let Some(r) = ctx.index.mints(call, ctx.path).filter(|r| {
+            !own_type
+                || r.infos.iter().any(|i| {
+                    i.location
+                        .strip_prefix(ctx.path)
+                        .is_some_and(|l| l.starts_with(':'))
+                })
+        }) {
             mint_calls.push(MintCall {
                 call: cid,
                 info: r.infos[0].clone(),
