@@ -485,11 +485,11 @@ fn summary_counts_fixes_and_gives_the_reasons_for_none() {
     assert!(line.contains("1 safe (`--fix`)"), "{line}");
     assert!(line.contains("without a fix"), "{line}");
     assert!(
-        line.contains("interceptor: the key belongs in the caller"),
+        line.contains("interceptor: it runs again for every attempt"),
         "{line}"
     );
     assert!(
-        line.contains("scheduler: needs a lock or a stable key"),
+        line.contains("scheduler: the job runs on every replica at every tick"),
         "{line}"
     );
 }
@@ -509,7 +509,7 @@ fn diff_gives_the_reason_for_each_unsafe_fix() {
         .lines()
         .find(|l| l.contains("unsafe fix ("))
         .unwrap_or_else(|| panic!("no unsafe-fix line in {stderr}"));
-    assert!(line.contains("captured by the closure"), "{line}");
+    assert!(line.contains("add `.clone()` or `move`"), "{line}");
     assert!(
         line.ends_with("not in the diff, add --unsafe-fixes"),
         "{line}"
