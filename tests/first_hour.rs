@@ -579,3 +579,104 @@ interface ChargeApi { Object createCharge(String orderId, String idempotencyKey)
         "{help}"
     );
 }
+
+/// A project with one finding and one file with a syntax error.
+fn flags_project(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::write(dir.join("Payouts.java"), JAVA_HELPER).unwrap();
+    std::fs::write(dir.join("Broken.java"), "class Broken { void f( { }\n").unwrap();
+    dir
+}
+
+/// `--parse-only` (documented in docs/cli.md, used by scripts/bench.sh): parses every file
+/// and reports parse errors, nothing else, and exits 0.
+#[test]
+fn parse_only_reports_parse_errors_and_no_findings() {
+    let dir = flags_project("parse_only");
+    let v = json(&dir, &[".", "--parse-only"]);
+    assert_eq!(findings(&v).len(), 0, "{v}");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{v}");
+    assert_eq!(errors[0]["path"], "Broken.java");
+    let o = run(&dir, &["check", ".", "--parse-only"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    // Without it, the finding is there.
+    assert_eq!(findings(&json(&dir, &["."])).len(), 1);
+}
+
+/// `--timings` (documented, read by bench/keyed.sh): files discovered, read, parsed per
+/// round and checked, the index's builds and size, each phase's time, on standard error.
+#[test]
+fn timings_print_counts_and_phases_on_stderr() {
+    let dir = flags_project("timings");
+    let o = run(&dir, &["check", ".", "--timings", "--format", "json"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(findings(&v).len(), 1);
+    let stats: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("idemlint stats: "))
+        .collect();
+    assert!(
+        stats[0].starts_with("idemlint stats: 2 files discovered, 2 read, "),
+        "{stats:?}"
+    );
+    assert!(
+        stats[0].contains(" parsed (per round: ") && stats[0].ends_with(" checked"),
+        "{stats:?}"
+    );
+    assert!(
+        stats[1].starts_with("idemlint stats: index built "),
+        "{stats:?}"
+    );
+    for phase in ["discover", "read+scan", "pass 1", "index", "pass 2"] {
+        assert!(
+            stats
+                .iter()
+                .any(|l| l.contains(&format!(": {phase} ")) && l.trim_end().ends_with('%')),
+            "{phase}: {stats:?}"
+        );
+    }
+}
+
+/// `--message-format short|human` is cargo's spelling of those formats and wins over
+/// `--format` (docs/cli.md).
+#[test]
+fn message_format_short_and_human_win_over_format() {
+    let dir = flags_project("message_format");
+    let short = run(&dir, &["check", "Payouts.java", "--format", "short"]);
+    let o = run(
+        &dir,
+        &[
+            "check",
+            "Payouts.java",
+            "--format",
+            "json",
+            "--message-format",
+            "short",
+        ],
+    );
+    assert_eq!((o.code, &o.stdout), (1, &short.stdout));
+    assert!(o.stdout.starts_with("Payouts.java:11:"), "{}", o.stdout);
+    let human = run(&dir, &["check", "Payouts.java", "--color", "never"]);
+    let o = run(
+        &dir,
+        &[
+            "check",
+            "Payouts.java",
+            "--format",
+            "sarif",
+            "--message-format",
+            "human",
+            "--color",
+            "never",
+        ],
+    );
+    assert_eq!((o.code, &o.stdout), (1, &human.stdout));
+    assert!(
+        o.stdout.contains("idemlint::key-in-retry-scope"),
+        "{}",
+        o.stdout
+    );
+}
