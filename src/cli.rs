@@ -116,6 +116,7 @@ enum Command {
     Check {
         /// Files or directories; directories are walked honouring .gitignore. With --only,
         /// the project root(s) indexed, given before --only.
+        #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
