@@ -161,6 +161,13 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                             Some(ty) => help.push_str(&format!(
                                 "{HOIST_ADVICE}final {ty} {name} = {expr};` there and use `{name}` inside"
                             )),
+                            None if reason.starts_with(UNKNOWN_TYPE) => {
+                                help.push_str(&format!(
+                                    "; at least hoist it — declare `{name}` there, with the type of `{expr}` (Java {level} has no `var`), and use it inside (not done by `--fix`, which does not know that type; with `java-version` 10 or later it declares the key with `var`)"
+                                ));
+                                f.help = help;
+                                continue;
+                            }
                             None => help.push_str(&format!(
                                 "; at least hoist it — declare `{name}` there, with the type of `{expr}` (Java {level} has no `var`), and use it inside"
                             )),
@@ -330,10 +337,13 @@ fn java_type(m: &FileModel, span: Span, expr: &str, level: u32) -> Result<String
         Ok(ty)
     } else {
         Err(format!(
-            "idemlint does not know the type of `{e}` for the hoisted declaration (it is not a method declared in this file), and Java {level} has no `var`: set `java-version` to 10 or later, or declare the key by hand with its type"
+            "{UNKNOWN_TYPE} `{e}` for the hoisted declaration (it is not a method declared in this file), and Java {level} has no `var`: set `java-version` to 10 or later, or declare the key by hand with its type"
         ))
     }
 }
+
+/// How the no-fix reason for a Java key of unknown type below Java 10 starts.
+const UNKNOWN_TYPE: &str = "idemlint does not know the type of";
 
 /// The return type written on the method of this file that the call at `span` names
 /// (unqualified, or on `this` / the declaring type): one type over every declaration of
