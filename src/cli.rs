@@ -974,7 +974,20 @@ fn check_only_paths(paths: &[PathBuf], only: &[PathBuf]) -> Result<(), String> {
                 }
             ));
         }
-        if !abs_roots.iter().any(|r| abs.starts_with(r)) {
+        // Under a root as written (a link inside the tree to elsewhere is the walk's to
+        // report) or once resolved.
+        let lexical = |p: &Path| {
+            let joined = match std::env::current_dir() {
+                Ok(cwd) if p.is_relative() => cwd.join(p),
+                _ => p.to_path_buf(),
+            };
+            crate::fsio::lexical_normal(&joined)
+        };
+        let (lex, lex_roots): (PathBuf, Vec<PathBuf>) =
+            (lexical(f), roots.iter().map(|r| lexical(r)).collect());
+        if !abs_roots.iter().any(|r| abs.starts_with(r))
+            && !lex_roots.iter().any(|r| lex.starts_with(r))
+        {
             return Err(format!(
                 "--only {}: not under the checked path{} {roots_shown}; --only reports on files \
                  of the project that PATH names (`idemlint check ROOT --only FILE...`)",

@@ -682,3 +682,29 @@ fn message_format_short_and_human_win_over_format() {
         o.stdout
     );
 }
+
+/// An `--only` file that is a symbolic link inside PATH to a file outside it is PATH's
+/// (the walk reports such links), not an `--only` error.
+#[cfg(unix)]
+#[test]
+fn only_accepts_a_link_inside_path() {
+    let dir = only_project("only_link");
+    std::os::unix::fs::symlink("../other/Other.java", dir.join("src/Link.java")).unwrap();
+    let o = run(
+        &dir,
+        &[
+            "check",
+            "src",
+            "--only",
+            "src/Link.java",
+            "--format",
+            "json",
+        ],
+    );
+    assert_ne!(o.code, 2, "{}", o.stderr);
+    assert!(
+        !o.stderr.contains("not under the checked path"),
+        "{}",
+        o.stderr
+    );
+}
