@@ -692,10 +692,16 @@ fn analyse_text_now(language: Language, text: &str, cat: &Catalogue) -> (FileMod
 /// Most parse problems reported per file; the rest are summarised in one more error.
 pub const MAX_PARSE_ERRORS: usize = 5;
 
+/// What a syntax error means for the analysis, appended to its message (not with
+/// `--parse-only`, which analyses nothing).
+const RUST_SYNTAX_TAIL: &str = "; the file was skipped (the Rust parser stops at the first error)";
+const RECOVERED_SYNTAX_TAIL: &str =
+    "; the rest of the file was analysed where the parser recovered";
+
 fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel) -> Vec<FileError> {
     let tail = match c.language {
-        Language::Rust => "; the file was skipped (the Rust parser stops at the first error)",
-        _ => "; the rest of the file was analysed where the parser recovered",
+        Language::Rust => RUST_SYNTAX_TAIL,
+        _ => RECOVERED_SYNTAX_TAIL,
     };
     let mut seen = std::collections::HashSet::new();
     let mut out: Vec<FileError> = Vec::new();
@@ -1787,7 +1793,15 @@ fn parse_only(candidates: &[Configured], in_shard: &[bool], mut report: Report) 
                 let lines = LineIndex::new(&text);
                 let model =
                     one_big_file_at_a_time(text.len(), || crate::lang::lower(c.language, &text));
-                parse_errors(c, &text, &lines, &model)
+                let mut errs = parse_errors(c, &text, &lines, &model);
+                for e in &mut errs {
+                    for tail in [RUST_SYNTAX_TAIL, RECOVERED_SYNTAX_TAIL] {
+                        if let Some(m) = e.message.strip_suffix(tail) {
+                            e.message = m.to_string();
+                        }
+                    }
+                }
+                errs
             }));
             match r {
                 Ok(errs) => (text.len() as u64, errs),

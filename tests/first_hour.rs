@@ -600,6 +600,8 @@ fn parse_only_reports_parse_errors_and_no_findings() {
     let errors = v["errors"].as_array().unwrap();
     assert_eq!(errors.len(), 1, "{v}");
     assert_eq!(errors[0]["path"], "Broken.java");
+    // Nothing is analysed, so the message does not say the rest of the file was.
+    assert_eq!(errors[0]["message"], "syntax error", "{v}");
     let o = run(&dir, &["check", ".", "--parse-only"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     // Without it, the finding is there.
