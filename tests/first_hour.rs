@@ -710,3 +710,28 @@ fn only_accepts_a_link_inside_path() {
         o.stderr
     );
 }
+
+/// A local that holds more than the key (a request body built around it) is not moved:
+/// the fix hoists the key's expression, and the help says that, not "move `body`".
+#[test]
+fn help_suggests_the_hoist_the_fix_makes_when_the_local_holds_more() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let f = findings(&json(
+        root,
+        &["fixtures/rust/key-in-retry-scope/backon_retry_closure.rs"],
+    ));
+    let f = f
+        .iter()
+        .find(|f| f["line"] == 26)
+        .expect("finding on line 26");
+    assert_eq!(
+        inserted(f).as_deref(),
+        Some("let idempotency_key = Ulid::new().to_string();")
+    );
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.contains("add `let idempotency_key = Ulid::new().to_string();` there and use `idempotency_key` inside"),
+        "{help}"
+    );
+    assert!(!help.contains("move the declaration of `body`"), "{help}");
+}

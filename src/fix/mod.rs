@@ -101,16 +101,18 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
         else {
             continue;
         };
-        let hoisting = f.help[at..].starts_with(HOIST_ADVICE);
         let mut help = f.help[..at].to_string();
         match (&f.fix, &f.no_fix) {
             (Some(fix), _) => {
                 // A hoist's edits: the declaration inserted, then the use replacing the
-                // expression.
+                // expression (a moved declaration's second edit deletes it instead). The
+                // help's advice becomes the hoist even where it said to move a
+                // declaration that holds more than the key.
                 let decl = fix
                     .edits
                     .first()
                     .filter(|e| e.start == e.end)
+                    .filter(|_| fix.edits.get(1).is_some_and(|e| !e.content.is_empty()))
                     .map(|e| e.content.trim())
                     .map(|d| match lang {
                         Language::Kotlin => d.trim_end_matches(';').trim_end(),
@@ -122,10 +124,10 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                         .unwrap_or(&e.content)
                         .to_string()
                 });
-                match (hoisting, decl, used) {
-                    (true, Some(decl), Some(used)) if !decl.contains('\n') => help.push_str(
-                        &format!("{HOIST_ADVICE}{decl}` there and use `{used}` inside"),
-                    ),
+                match (decl, used) {
+                    (Some(decl), Some(used)) if !decl.contains('\n') => help.push_str(&format!(
+                        "{HOIST_ADVICE}{decl}` there and use `{used}` inside"
+                    )),
                     _ => help.push_str(&f.help[at..]),
                 }
                 if fix.applicability == Applicability::Unsafe {
