@@ -692,10 +692,16 @@ fn analyse_text_now(language: Language, text: &str, cat: &Catalogue) -> (FileMod
 /// Most parse problems reported per file; the rest are summarised in one more error.
 pub const MAX_PARSE_ERRORS: usize = 5;
 
+/// What a syntax error means for the analysis, appended to its message (not with
+/// `--parse-only`, which analyses nothing).
+const RUST_SYNTAX_TAIL: &str = "; the file was skipped (the Rust parser stops at the first error)";
+const RECOVERED_SYNTAX_TAIL: &str =
+    "; the rest of the file was analysed where the parser recovered";
+
 fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel) -> Vec<FileError> {
     let tail = match c.language {
-        Language::Rust => "; the file was skipped (the Rust parser stops at the first error)",
-        _ => "; the rest of the file was analysed where the parser recovered",
+        Language::Rust => RUST_SYNTAX_TAIL,
+        _ => RECOVERED_SYNTAX_TAIL,
     };
     let mut seen = std::collections::HashSet::new();
     let mut out: Vec<FileError> = Vec::new();
@@ -801,18 +807,17 @@ pub fn check_text_with(
             scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
-        crate::fix::attach(
-            &crate::fix::FixCtx {
-                text,
-                lines: &lines,
-                model: &model,
-                facts: &facts,
-                path: &c.path,
-                java_version: config.java_version,
-            },
-            &mut findings,
-        );
+        let fix_ctx = crate::fix::FixCtx {
+            text,
+            lines: &lines,
+            model: &model,
+            facts: &facts,
+            path: &c.path,
+            java_version: config.java_version,
+        };
+        crate::fix::attach(&fix_ctx, &mut findings);
         verify_fixes(&c, text, config, &index, &model, &facts, &mut findings);
+        crate::fix::align_help(&fix_ctx, &mut findings);
         (findings, errors)
     }));
     Some(result.unwrap_or_else(|p| {
@@ -1601,19 +1606,18 @@ fn check_one(
             scopes: Default::default(),
         };
         let mut findings = file_findings(&ctx, config);
-        crate::fix::attach(
-            &crate::fix::FixCtx {
-                text: &text,
-                lines: &lines,
-                model: &model,
-                facts: &facts,
-                path: &c.path,
-                java_version: config.java_version,
-            },
-            &mut findings,
-        );
+        let fix_ctx = crate::fix::FixCtx {
+            text: &text,
+            lines: &lines,
+            model: &model,
+            facts: &facts,
+            path: &c.path,
+            java_version: config.java_version,
+        };
+        crate::fix::attach(&fix_ctx, &mut findings);
         let exhausted = crate::flow::budget_exhausted();
         verify_fixes(c, &text, config, index, &model, &facts, &mut findings);
+        crate::fix::align_help(&fix_ctx, &mut findings);
         (findings, exhausted)
     }));
     match r {
@@ -1688,8 +1692,8 @@ fn verify_fixes(
         if verified > MAX_VERIFIED_FIXES {
             fix.applicability = crate::finding::Applicability::Unsafe;
             fix.reason = Some(format!(
-                "not verified: this file has more than {MAX_VERIFIED_FIXES} fixes; apply the \
-                 verified ones and run again"
+                "not checked: idemlint re-analyses the first {MAX_VERIFIED_FIXES} fixes of a \
+                 file only; apply the checked ones and run again to check this one"
             ));
             findings[i].fix = Some(fix);
             continue;
@@ -1697,12 +1701,12 @@ fn verify_fixes(
         let mut reasons: Vec<String> = Vec::new();
         let (new, applied) = apply(text, std::slice::from_ref(&findings[i]), Mode::All);
         if applied.is_empty() {
-            reasons.push("its edits cannot be applied".into());
+            reasons.push("its edits overlap, so they cannot be applied as they are".into());
         } else {
             let lines = LineIndex::new(&new);
             let (m2, mut facts2) = analyse_text(c.language, &new, &config.catalogue);
             if m2.errors.len() > model.errors.len() {
-                reasons.push("the fixed text does not parse".into());
+                reasons.push("the file would no longer parse after the edit".into());
             } else {
                 crate::index::apply_inferred_boundaries(&m2, &mut facts2, index, &c.display);
                 let ctx = Ctx {
@@ -1725,13 +1729,21 @@ fn verify_fixes(
                 after.sort();
                 let n = |v: &[(&str, String)]| v.iter().filter(|k| **k == this).count();
                 if n(&after) > n(&expected) {
-                    reasons.push("the finding is still reported after the fix".into());
+                    reasons.push(
+                        "idemlint still finds the same defect after the edit, so it does not give the attempts one key"
+                            .into(),
+                    );
                 } else if after != expected {
-                    reasons.push("the fix changes other findings of the file".into());
+                    reasons.push(
+                        "the edit changes what idemlint reports elsewhere in the file, so it changes more than this key"
+                            .into(),
+                    );
                 }
                 for name in used_before_declared(&m2) {
                     if !before_unbound.contains(&name) {
-                        reasons.push(format!("`{name}` would be used before it is declared"));
+                        reasons.push(format!(
+                            "after the edit `{name}` would be read before its declaration, which does not compile"
+                        ));
                     }
                 }
                 if let Some(ins) = fix
@@ -1743,10 +1755,16 @@ fn verify_fixes(
                     let p = ins.start + (ins.content.len() - ins.content.trim_start().len());
                     let was = item_scopes(model, facts, findings[i].span.start);
                     let now = item_scopes(&m2, &facts2, p + 1);
-                    if was != now {
-                        reasons.push(format!(
-                            "the key would be evaluated inside {now} loop(s)/lambda(s) over items instead of {was}: the items would not keep one distinct key each"
-                        ));
+                    if now < was {
+                        reasons.push(
+                            "hoisting the key out of the loop (or lambda) over items would give every item the same key"
+                                .into(),
+                        );
+                    } else if now > was {
+                        reasons.push(
+                            "the edit would move the key into a loop (or lambda) over items, so items that shared one key would each get a new one"
+                                .into(),
+                        );
                     }
                 }
             }
@@ -1775,7 +1793,15 @@ fn parse_only(candidates: &[Configured], in_shard: &[bool], mut report: Report) 
                 let lines = LineIndex::new(&text);
                 let model =
                     one_big_file_at_a_time(text.len(), || crate::lang::lower(c.language, &text));
-                parse_errors(c, &text, &lines, &model)
+                let mut errs = parse_errors(c, &text, &lines, &model);
+                for e in &mut errs {
+                    for tail in [RUST_SYNTAX_TAIL, RECOVERED_SYNTAX_TAIL] {
+                        if let Some(m) = e.message.strip_suffix(tail) {
+                            e.message = m.to_string();
+                        }
+                    }
+                }
+                errs
             }));
             match r {
                 Ok(errs) => (text.len() as u64, errs),
@@ -1894,9 +1920,10 @@ pub fn compute_fixes(
                 Some((f, _)) => f,
                 None => break,
             };
-            // `--new-since`: later rounds fix only what was reported (a finding keeps
-            // its fingerprint when lines move), not the file's other findings.
-            if opts.changed_lines.is_some() {
+            // `--new-since` and `--baseline`: later rounds fix only what was reported (a
+            // finding keeps its fingerprint when lines move), not the file's other
+            // findings (the baseline's, or those on unchanged lines).
+            if opts.changed_lines.is_some() || report.baseline.is_some() {
                 findings.retain(|f| reported.contains(&f.fingerprint));
             }
         }

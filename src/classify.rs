@@ -142,11 +142,11 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     }
 }
 
-/// How messages name a call that owns a lambda: "`retry.executeSupplier { … }`".
+/// How messages name a call that owns a lambda: "`retry.executeSupplier { … }`",
+/// "`Failsafe.with(…).get(…)`": the receiver as written from its last plain name on
+/// (see [`receiver_chain`]).
 pub fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
-    let recv = crate::catalogue::receiver_text(call)
-        .map(|r| crate::catalogue::last_segment(&r).to_string())
-        .filter(|r| !r.is_empty() && r.len() <= 32 && !r.contains(['(', ' ', '{']));
+    let recv = crate::catalogue::receiver_text(call).and_then(|r| receiver_chain(&r));
     let sep = if model.language == Language::Rust && call.receiver.is_none() {
         "::"
     } else {
@@ -161,6 +161,98 @@ pub fn call_label(model: &FileModel, call: &Call, trailing: bool) -> String {
     } else {
         format!("`{head}(…)`")
     }
+}
+
+/// The part of a receiver a label shows: from its last segment that is a plain name (a
+/// variable, field or type) to its end, each call's arguments elided
+/// (`Failsafe.with(policy)` → `Failsafe.with(…)`, `this.retryTemplate` → `retryTemplate`,
+/// `backoff::future` → `future`, `RetryPolicy.builder().build()` →
+/// `RetryPolicy.builder().build()`). `None` for a receiver that is no such chain (a
+/// lambda, a block, an operator expression) or whose chain is longer than 48 characters.
+pub fn receiver_chain(receiver: &str) -> Option<String> {
+    // Split at `.` / `::` outside brackets, each segment with the separator before it.
+    let mut segments: Vec<(&str, &str)> = Vec::new();
+    let (mut depth, mut start, mut sep) = (0i32, 0usize, "");
+    let b = receiver.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            b'.' if depth == 0 => {
+                segments.push((sep, &receiver[start..i]));
+                (start, sep) = (i + 1, ".");
+            }
+            b':' if depth == 0 && b.get(i + 1) == Some(&b':') => {
+                segments.push((sep, &receiver[start..i]));
+                (start, sep) = (i + 2, "::");
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    segments.push((sep, &receiver[start..]));
+    // A name, with generic arguments dropped (`RetryPolicy.<R>builder()`, `retry<T>`).
+    let name_of = |n: &str| -> Option<String> {
+        let mut out = String::new();
+        let mut angle = 0;
+        for c in n.trim().chars() {
+            match c {
+                '<' => angle += 1,
+                '>' if angle > 0 => angle -= 1,
+                _ if angle > 0 => {}
+                // `?` / `!!`: Kotlin's `retry?.run { … }`, `policy!!.get(…)`.
+                c if c.is_alphanumeric() || "_$?!".contains(c) => out.push(c),
+                _ => return None,
+            }
+        }
+        (!out.is_empty() && angle == 0).then_some(out)
+    };
+    // Each segment: `name` (plain) or `name(args)` (one argument group, at its end).
+    let mut shown: Vec<(&str, String, bool)> = Vec::new();
+    for (sep, seg) in segments {
+        let seg = seg.trim();
+        match seg.find('(') {
+            Some(open) if seg.ends_with(')') => {
+                // The group that opens at `open` must close at the end: `f(a)(b)` is not
+                // a plain call.
+                let mut d = 0;
+                for (j, c) in seg[open..].char_indices() {
+                    match c {
+                        '(' => d += 1,
+                        ')' => {
+                            d -= 1;
+                            if d == 0 && open + j + 1 != seg.len() {
+                                return None;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let name = name_of(&seg[..open])?;
+                let args = seg[open + 1..seg.len() - 1].trim();
+                let elided = if args.is_empty() { "()" } else { "(…)" };
+                shown.push((sep, format!("{name}{elided}"), false));
+            }
+            // `retries[0]`: an indexed name is a plain segment too.
+            _ if seg.ends_with(']') => {
+                let open = seg.find('[')?;
+                let name = name_of(&seg[..open])?;
+                shown.push((sep, format!("{name}{}", &seg[open..]), true));
+            }
+            _ => shown.push((sep, name_of(seg)?, true)),
+        }
+    }
+    let from = shown.iter().rposition(|(_, _, plain)| *plain).unwrap_or(0);
+    let mut text = String::new();
+    for (i, (sep, seg, _)) in shown[from..].iter().enumerate() {
+        if i > 0 {
+            text.push_str(sep);
+        }
+        text.push_str(seg);
+    }
+    (!text.is_empty() && text.chars().count() <= 48).then_some(text)
 }
 
 /// True for a Kotlin trailing lambda of `call`.

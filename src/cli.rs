@@ -109,8 +109,14 @@ struct Cli {
 enum Command {
     /// Analyse files and directories (the default command; default path: `.`; for
     /// `cargo idemlint`, the workspace root).
+    #[command(override_usage = "idemlint check [OPTIONS] [PATH]...\n       \
+        idemlint check [PATH]... --only FILE... [OPTIONS]   \
+        (PATH first: --only takes every argument up to the next option or `--`)\n       \
+        idemlint check [PATH]... [OPTIONS] --only -- FILE...")]
     Check {
-        /// Files or directories; directories are walked honouring .gitignore.
+        /// Files or directories; directories are walked honouring .gitignore. With --only,
+        /// the project root(s) indexed, given before --only.
+        #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// Output format.
         #[arg(long, value_enum, default_value = "human")]
@@ -171,9 +177,11 @@ enum Command {
         /// the files by path hash for CI matrices. Every shard reads the whole project.
         #[arg(long, value_name = "I/N")]
         shard: Option<crate::check::Shard>,
-        /// Report findings only for these files (or the files under these directories);
-        /// the project index is still built from every file under PATH. `--only -- FILE...`:
-        /// every argument after `--` is such a file (the pre-commit hook's form).
+        /// Report findings only for these files (or the files under these directories),
+        /// which must exist under PATH; the project index is still built from every file
+        /// under PATH. Takes every argument up to the next option or `--`, so PATH goes
+        /// first (`check . --only A.kt B.kt`). `--only -- FILE...`: every argument after
+        /// `--` is such a file (the pre-commit hook's form).
         #[arg(long, value_name = "FILE", num_args = 1..)]
         only: Vec<PathBuf>,
         /// Like --only, with the files listed in FILE (`-`: standard input), one per line
@@ -699,6 +707,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 } else {
                     crate::fix::apply::Mode::Safe
                 };
+                // Only the reported findings are fixed: the baseline's are left alone
+                // (`--diff` reports against it once, here; `--fix` quietly, and again
+                // after its rerun).
+                if let Err(e) = adopt_baseline(&mut report, baseline.as_deref(), None, quiet || fix)
+                {
+                    eprintln!("error: {e}");
+                    return EXIT_TOOL_ERROR;
+                }
                 let (fixed, fix_errors) =
                     crate::check::compute_fixes(&report, mode, &opts, &catalogue);
                 for e in &fix_errors {
@@ -729,10 +745,6 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     // check's rules (baseline, --fail-on, --strict, --exit-zero), and a
                     // non-empty diff alone also makes it 1, as ruff's `--diff` does.
                     report.errors.extend(fix_errors);
-                    if let Err(e) = adopt_baseline(&mut report, baseline.as_deref(), None, quiet) {
-                        eprintln!("error: {e}");
-                        return EXIT_TOOL_ERROR;
-                    }
                     if !quiet {
                         // Why each unsafe fix needs review (and whether it is in the diff).
                         for f in &report.findings {
@@ -817,6 +829,12 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 return EXIT_TOOL_ERROR;
             }
             let to_stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
+            let code = exit_code(ExitInputs {
+                tool_failure,
+                strict_failure: strict && !report.errors.is_empty(),
+                failing: report.findings.iter().any(|f| fail_on.fails(f.severity)),
+                findings_exit,
+            });
             let render_opts = RenderOptions {
                 colour: match color {
                     ColorChoice::Auto => {
@@ -827,6 +845,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 quiet,
                 srcroot: std::env::current_dir().ok(),
                 sarif_category: Some(crate::report::sarif::category(shard)),
+                exit_code: Some(code),
             };
             let mut rendered = crate::report::render(&report, format, &render_opts);
             if statistics {
@@ -851,12 +870,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     if report.errors.len() == 1 { "" } else { "s" }
                 );
             }
-            exit_code(ExitInputs {
-                tool_failure,
-                strict_failure: strict && !report.errors.is_empty(),
-                failing: report.findings.iter().any(|f| fail_on.fails(f.severity)),
-                findings_exit,
-            })
+            code
         }
     }
 }
@@ -881,6 +895,7 @@ fn report_subset(
     changed_since: Option<&str>,
     new_since: Option<&str>,
 ) -> Result<Subset, String> {
+    check_only_paths(paths, &only)?;
     let mut named = only;
     if let Some(list) = files_from {
         named.extend(read_file_list(list)?);
@@ -920,6 +935,68 @@ fn report_subset(
         None => only,
     };
     Ok((only, changed_lines))
+}
+
+/// The `--only` files against the checked `paths` (`.` when none): each must exist and lie
+/// under one of them, and none may be a checked path itself: `check --only a.kt .` gives
+/// `.` to `--only` (it takes every argument up to the next option or `--`), which would
+/// report every file instead of `a.kt`; the error says to put the path first.
+fn check_only_paths(paths: &[PathBuf], only: &[PathBuf]) -> Result<(), String> {
+    let dot = [PathBuf::from(".")];
+    let roots = if paths.is_empty() { &dot[..] } else { paths };
+    let esc = |p: &Path| crate::text::escape_controls(&p.display().to_string());
+    let roots_shown = roots.iter().map(|r| esc(r)).collect::<Vec<_>>().join(" ");
+    let abs_roots: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| crate::config::absolute_path(r))
+        .collect();
+    for f in only {
+        if std::fs::symlink_metadata(f).is_err() {
+            return Err(format!("path not found: {} (named by --only)", esc(f)));
+        }
+        let abs = crate::config::absolute_path(f);
+        if abs.is_dir() && abs_roots.contains(&abs) {
+            let named: Vec<String> = only
+                .iter()
+                .filter(|o| crate::config::absolute_path(o) != abs)
+                .map(|o| esc(o))
+                .collect();
+            return Err(format!(
+                "--only {}: that is the checked path itself, so --only would report every file; \
+                 --only takes every argument up to the next option or `--`, so give the path \
+                 first: `idemlint check {} --only {}`",
+                esc(f),
+                esc(f),
+                if named.is_empty() {
+                    "FILE...".to_string()
+                } else {
+                    named.join(" ")
+                }
+            ));
+        }
+        // Under a root as written (a link inside the tree to elsewhere is the walk's to
+        // report) or once resolved.
+        let lexical = |p: &Path| {
+            let joined = match std::env::current_dir() {
+                Ok(cwd) if p.is_relative() => cwd.join(p),
+                _ => p.to_path_buf(),
+            };
+            crate::fsio::lexical_normal(&joined)
+        };
+        let (lex, lex_roots): (PathBuf, Vec<PathBuf>) =
+            (lexical(f), roots.iter().map(|r| lexical(r)).collect());
+        if !abs_roots.iter().any(|r| abs.starts_with(r))
+            && !lex_roots.iter().any(|r| lex.starts_with(r))
+        {
+            return Err(format!(
+                "--only {}: not under the checked path{} {roots_shown}; --only reports on files \
+                 of the project that PATH names (`idemlint check ROOT --only FILE...`)",
+                esc(f),
+                if roots.len() == 1 { "" } else { "s" },
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The report of `check` run again after `--fix` or `--add-suppression` edited files:

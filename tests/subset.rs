@@ -118,9 +118,13 @@ fn only_indexes_the_whole_tree_and_reports_the_named_files() {
     assert_eq!(f, vec![billing(5)]);
     let (f, _, _) = check(&dir, &["--only", "--", "src/Billing.kt"], None);
     assert_eq!(f, vec![billing(5)]);
-    // A file outside the walked PATH is added to the project, as a named path is.
-    let (f, _, err) = check(&dir, &["src/Retry.kt", "--only", "src/Billing.kt"], None);
-    assert_eq!(f, vec![billing(5)], "{err}");
+    // A named file outside the walked PATH is an error that says so (PATH is the project).
+    let (_, code, err) = check(&dir, &["src/Retry.kt", "--only", "src/Billing.kt"], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not under the checked path src/Retry.kt"),
+        "{err}"
+    );
     // A named file that does not exist is a tool error; other file types are ignored.
     let (_, code, err) = check(&dir, &[".", "--only", "src/Nope.kt"], None);
     assert_eq!(code, 2);

@@ -45,25 +45,143 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
             continue;
         }
         let r = match f.rule {
-            "key-in-retry-scope" if f.sink.starts_with("the key `") => Err(
-                "the helper mints and sends the key itself: hoisting the call would send once"
-                    .into(),
-            ),
+            "key-in-retry-scope" if f.sink.starts_with("the key `") => {
+                let helper = f
+                    .sink
+                    .strip_prefix("the key `")
+                    .and_then(|s| s.strip_suffix("` mints"))
+                    .unwrap_or("the helper");
+                Err(format!(
+                    "`{helper}` mints the key and sends the request itself: moving the call out of the retry would send the request once, before the retry, and no attempt would resend it; make `{helper}` take the key as a parameter"
+                ))
+            }
             "key-in-retry-scope" => hoist(ctx, f),
             "key-in-callback-retry" => clone_call(ctx, f).ok_or_else(|| {
-                "the callback does not re-invoke the original call with the same arguments".into()
+                "the callback does not resend the original request unchanged (the same call with the same arguments), so replacing its new call with `call.clone()` could change what is sent; reuse the original request's key by hand".into()
             }),
-            "key-in-interceptor" | "interceptor-mints-key" => {
-                Err("interceptor: the key belongs in the caller, once per operation".into())
-            }
-            "unlocked-scheduled-job" => Err("scheduler: needs a lock or a stable key".into()),
-            "time-in-key" => Err("time-based key: derive it from the operation instead".into()),
-            _ => Err("no automatic fix for this rule".into()),
+            "key-in-interceptor" | "interceptor-mints-key" => Err(
+                "interceptor: it runs again for every attempt and cannot tell the retries of one operation apart, so no edit inside it keeps one key; the key belongs in the caller, created once per operation, and the interceptor should only copy it".into(),
+            ),
+            "unlocked-scheduled-job" => Err(
+                "scheduler: the job runs on every replica at every tick, so no edit inside it makes the replicas agree on one key; it needs a lock (ShedLock, a lease) or a key derived from the scheduled run".into(),
+            ),
+            "time-in-key" => Err(
+                "time-based key: a clock reading differs on every call and every machine, so moving it would still give a retried operation a new key; derive the key from the operation's identity instead".into(),
+            ),
+            rule => Err(format!(
+                "idemlint has no automatic edit for {rule} (`idemlint explain {rule}` says what to do)"
+            )),
         };
         match r {
             Ok(fix) => f.fix = Some(fix),
             Err(reason) => f.no_fix = Some(reason),
         }
+    }
+}
+
+/// The help's closing "at least …" advice for `key-in-retry-scope`, as the rule writes it.
+const HOIST_ADVICE: &str = "; at least hoist it — add `";
+const MOVE_ADVICE: &str = "; at least move the declaration of `";
+
+/// Makes each `key-in-retry-scope` help agree with its fix (run after the fixes are
+/// verified): a hoist the help suggests is the declaration `--fix` would write (its type,
+/// its name when `idempotencyKey` is taken); when there is no fix, or only an unsafe one,
+/// the help says so and why, and a Java declaration it suggests uses no `var` below
+/// Java 10.
+pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
+    let lang = ctx.model.language;
+    for f in findings.iter_mut() {
+        if f.rule != "key-in-retry-scope" {
+            continue;
+        }
+        let Some(at) = f
+            .help
+            .find(HOIST_ADVICE)
+            .or_else(|| f.help.find(MOVE_ADVICE))
+        else {
+            continue;
+        };
+        let mut help = f.help[..at].to_string();
+        match (&f.fix, &f.no_fix) {
+            (Some(fix), _) => {
+                // A hoist's edits: the declaration inserted, then the use replacing the
+                // expression (a moved declaration's second edit deletes it instead). The
+                // help's advice becomes the hoist even where it said to move a
+                // declaration that holds more than the key.
+                let decl = fix
+                    .edits
+                    .first()
+                    .filter(|e| e.start == e.end)
+                    .filter(|_| fix.edits.get(1).is_some_and(|e| !e.content.is_empty()))
+                    .map(|e| e.content.trim())
+                    .map(|d| match lang {
+                        Language::Kotlin => d.trim_end_matches(';').trim_end(),
+                        _ => d,
+                    });
+                let used = fix.edits.get(1).map(|e| {
+                    e.content
+                        .strip_suffix(".clone()")
+                        .unwrap_or(&e.content)
+                        .to_string()
+                });
+                match (decl, used) {
+                    (Some(decl), Some(used)) if !decl.contains('\n') => help.push_str(&format!(
+                        "{HOIST_ADVICE}{decl}` there and use `{used}` inside"
+                    )),
+                    _ => help.push_str(&f.help[at..]),
+                }
+                if fix.applicability == Applicability::Unsafe {
+                    help.push_str(&format!(
+                        " (`--fix --unsafe-fixes` does this, but review it: {})",
+                        fix.reason.as_deref().unwrap_or("it needs review")
+                    ));
+                }
+            }
+            (None, Some(reason)) => {
+                let advice = &f.help[at..];
+                let var = format!("{HOIST_ADVICE}final var ");
+                let level = level::java_level(ctx.java_version, ctx.path);
+                match advice.strip_prefix(var.as_str()) {
+                    // Below Java 10 a `var` declaration does not compile: the type
+                    // instead, when it is known, else a declaration in words.
+                    Some(rest) if lang == Language::Java && level < 10 => {
+                        let (name, expr) = rest
+                            .split_once(" = ")
+                            .map(|(n, e)| (n, e.split("` there").next().unwrap_or(e)))
+                            .unwrap_or(("idempotencyKey", ""));
+                        let expr = expr.trim_end_matches(';');
+                        let span = ctx
+                            .model
+                            .calls
+                            .iter()
+                            .map(|c| c.span)
+                            .find(|s| ctx.text.get(s.start..s.end) == Some(expr));
+                        let ty = span
+                            .and_then(|s| java_type(ctx.model, s, expr, level).ok())
+                            .or_else(|| java_type(ctx.model, Span::new(0, 0), expr, level).ok());
+                        match ty {
+                            Some(ty) => help.push_str(&format!(
+                                "{HOIST_ADVICE}final {ty} {name} = {expr};` there and use `{name}` inside"
+                            )),
+                            None if reason.starts_with(UNKNOWN_TYPE) => {
+                                help.push_str(&format!(
+                                    "; at least hoist it — declare `{name}` there, with the type of `{expr}` (Java {level} has no `var`), and use it inside (not done by `--fix`, which does not know that type; with `java-version` 10 or later it declares the key with `var`)"
+                                ));
+                                f.help = help;
+                                continue;
+                            }
+                            None => help.push_str(&format!(
+                                "; at least hoist it — declare `{name}` there, with the type of `{expr}` (Java {level} has no `var`), and use it inside"
+                            )),
+                        }
+                    }
+                    _ => help.push_str(advice),
+                }
+                help.push_str(&format!(" (not done by `--fix`: {reason})"));
+            }
+            (None, None) => continue,
+        }
+        f.help = help;
     }
 }
 
@@ -96,7 +214,7 @@ fn boundary_scope(ctx: &FixCtx, f: &Finding) -> Option<ScopeId> {
 }
 
 /// The no-fix reason for a retry that is the body of a Kotlin expression-bodied function.
-const EXPRESSION_BODY: &str = "the function is expression-bodied (`fun f() = …`): its body is not a block, so no statement can declare the key before the retry";
+const EXPRESSION_BODY: &str = "the function is expression-bodied (`fun f() = retry { … }`): its body is one expression, with no statement before the retry to declare the key in; give it a block body first";
 
 /// Whether boundary scope `b` sits directly in the expression body of function `func`
 /// (`fun f() = retry { … }`): `func` is expression-bodied and no lambda, loop or other
@@ -164,19 +282,33 @@ fn names_in_function(m: &FileModel, scope: ScopeId) -> Vec<&str> {
         .collect()
 }
 
-/// True when the value's atoms read a name declared inside `boundary` (a lambda parameter,
-/// a local of the attempt), which a hoist would move out of reach.
-fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> bool {
-    m.values.iter().filter(|v| span.contains(v.span)).any(|v| {
-        v.atoms.iter().any(|a| match a {
-            Atom::Name { name, offset } if span.contains(Span::new(*offset, *offset)) => {
-                m.bindings.iter().any(|b| {
-                    b.name == *name && m.is_within(b.scope, boundary) && b.name_span.start < *offset
-                })
+/// The first name the value's atoms read that is declared inside `boundary` (a lambda
+/// parameter, a local of the attempt), which a hoist would move out of reach.
+fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> Option<String> {
+    m.values
+        .iter()
+        .filter(|v| span.contains(v.span))
+        .flat_map(|v| v.atoms.iter())
+        .find_map(|a| match a {
+            Atom::Name { name, offset }
+                if span.contains(Span::new(*offset, *offset))
+                    && m.bindings.iter().any(|b| {
+                        b.name == *name
+                            && m.is_within(b.scope, boundary)
+                            && b.name_span.start < *offset
+                    }) =>
+            {
+                Some(name.clone())
             }
-            _ => false,
+            _ => None,
         })
-    })
+}
+
+/// Why a hoist that reads `name` (declared inside the retry) is not offered.
+fn reads_attempt_local(name: &str) -> String {
+    format!(
+        "the key is computed from `{name}`, which is declared inside the retry (a lambda parameter or a local of the attempt), so it cannot be computed before the retry starts"
+    )
 }
 
 /// `after` follows a name that is a Kotlin named-argument label (`name = value`).
@@ -185,27 +317,63 @@ fn is_named_label(lang: Language, after: &str) -> bool {
     lang == Language::Kotlin && a.starts_with('=') && !a.starts_with("==")
 }
 
-/// The Java type a hoisted `expr` is declared with: `String` for a string, `UUID` for a bare
-/// `UUID.randomUUID()`, else `var` when the level has it.
-fn java_type(expr: &str, level: u32) -> Result<&'static str, String> {
+/// The Java type a hoisted `expr` (at `span`) is declared with: `String` for a string,
+/// `UUID` for a bare `UUID.randomUUID()`, else `var` when the level has it, else the
+/// declared return type of the method of this file that `expr` calls (`newKey()` after
+/// `static String newKey()`; every overload of that name and arity returning one type).
+fn java_type(m: &FileModel, span: Span, expr: &str, level: u32) -> Result<String, String> {
     let e = expr.trim();
     if e.ends_with(".toString()")
         || e.starts_with('"')
         || e.ends_with('"')
         || e.starts_with("String.")
     {
-        Ok("String")
+        Ok("String".into())
     } else if e == "UUID.randomUUID()" {
-        Ok("UUID")
+        Ok("UUID".into())
     } else if e == "java.util.UUID.randomUUID()" {
-        Ok("java.util.UUID")
+        Ok("java.util.UUID".into())
     } else if level >= 10 {
-        Ok("var")
+        Ok("var".into())
+    } else if let Some(ty) = declared_return_type(m, span) {
+        Ok(ty)
     } else {
         Err(format!(
-            "the type of `{e}` is not known and Java {level} has no `var` (set `java-version` to 10 or later, or declare the key by hand)"
+            "{UNKNOWN_TYPE} `{e}` for the hoisted declaration (it is not a method declared in this file), and Java {level} has no `var`: set `java-version` to 10 or later, or declare the key by hand with its type"
         ))
     }
+}
+
+/// How the no-fix reason for a Java key of unknown type below Java 10 starts.
+const UNKNOWN_TYPE: &str = "idemlint does not know the type of";
+
+/// The return type written on the method of this file that the call at `span` names
+/// (unqualified, or on `this` / the declaring type): one type over every declaration of
+/// that name and arity, not `void`.
+fn declared_return_type(m: &FileModel, span: Span) -> Option<String> {
+    let call = m.calls.iter().find(|c| c.span == span)?;
+    let mut types = m.scopes.iter().filter_map(|s| match &s.kind {
+        ScopeKind::Function(fi) if fi.name == call.callee && fi.params.len() == call.args.len() => {
+            Some(fi.return_type.trim())
+        }
+        _ => None,
+    });
+    let receiver_ok = match call.receiver.as_deref() {
+        None | Some("this") => true,
+        Some(r) => m
+            .scopes
+            .iter()
+            .any(|s| matches!(&s.kind, ScopeKind::Type(t) if t.name == r)),
+    };
+    let first = types.next()?;
+    (receiver_ok
+        && !first.is_empty()
+        && first != "void"
+        && !first.contains(['\n', '@'])
+        // A type parameter (`<T> T newKey()`) is no type at the call site.
+        && !(first.len() == 1 && first.starts_with(|c: char| c.is_ascii_uppercase()))
+        && types.all(|t| t == first))
+    .then(|| first.to_string())
 }
 
 /// Where the key's declaration goes: the start of the statement that contains the
@@ -223,7 +391,9 @@ fn insertion_point(
     let mut stmt_start = match (&m.scopes[b].kind, bd_owner) {
         (ScopeKind::Loop(_), _) => m.scopes[b].span.start,
         (ScopeKind::Lambda(_), Some(c)) if !reactive => m.calls[c].span.start,
-        _ => return Err("the boundary is not a statement a declaration can precede".into()),
+        (ScopeKind::Function(_), _) => return Err("the whole method is retried (`@Retryable` or the like): every attempt runs its whole body, so the key must come from the caller, as a parameter created once per operation".into()),
+        (ScopeKind::Lambda(_), Some(_)) => return Err("the retried code is part of a reactive pipeline that is subscribed to again on retry: a key declared before it is fixed when the pipeline is built, which is one key per operation only if each operation builds its own pipeline; move it by hand where that holds".into()),
+        _ => return Err("the retried code is not a lambda passed to the retrying call, nor a loop, so there is no statement right before the retry to declare the key in".into()),
     };
     if let ScopeKind::Lambda(_) = m.scopes[b].kind {
         let ls = m.scopes[b].span;
@@ -236,7 +406,7 @@ fn insertion_point(
         {
             if holder.kind != BindingKind::Local {
                 return Err(format!(
-                    "the retried lambda is stored in `{}`, which is not a local: declare the key where the operation starts",
+                    "the retried lambda is kept in the field `{}` and may run for many operations: a key declared beside it would be shared by all of them; declare the key where each operation starts",
                     holder.name
                 ));
             }
@@ -245,9 +415,9 @@ fn insertion_point(
     }
     let func = m
         .enclosing_function(b)
-        .ok_or("the boundary is not inside a function")?;
+        .ok_or("the retry is not inside a function, so there is no statement before it to declare the key in")?;
     if stmt_start <= m.scopes[func].span.start {
-        return Err("no statement to insert before".into());
+        return Err("nothing in the function comes before the retry, so there is no statement to declare the key in front of".into());
     }
     // `fun post() = retry { … }`, on the declaration's line or the next: the body is an
     // expression, not a block, so there is no statement to declare the key before.
@@ -258,7 +428,7 @@ fn insertion_point(
     if ls <= m.scopes[func].span.start {
         return Err(match m.language {
             Language::Kotlin => EXPRESSION_BODY.into(),
-            _ => "the boundary starts on the function's declaration line".into(),
+            _ => "the retry starts on the function's declaration line, so a declaration inserted before it would land outside the function's body".into(),
         });
     }
     let at = Span::new(stmt_start, stmt_start);
@@ -270,7 +440,7 @@ fn insertion_point(
     });
     if !crossed {
         if !statement_boundary_before(text, m.language, ls) {
-            return Err("the statement does not start on its own line".into());
+            return Err("the retry's statement shares its line with the code before it, so a declaration inserted at the start of that line would split that code".into());
         }
         return Ok((ls, false));
     }
@@ -292,7 +462,7 @@ fn insertion_point(
         || before.ends_with(';')
         || (m.language == Language::Kotlin && before.ends_with("->"));
     if !opens {
-        return Err("the loop over items / per-item lambda on this line has no block to declare the key in (one key per item must stay inside it)".into());
+        return Err("the retry sits in a loop over items, or a per-item lambda, on the same line: hoisting the key out of that loop would give every item the same key, and there is no block on that line to declare one key per item in".into());
     }
     Ok((stmt_start, true))
 }
@@ -300,12 +470,14 @@ fn insertion_point(
 fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
     let m = ctx.model;
     let text = ctx.text;
-    let b = boundary_scope(ctx, f).ok_or("the boundary could not be located")?;
-    let bd = ctx.facts.boundaries[b]
-        .as_ref()
-        .ok_or("the boundary could not be located")?;
+    const LOST: &str = "idemlint could not find the retry again in this file's model (please report it), so it cannot place the key";
+    let b = boundary_scope(ctx, f).ok_or(LOST)?;
+    let bd = ctx.facts.boundaries[b].as_ref().ok_or(LOST)?;
     if bd.kind != BoundaryKind::Retry {
-        return Err(format!("{} is not a retry scope", bd.label));
+        return Err(format!(
+            "{} is not a retry, so declaring the key before it would not make attempts share it",
+            bd.label
+        ));
     }
     let (insert_at, inline) = insertion_point(ctx, b, bd.owner_call, bd.flavor == "reactive")?;
     let indent: String = if inline {
@@ -363,21 +535,24 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         let decl_start = line_start(text, binding.span.start);
         let decl_end_line = line_end(text, binding.span.end.min(text.len()));
         if !text[decl_start..binding.span.start].trim().is_empty() {
-            return Err("the declaration of the key does not start its own line".into());
+            return Err("the key's declaration shares its line with code before it, so moving the declaration would move that code out of the retry too".into());
         }
         let after = text[binding.span.end..decl_end_line].trim();
         if !(after.is_empty() || after == ";") {
-            return Err("the declaration of the key shares its line with other code".into());
+            return Err("the key's declaration shares its line with code after it, so moving the declaration would move that code out of the retry too".into());
         }
-        if reads_boundary_locals(m, value.span, b) {
-            return Err("the key reads a name declared inside the retried scope".into());
+        if let Some(name) = reads_boundary_locals(m, value.span, b) {
+            return Err(reads_attempt_local(&name));
         }
         // Reassigned inside the attempt: moving it changes behaviour.
         if m.assigns
             .iter()
             .any(|a| a.name == binding.name && m.is_within(a.scope, b))
         {
-            return Err("the key's local is reassigned inside the retried scope".into());
+            return Err(format!(
+                "`{}` is assigned again inside the retry, so attempts would still get new keys after its declaration moved",
+                binding.name
+            ));
         }
         // Another binding of that name outside the boundary in the same function would be
         // shadowed or clash.
@@ -385,9 +560,10 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         if m.bindings.iter().any(|o| {
             o.name == binding.name && !m.is_within(o.scope, b) && m.is_within(o.scope, f_scope)
         }) {
-            return Err(
-                "another declaration of that name outside the retried scope would clash".into(),
-            );
+            return Err(format!(
+                "another variable named `{}` is declared outside the retry in the same function; the moved declaration would clash with it or shadow it",
+                binding.name
+            ));
         }
         let decl_text = &text[binding.span.start..decl_end_line];
         let decl_text = decl_text.trim_end_matches('\r');
@@ -418,7 +594,10 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         let (applicability, reason) = if rust {
             (
                 Applicability::Unsafe,
-                Some("Rust: the moved local is now captured by the closure; it may need `.clone()` or `move` to compile".to_string()),
+                Some(format!(
+                    "in Rust the retried closure now borrows `{}` from outside instead of creating it: where it needs an owned value (a `move` closure, a `String` argument), it does not compile until you add `.clone()` or `move`",
+                    binding.name
+                )),
             )
         } else {
             (Applicability::Safe, None)
@@ -463,8 +642,8 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             t.len() <= 120 && !t.contains('\n')
         })
         .unwrap_or(f.span);
-    if reads_boundary_locals(m, expr_span, b) {
-        return Err("the key reads a name declared inside the retried scope".into());
+    if let Some(name) = reads_boundary_locals(m, expr_span, b) {
+        return Err(reads_attempt_local(&name));
     }
     let base = if rust {
         "idempotency_key"
@@ -500,7 +679,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         Language::Kotlin => format!("{indent}val {name} = {expr}{end}"),
         Language::Java => {
             let level = level::java_level(ctx.java_version, ctx.path);
-            let ty = java_type(expr, level)?;
+            let ty = java_type(m, expr_span, expr, level)?;
             format!("{indent}final {ty} {name} = {expr};{end}")
         }
         Language::Rust => format!("{indent}let {name} = {expr};{end}"),
@@ -513,7 +692,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
     let (applicability, reason) = if rust && is_move {
         (
             Applicability::Unsafe,
-            Some("the key is used inside a `move` closure / `async move` block: a clone moved into it does not compile for a retry that runs it again".to_string()),
+            Some("the key is used inside a `move` closure or `async move` block: the clone is moved into it once, and a retry that runs it again may not compile; build it, and clone inside the closure if needed".to_string()),
         )
     } else {
         (Applicability::Safe, None)

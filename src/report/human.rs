@@ -210,6 +210,34 @@ pub fn summary(report: &Report) -> String {
     out
 }
 
+/// The gist of a no-fix reason for the one-line summary: the words before its first `: `
+/// when they are short (`interceptor`, `scheduler`, "`create()` mints the key and sends the
+/// request itself"), else its first clause, cut at a word after 80 characters. The whole
+/// reason is in the JSON `no_fix` and, for retry scopes, in the help.
+fn reason_head(reason: &str) -> String {
+    if let Some((head, _)) = reason.split_once(": ")
+        && head.chars().count() <= 64
+    {
+        return head.to_string();
+    }
+    let clause = reason.split("; ").next().unwrap_or(reason);
+    if clause.chars().count() <= 80 {
+        return clause.to_string();
+    }
+    let mut out = String::new();
+    for w in clause.split(' ') {
+        if out.chars().count() + w.chars().count() > 80 {
+            out.push('…');
+            return out;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
 /// "idemlint: fixes: 2 safe (`--fix`), 1 more with `--unsafe-fixes`, 3 without a fix
 /// (2 the job needs a lock, 1 …)": how many findings each kind of fix covers, and why the
 /// others have none (the reasons `crate::fix::attach` recorded), most frequent first.
@@ -235,7 +263,8 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
     for f in findings.iter().filter(|f| f.fix.is_none()) {
         let r = f
             .no_fix
-            .clone()
+            .as_deref()
+            .map(reason_head)
             .unwrap_or_else(|| "no mechanical edit".into());
         match reasons.iter_mut().find(|(x, _)| *x == r) {
             Some((_, n)) => *n += 1,
@@ -254,7 +283,10 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
             .take(3)
             .map(|(r, n)| format!("{n}: {}", crate::text::escape_controls(r)))
             .collect();
-        line.push_str(&format!(", {none} without a fix ({})", why.join("; ")));
+        line.push_str(&format!(
+            ", {none} without a fix ({}; `idemlint explain RULE` or JSON `no_fix` says why)",
+            why.join("; ")
+        ));
     }
     line.push('\n');
     line

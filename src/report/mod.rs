@@ -72,6 +72,9 @@ pub struct RenderOptions {
     /// SARIF's category (`runAutomationDetails.id` is `CATEGORY/`; `None`: `idemlint`);
     /// see [`sarif::category`].
     pub sarif_category: Option<String>,
+    /// The run's exit code when known: SARIF records it (`invocations[0].exitCode`) and
+    /// sets `executionSuccessful` from it.
+    pub exit_code: Option<i32>,
 }
 
 /// A rendered report: `report` is the format's output proper (standard output, or the
@@ -110,6 +113,7 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
                 report,
                 opts.srcroot.as_deref(),
                 opts.sarif_category.as_deref(),
+                opts.exit_code,
             ),
             stderr: String::new(),
         },

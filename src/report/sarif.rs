@@ -150,6 +150,8 @@ struct BaseUri {
 #[serde(rename_all = "camelCase")]
 struct Invocation {
     execution_successful: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
     tool_execution_notifications: Vec<Notification>,
 }
 
@@ -291,6 +293,26 @@ pub fn sentence(s: &str) -> String {
     } else {
         format!("{s}.")
     }
+}
+
+/// `s` as SARIF message text (§3.11.6): `[` and `]` are escaped with a backslash so a
+/// consumer does not read `keys[i]` or `[x](1)` in quoted code as an embedded link, and a
+/// backslash before a bracket is escaped too (`\\[`). Only text idemlint writes as a link
+/// (`[boundary](1)`) is left unescaped, by not passing it through here.
+pub fn message_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '[' | ']' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\\' if matches!(chars.peek(), Some('[' | ']')) => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `s` with its first character upper-cased.
@@ -634,7 +656,7 @@ fn result<'a>(
                 context_region: None,
             },
             message: Text {
-                text: sentence(&format!("{} boundary: {}", b.kind, b.label)),
+                text: message_text(&sentence(&format!("{} boundary: {}", b.kind, b.label))),
             },
         })
         .collect();
@@ -643,11 +665,11 @@ fn result<'a>(
         .iter()
         .map(|fix| SarifFix {
             description: Text {
-                text: sentence(&capitalise(&format!(
+                text: message_text(&sentence(&capitalise(&format!(
                     "{} ({})",
                     fix.message,
                     applicability(fix)
-                ))),
+                )))),
             },
             artifact_changes: vec![ArtifactChange {
                 artifact_location: here.clone(),
@@ -676,13 +698,18 @@ fn result<'a>(
         message: Text {
             text: match &f.boundary {
                 // GitHub shows a related location when the message links to it.
+                // The link is idemlint's own; everything else is escaped.
                 Some(b) => format!(
                     "{} See the [{} boundary](1). To fix: {}",
-                    sentence(&f.message),
-                    b.kind,
-                    sentence(&f.help)
+                    message_text(&sentence(&f.message)),
+                    message_text(&b.kind),
+                    message_text(&sentence(&f.help))
                 ),
-                None => format!("{} To fix: {}", sentence(&f.message), sentence(&f.help)),
+                None => message_text(&format!(
+                    "{} To fix: {}",
+                    sentence(&f.message),
+                    sentence(&f.help)
+                )),
             },
         },
         locations: vec![Location {
@@ -736,7 +763,7 @@ fn notification(e: &FileError, srcroot: Option<&Path>) -> Notification {
     Notification {
         level: "warning",
         message: Text {
-            text: sentence(&format!("{}: {}", e.path, e.message)),
+            text: message_text(&sentence(&format!("{}: {}", e.path, e.message))),
         },
         locations: vec![Location {
             physical_location: PhysicalLocation {
@@ -765,8 +792,16 @@ pub fn category(shard: Option<crate::check::Shard>) -> String {
 /// `srcroot` is the directory `%SRCROOT%` stands for (absolute; the CLI passes the current
 /// directory, against which displayed paths are relative); `None` leaves it undefined
 /// in the log and keeps relative paths relative. `category` names the analysis for
-/// `runAutomationDetails.id` ([`category`]; `None`: `idemlint`).
-pub fn render(report: &Report, srcroot: Option<&Path>, category: Option<&str>) -> String {
+/// `runAutomationDetails.id` ([`category`]; `None`: `idemlint`). `exit_code` is the
+/// process's exit code when known (the CLI's); the invocation records it, and
+/// `executionSuccessful` is false when it is 2 (a tool error, `--strict` with a file that
+/// could not be analysed) or when any file could not be analysed: findings may be missing.
+pub fn render(
+    report: &Report,
+    srcroot: Option<&Path>,
+    category: Option<&str>,
+    exit_code: Option<i32>,
+) -> String {
     let original_uri_base_ids = srcroot.filter(|r| r.is_absolute()).map(|root| {
         [(
             SRCROOT,
@@ -797,7 +832,9 @@ pub fn render(report: &Report, srcroot: Option<&Path>, category: Option<&str>) -
                 },
             },
             invocations: vec![Invocation {
-                execution_successful: true,
+                execution_successful: report.errors.is_empty()
+                    && exit_code != Some(crate::cli::EXIT_TOOL_ERROR),
+                exit_code,
                 tool_execution_notifications: report
                     .errors
                     .iter()
