@@ -1528,6 +1528,17 @@ impl<'a> Lowerer<'a> {
                 if parts.len() < 3 {
                     return;
                 }
+                // A `select!` branch, `pat = future => handler`: the future and a handler
+                // that is not a block (blocks were tried as groups) are expressions.
+                if let Some((eq, arrow)) = select_branch(&parts) {
+                    for range in [eq + 1..arrow, arrow + 2..parts.len()] {
+                        let toks: proc_macro2::TokenStream = parts[range].iter().cloned().collect();
+                        if let Ok(e) = syn::parse2::<Expr>(toks) {
+                            this.expr(&e, atoms);
+                        }
+                    }
+                    return;
+                }
                 let proc_macro2::TokenTree::Literal(lit) = &parts[0] else {
                     return;
                 };
@@ -1590,6 +1601,23 @@ impl<'a> Lowerer<'a> {
         }
         flush(self, &mut segment, atoms);
     }
+}
+
+/// In the tokens of one `select!` branch (`biased; () = sleep(d) => {}`), the positions of
+/// the `=` that binds the pattern and of the `=` of `=>`.
+fn select_branch(parts: &[proc_macro2::TokenTree]) -> Option<(usize, usize)> {
+    use proc_macro2::{Spacing, TokenTree};
+    let punct =
+        |i: usize, c: char| matches!(parts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == c);
+    let arrow = (0..parts.len()).find(|&i| punct(i, '=') && punct(i + 1, '>'))?;
+    let eq = (0..arrow).rev().find(|&i| {
+        matches!(&parts[i], TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Alone)
+            && !punct(i.wrapping_sub(1), '=')
+            && !punct(i.wrapping_sub(1), '!')
+            && !punct(i.wrapping_sub(1), '<')
+            && !punct(i.wrapping_sub(1), '>')
+    })?;
+    Some((eq, arrow))
 }
 
 enum ClosureBody<'e> {
