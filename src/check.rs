@@ -1151,7 +1151,7 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
         let (model, facts) = analyse_text(c.language, text, cat);
         let errors = parse_errors(c, text, &lines, &model);
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
-        let demand = FileDemand::of(&model, &facts, &summary, cat);
+        let demand = FileDemand::of(&c.display, &model, &facts, &summary, cat);
         Parsed {
             summary: Some(summary),
             demand,
@@ -1515,18 +1515,28 @@ impl Rounds<'_> {
     /// one does (see [`crate::prefilter::needs_retry_evidence`]).
     fn name_rounds(&mut self) {
         let mut asked: std::collections::BTreeSet<String> = Default::default();
+        let mut asked_pairs: std::collections::BTreeSet<(String, String)> = Default::default();
         loop {
             self.update_index();
-            let names: std::collections::BTreeSet<String> =
-                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand))
-                    .into_iter()
-                    .filter(|n| !asked.contains(n))
-                    .collect();
-            if names.is_empty() {
+            let demand =
+                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand));
+            let names: std::collections::BTreeSet<String> = demand
+                .names
+                .into_iter()
+                .filter(|n| !asked.contains(n))
+                .collect();
+            // A pair whose callee was wanted alone already was scanned for then.
+            let pairs: std::collections::BTreeSet<(String, String)> = demand
+                .typed
+                .into_iter()
+                .filter(|p| !asked_pairs.contains(p) && !asked.contains(&p.0))
+                .collect();
+            if names.is_empty() && pairs.is_empty() {
                 break;
             }
             asked.extend(names.iter().cloned());
-            let scan = NameScan::new(&names);
+            asked_pairs.extend(pairs.iter().cloned());
+            let scan = NameScan::with_pairs(&names, &pairs);
             let rest = self.unparsed();
             if rest.is_empty() || scan.is_empty() {
                 break;
