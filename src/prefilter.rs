@@ -644,10 +644,13 @@ pub fn mentions_idemlint(text: &str) -> bool {
 
 /// A token scan for names found by pass 1 (step 2 of the module docs).
 pub struct NameScan {
-    /// The names wanted alone, then the words of the pairs.
+    /// The words wanted alone (names, then declarations), then the words of the pairs.
     words: Vec<String>,
     /// `words[..alone]` are wanted alone.
     alone: usize,
+    /// Per word: in a Rust file it counts only where a function of that name is declared
+    /// ([`declared_after_fn`]).
+    decl: Vec<bool>,
     /// Pairs of word indices wanted together.
     pairs: Vec<(usize, usize)>,
     ac: Option<AhoCorasick>,
@@ -655,27 +658,65 @@ pub struct NameScan {
     all_of: Vec<Language>,
 }
 
+/// True when the token at `start` may be the name of a Rust function declaration: `fn`
+/// before it, across whitespace and `r#`; or a comment before it (`fn /* … */ name`, or a
+/// line comment on an earlier line), which is taken as a yes.
+fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
+    let mut i = start;
+    if i >= 2 && &bytes[i - 2..i] == b"r#" {
+        i -= 2;
+    }
+    let mut newline = false;
+    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+        newline |= bytes[i - 1] == b'\n';
+        i -= 1;
+    }
+    if i >= 2 && &bytes[i - 2..i] == b"fn" && (i == 2 || !is_ident_byte(bytes[i - 3])) {
+        return true;
+    }
+    if i > 0 && bytes[i - 1] == b'/' {
+        return true;
+    }
+    if newline {
+        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+        return memchr::memmem::find(&bytes[line_start..i], b"//").is_some();
+    }
+    false
+}
+
 impl NameScan {
     /// Compiles `names`; empty and synthetic names make every file of their language match.
     pub fn new(names: &BTreeSet<String>) -> NameScan {
-        NameScan::with_pairs(names, &BTreeSet::new())
+        NameScan::of(names, &BTreeSet::new(), &BTreeSet::new())
     }
 
-    /// Compiles `names` (each wanted alone) and `pairs` (both wanted in one file).
-    pub fn with_pairs(names: &BTreeSet<String>, pairs: &BTreeSet<(String, String)>) -> NameScan {
+    /// Compiles a [`Demand`]'s parts: `names` (mentions), `decls` (declarations, see
+    /// [`Demand::decls`]) and `pairs` (both in one file; the first a declaration).
+    pub fn of(
+        names: &BTreeSet<String>,
+        decls: &BTreeSet<String>,
+        pairs: &BTreeSet<(String, String)>,
+    ) -> NameScan {
         let mut all_of = Vec::new();
         for (n, l) in SYNTHETIC_CALLEES {
-            if names.contains(*n) && !all_of.contains(l) {
+            if (names.contains(*n) || decls.contains(*n)) && !all_of.contains(l) {
                 all_of.push(*l);
             }
         }
         let mut words: Vec<String> = names.iter().filter(|n| !n.is_empty()).cloned().collect();
+        let mut decl = vec![false; words.len()];
+        for d in decls.iter().filter(|n| !n.is_empty()) {
+            words.push(d.clone());
+            decl.push(true);
+        }
         let alone = words.len();
-        let index_of = |w: &str, words: &mut Vec<String>| -> usize {
-            match words[alone..].iter().position(|x| x == w) {
-                Some(i) => alone + i,
+        let mut index_of = |w: &str, is_decl: bool, words: &mut Vec<String>| -> usize {
+            let found = (alone..words.len()).find(|&i| words[i] == w && decl[i] == is_decl);
+            match found {
+                Some(i) => i,
                 None => {
                     words.push(w.to_string());
+                    decl.push(is_decl);
                     words.len() - 1
                 }
             }
@@ -685,14 +726,15 @@ impl NameScan {
             if a.is_empty() || b.is_empty() {
                 continue;
             }
-            let x = index_of(a, &mut words);
-            let y = index_of(b, &mut words);
+            let x = index_of(a, true, &mut words);
+            let y = index_of(b, false, &mut words);
             pair_ids.push((x, y));
         }
         NameScan {
             ac: build_ac(&words, false),
             words,
             alone,
+            decl,
             pairs: pair_ids,
             all_of,
         }
@@ -703,7 +745,8 @@ impl NameScan {
         self.words.is_empty() && self.all_of.is_empty()
     }
 
-    /// True when `text` contains one of the names as a token, or both words of a pair.
+    /// True when `text` contains one of the names as a token (a declared one, for a
+    /// declaration in a Rust file), or both words of a pair.
     pub fn matches(&self, language: Language, text: &str) -> bool {
         if self.all_of.contains(&language) {
             return true;
@@ -718,6 +761,9 @@ impl NameScan {
                 continue;
             }
             let w = m.pattern().as_usize();
+            if self.decl[w] && language == Language::Rust && !declared_after_fn(bytes, m.start()) {
+                continue;
+            }
             if w < self.alone {
                 return true;
             }
@@ -848,6 +894,29 @@ impl FileDemand {
         }
         // The lambdas `index::apply_inferred_boundaries` may mark: given to the call, or a
         // local bound to one, not classified already.
+        // Only a name some local is bound to a lambda (or object) under can be one
+        // (`lambda_bound_to` reads the latest such binding): found once, in linear time.
+        let lambda_spans: std::collections::HashSet<crate::model::Span> = model
+            .scopes
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.kind,
+                    crate::model::ScopeKind::Lambda(_) | crate::model::ScopeKind::Object(_)
+                )
+            })
+            .map(|s| s.span)
+            .collect();
+        let lambda_names: std::collections::HashSet<&str> = model
+            .bindings
+            .iter()
+            .filter(|b| {
+                b.kind == crate::model::BindingKind::Local
+                    && b.value
+                        .is_some_and(|v| lambda_spans.contains(&model.values[v].span))
+            })
+            .map(|b| b.name.as_str())
+            .collect();
         let mut lambda_calls: BTreeSet<CallRef> = BTreeSet::new();
         for call in &model.calls {
             let takes_lambda = call.args.iter().any(|a| {
@@ -855,6 +924,7 @@ impl FileDemand {
                     model.values[a.value]
                         .ident
                         .as_deref()
+                        .filter(|n| lambda_names.contains(n))
                         .and_then(|n| crate::classify::lambda_bound_to(model, n, a.span.start))
                 });
                 lambda.is_some_and(|l| facts.boundaries[l].is_none())
@@ -952,7 +1022,11 @@ impl FileDemand {
 /// tokens anywhere, and (callee, type) pairs wanted together.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Demand {
+    /// Wanted wherever they are mentioned (callers matter too).
     pub names: BTreeSet<String>,
+    /// Wanted for their declarations only: in a Rust file, a function of that name is
+    /// declared `fn NAME` ([`NameScan`] checks that); in other files, wherever mentioned.
+    pub decls: BTreeSet<String>,
     /// A call through a receiver of a declared type resolves to declarations in that type
     /// or in a type that lists it as a supertype: such a file has both tokens.
     pub typed: BTreeSet<(String, String)>,
@@ -1132,7 +1206,7 @@ fn resolve_call<'a>(
     match want {
         Want::Nothing => {}
         Want::Name => {
-            out.names.insert(c.callee.clone());
+            out.decls.insert(c.callee.clone());
         }
         Want::Typed(t) => {
             out.typed.insert((c.callee.clone(), t));
@@ -1192,7 +1266,7 @@ pub fn demanded_names<'a>(
 ) -> Demand {
     let mut out = Demand {
         names: index.key_names().map(str::to_string).collect(),
-        typed: BTreeSet::new(),
+        ..Demand::default()
     };
     let settled = settled_of(index);
     let mut types: BTreeSet<&str> = BTreeSet::new();
@@ -1273,7 +1347,7 @@ pub fn demanded_names<'a>(
         {
             continue;
         }
-        out.names.insert(n.to_string());
+        out.decls.insert(n.to_string());
         for f in index.functions.get(n).into_iter().flatten() {
             if args.is_some_and(|a| !crate::index::arity_ok(f, a))
                 || jvm.is_some_and(|j| f.jvm != j)
@@ -1331,10 +1405,11 @@ pub fn demanded_names<'a>(
             types.extend(d.registered_types.iter().map(String::as_str));
         }
     }
-    out.names.extend(seen_comb.into_iter().map(str::to_string));
+    out.decls.extend(seen_comb.into_iter().map(str::to_string));
     out.names.extend(types.into_iter().map(str::to_string));
     // Nameless functions are not indexed: the empty callee (`(f)()`) never resolves.
     out.names.remove("");
+    out.decls.remove("");
     out.typed.retain(|(c, _)| !c.is_empty());
     // A synthetic callee matches files without its token: wanted by name instead.
     let synthetic: Vec<(String, String)> = out
@@ -1345,10 +1420,13 @@ pub fn demanded_names<'a>(
         .collect();
     for p in synthetic {
         out.typed.remove(&p);
-        out.names.insert(p.0);
+        out.decls.insert(p.0);
     }
     let names = &out.names;
-    out.typed.retain(|(c, _)| !names.contains(c));
+    out.decls.retain(|n| !names.contains(n));
+    let decls = &out.decls;
+    out.typed
+        .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
     out
 }
 

@@ -549,6 +549,53 @@ fn demand_resolves_calls_by_the_receivers_type() {
     );
 }
 
+/// In Rust files, a name wanted for its declarations (a callee a key can come from) makes
+/// a file be parsed only where `fn NAME` declares it: a file that merely calls the helper
+/// is not parsed, one that declares it behind a comment is.
+#[test]
+fn rust_demand_reads_declarations() {
+    let dir = scratch("prefilter_demand_rust_declarations");
+    std::fs::write(
+        dir.join("send.rs"),
+        "pub fn send(req: RequestBuilder) -> RequestBuilder {\n\
+         \x20   retry_with_backoff(|| req.header(\"Idempotency-Key\", new_key()))\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("keys.rs"),
+        "pub fn new_key() -> String {\n    uuid::Uuid::new_v4().to_string()\n}\n",
+    )
+    .unwrap();
+    // Calls the helper, declares nothing the key flow needs.
+    std::fs::write(
+        dir.join("log.rs"),
+        "pub fn log() {\n    println!(\"{}\", new_key());\n}\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir.clone()], "rust declarations");
+    assert!(
+        with.findings.iter().any(|f| f.path.ends_with("send.rs")),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(without.parsed, 3);
+    assert_eq!(
+        with.parsed, 2,
+        "send.rs (sink word) and keys.rs (declares new_key)"
+    );
+
+    // A declaration with a comment between `fn` and the name is still found, and its
+    // constant value vetoes the fresh answer in both modes.
+    std::fs::write(
+        dir.join("fixed.rs"),
+        "pub fn /* fixed */ new_key() -> String {\n    String::from(\"k\")\n}\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "rust declarations, veto");
+    assert_eq!(with.parsed, 3);
+}
+
 /// `path` made absolute and canonical, for comparing report paths with `--only` sets.
 fn canonical(p: &Path) -> PathBuf {
     idemlint::config::absolute_path(p)
