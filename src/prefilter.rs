@@ -799,7 +799,7 @@ pub struct FileDemand {
     /// Calls whose result the value flows of this file's sinks pass through (the calls a
     /// key can come from), sorted and deduplicated: whether they return a fresh value
     /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
-    /// whole receiver text, not only its last segment).
+    /// receiver as [`resolution_receiver`] shortens it).
     pub asks: Vec<CallRef>,
     /// Per callee: the calls the flows of its positional arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks).
@@ -821,8 +821,8 @@ pub struct FileDemand {
 }
 
 /// An oracle that knows no helper and records the calls it was asked about as
-/// [`ProjectIndex::candidates`] resolves them: callee, argument count, the whole receiver
-/// text and the receiver's declared type.
+/// [`ProjectIndex::candidates`] resolves them: callee, argument count, the receiver (what
+/// resolution reads of it, [`resolution_receiver`]) and the receiver's declared type.
 #[derive(Default)]
 struct RefRecorder {
     asked: std::cell::RefCell<Vec<CallRef>>,
@@ -833,11 +833,30 @@ impl crate::flow::HelperOracle for RefRecorder {
         self.asked.borrow_mut().push(CallRef {
             callee: call.callee.clone(),
             arity: call.args.len(),
-            receiver: crate::catalogue::receiver_text(call),
+            receiver: resolution_receiver(call),
             receiver_type: call.receiver_type.clone(),
         });
         None
     }
+}
+
+/// The part of a call's receiver text that [`ProjectIndex::candidates_of`] reads: `this`,
+/// `self`, `super` and `Self` as they are, otherwise its last segment (after a `.` when
+/// that segment is itself one of those words, as in `Outer.this`, so that it still reads
+/// as a receiver naming something). Small, since every file's demand keeps its asks.
+fn resolution_receiver(call: &Call) -> Option<String> {
+    let r = crate::catalogue::receiver_text(call)?;
+    let t = r.trim();
+    let special = |x: &str| matches!(x, "this" | "self" | "super" | "Self");
+    if special(t) {
+        return Some(t.to_string());
+    }
+    let last = crate::catalogue::last_segment(t);
+    Some(if special(last) {
+        format!(".{last}")
+    } else {
+        last.to_string()
+    })
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -934,7 +953,7 @@ impl FileDemand {
                 lambda_calls.insert(CallRef {
                     callee: call.callee.clone(),
                     arity: call.args.len(),
-                    receiver: crate::catalogue::receiver_text(call),
+                    receiver: resolution_receiver(call),
                     receiver_type: call.receiver_type.clone(),
                 });
             }
