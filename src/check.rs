@@ -1156,7 +1156,7 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
         let (model, facts) = analyse_text(c.language, text, cat);
         let errors = parse_errors(c, text, &lines, &model);
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
-        let demand = FileDemand::of(&model, &facts, &summary, cat);
+        let demand = FileDemand::of(&c.display, &model, &facts, &summary, cat);
         Parsed {
             summary: Some(summary),
             demand,
@@ -1519,19 +1519,43 @@ impl Rounds<'_> {
     /// retries calls anywhere and no parsed file says so, parses the rest in chunks until
     /// one does (see [`crate::prefilter::needs_retry_evidence`]).
     fn name_rounds(&mut self) {
-        let mut asked: std::collections::BTreeSet<String> = Default::default();
+        use std::collections::BTreeSet;
+        let mut asked: BTreeSet<String> = Default::default();
+        let mut asked_decls: BTreeSet<String> = Default::default();
+        let mut asked_pairs: BTreeSet<(String, String)> = Default::default();
         loop {
             self.update_index();
-            let names: std::collections::BTreeSet<String> =
-                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand))
-                    .into_iter()
-                    .filter(|n| !asked.contains(n))
-                    .collect();
-            if names.is_empty() {
+            let demand =
+                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand));
+            let names: BTreeSet<String> = demand
+                .names
+                .into_iter()
+                .filter(|n| !asked.contains(n))
+                .collect();
+            // A declaration is among the mentions of its name.
+            let decls: BTreeSet<String> = demand
+                .decls
+                .into_iter()
+                .filter(|n| !asked.contains(n) && !asked_decls.contains(n) && !names.contains(n))
+                .collect();
+            // A pair whose callee was wanted alone already was scanned for then.
+            let pairs: BTreeSet<(String, String)> = demand
+                .typed
+                .into_iter()
+                .filter(|p| {
+                    !asked_pairs.contains(p)
+                        && ![&asked, &asked_decls, &names, &decls]
+                            .iter()
+                            .any(|s| s.contains(&p.0))
+                })
+                .collect();
+            if names.is_empty() && decls.is_empty() && pairs.is_empty() {
                 break;
             }
-            asked.extend(names.iter().cloned());
-            let scan = NameScan::new(&names);
+            let scan = NameScan::of(&names, &decls, &pairs);
+            asked.extend(names);
+            asked_decls.extend(decls);
+            asked_pairs.extend(pairs);
             let rest = self.unparsed();
             if rest.is_empty() || scan.is_empty() {
                 break;

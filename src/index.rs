@@ -91,7 +91,7 @@ pub struct FnDecl {
 
 /// A call as the index resolves it: the callee, its number of arguments and its
 /// receiver (see [`ProjectIndex::candidates_of`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CallRef {
     pub callee: String,
     pub arity: usize,
@@ -1002,7 +1002,7 @@ fn bodiless(lang: Language, decl: &str) -> bool {
     }
 }
 
-fn arity_ok(d: &FnDecl, args: usize) -> bool {
+pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
     d.arity == args || (d.defaults_possible && args < d.arity)
 }
 
@@ -1016,7 +1016,7 @@ fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
 
 /// Method names so common on library types (collections, clients, builders) that a call
 /// through an untyped receiver cannot be tied to a project declaration by name alone.
-const COMMON_NAMES: &[&str] = &[
+pub(crate) const COMMON_NAMES: &[&str] = &[
     "get",
     "set",
     "put",
@@ -1128,7 +1128,7 @@ fn getter_names_type(method: &str, type_name: &str) -> bool {
 
 /// A receiver names a type when either normalised name contains the other (at least three
 /// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`.
-fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
+pub(crate) fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
     let r = normalized(receiver);
     let t = normalized(type_name);
     r.len() >= 3 && !t.is_empty() && (t.contains(&r) || r.contains(&t))

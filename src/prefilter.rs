@@ -59,15 +59,28 @@
 //!   text). Whether a call returns a fresh value is asked (pass 2, [`crate::flow`]) only
 //!   for calls the flows from sinks pass through: sinks of P's files, and arguments of
 //!   key-parameter calls (in N, so in P). With no oracle answer a flow explores at least
-//!   what it explores with any answers (a fresh call ends a path), so the callees pass 1
-//!   records ([`FileDemand::asks`], [`FileDemand::arg_asks`]; every callee when the step
-//!   budget ran out) cover pass 2's questions; they are in N, so every declaration of them
-//!   is in P, and so is every declaration of a name those declarations return a call of
-//!   (the fixpoint decides freshness by name), by induction over its iterations (each
-//!   declaration's state depends only on its own file and on the
-//!   declarations of the names it calls). The index answers a call from the declarations
-//!   it may refer to (by receiver, file, type and language); for a special name every
-//!   declaration is parsed, so that choice is the same too. Registrations, retrying interceptors and `call.clone()` sites are
+//!   what it explores with any answers (a fresh call ends a path), so the calls pass 1
+//!   records ([`FileDemand::asks`], [`FileDemand::arg_asks`]; every callee by name when
+//!   the step budget ran out) cover pass 2's questions. The index answers such a call from
+//!   its candidates ([`ProjectIndex::candidates`]: by receiver type, file, receiver name
+//!   and language), all of which must be fresh. Each asked call is resolved the same way
+//!   ([`resolve_call`]): a receiver of declared type `T` has candidates only in files with
+//!   both the callee and `T` as tokens (a declaration in `T` or in a type listing `T` as
+//!   a supertype, simple names of the text); a call with no receiver, candidates in its own
+//!   file (parsed) if it has any, else anywhere the callee is a token; a receiver naming no
+//!   type under a common or capitalised name, none at all; any other call, anywhere the
+//!   callee is a token. So every candidate of the whole project is in P, and the
+//!   candidates in P are those of the whole project. Whether a candidate is fresh depends
+//!   on its own file and, by name (the fixpoint's unanimity over the fitting declarations
+//!   of each callee it returns the result of, [`crate::index::FnDecl::fresh_via`]), on the
+//!   declarations of those names, which are in N with theirs, by induction over the
+//!   fixpoint's iterations. Two cuts keep this sound: a declaration is *settled*
+//!   ([`settled_of`]) when it has no fresh value of its own and each name it returns the
+//!   result of has a settled fitting declaration in P; its state is "not fresh" in every
+//!   project containing P (one non-fresh fitting declaration defeats the unanimity), so a
+//!   name with a settled fitting declaration needs no more declarations, and an asked call
+//!   with a settled candidate that has a body, in a case of resolution no other file can
+//!   change (`stable`), is answered "not fresh" for good and needs nothing. Registrations, retrying interceptors and `call.clone()` sites are
 //!   only read for a file with an interceptor boundary and a key flow: such a file has a
 //!   sink word or calls a key-parameter function, so it is in P and its interceptor types,
 //!   the types registered beside them and `clone` are in N; a file outside P therefore
@@ -78,9 +91,17 @@
 //!   words, and their names are in N like the other special names. ShedLock's
 //!   enabling annotation and `LockProvider` suffix are seed words. An inferred retry scope
 //!   (a lambda given to a project retry combinator) changes findings only in a file with a
-//!   key flow or a minting call, which is in P; its possible combinator callees are in N,
-//!   and so are the callees their declarations pass a parameter on to, transitively, so
-//!   every declaration deciding whether a combinator retries is in P. Finally a file
+//!   key flow or a minting call, which is in P. Pass 2 asks
+//!   [`ProjectIndex::retried_arg`] only for calls given a lambda (or a local bound to one)
+//!   that pass 1 left unclassified ([`FileDemand::lambda_calls`]), and every candidate
+//!   must retry the parameter: these calls are resolved as above, a candidate that neither
+//!   retries nor passes on a parameter settling "no"; the callees the candidates pass a
+//!   parameter on to are in N with the fitting declarations' own, transitively, unless a
+//!   fitting declaration that neither retries nor passes on a parameter, and that the
+//!   call's receiver cannot set aside, settles "no" (`comb_settled`), so every declaration
+//!   deciding whether a combinator retries is in P. Where a file with a key flow holds an
+//!   interceptor boundary, every declaration of each possible combinator name is followed
+//!   instead (the quoted call-level retry sites count declarations by name). Finally a file
 //!   outside P has no finding: that needs a sink (word or key-parameter call, in N), or a
 //!   call of a minting function (in N).
 //!
@@ -99,7 +120,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::catalogue::{CallMatch, Catalogue};
 use crate::classify::FileFacts;
-use crate::index::{FileSummary, ProjectIndex};
+use crate::index::{CallRef, FileSummary, FnDecl, ProjectIndex};
+use crate::model::Call;
 use crate::model::{FileModel, Language};
 
 /// Callee names a frontend records without the name appearing in the text, per language:
@@ -622,46 +644,132 @@ pub fn mentions_idemlint(text: &str) -> bool {
 
 /// A token scan for names found by pass 1 (step 2 of the module docs).
 pub struct NameScan {
-    names: Vec<String>,
+    /// The words wanted alone (names, then declarations), then the words of the pairs.
+    words: Vec<String>,
+    /// `words[..alone]` are wanted alone.
+    alone: usize,
+    /// Per word: in a Rust file it counts only where a function of that name is declared
+    /// ([`declared_after_fn`]).
+    decl: Vec<bool>,
+    /// Pairs of word indices wanted together.
+    pairs: Vec<(usize, usize)>,
     ac: Option<AhoCorasick>,
     /// Languages whose every file matches (a synthetic callee is among the names).
     all_of: Vec<Language>,
 }
 
+/// True when the token at `start` may be the name of a Rust function declaration: `fn`
+/// before it, across whitespace and `r#`; or a comment before it (`fn /* … */ name`, or a
+/// line comment on an earlier line), which is taken as a yes.
+fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
+    let mut i = start;
+    if i >= 2 && &bytes[i - 2..i] == b"r#" {
+        i -= 2;
+    }
+    let mut newline = false;
+    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+        newline |= bytes[i - 1] == b'\n';
+        i -= 1;
+    }
+    if i >= 2 && &bytes[i - 2..i] == b"fn" && (i == 2 || !is_ident_byte(bytes[i - 3])) {
+        return true;
+    }
+    if i > 0 && bytes[i - 1] == b'/' {
+        return true;
+    }
+    if newline {
+        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+        return memchr::memmem::find(&bytes[line_start..i], b"//").is_some();
+    }
+    false
+}
+
 impl NameScan {
     /// Compiles `names`; empty and synthetic names make every file of their language match.
     pub fn new(names: &BTreeSet<String>) -> NameScan {
+        NameScan::of(names, &BTreeSet::new(), &BTreeSet::new())
+    }
+
+    /// Compiles a [`Demand`]'s parts: `names` (mentions), `decls` (declarations, see
+    /// [`Demand::decls`]) and `pairs` (both in one file; the first a declaration).
+    pub fn of(
+        names: &BTreeSet<String>,
+        decls: &BTreeSet<String>,
+        pairs: &BTreeSet<(String, String)>,
+    ) -> NameScan {
         let mut all_of = Vec::new();
         for (n, l) in SYNTHETIC_CALLEES {
-            if names.contains(*n) && !all_of.contains(l) {
+            if (names.contains(*n) || decls.contains(*n)) && !all_of.contains(l) {
                 all_of.push(*l);
             }
         }
-        let names: Vec<String> = names.iter().filter(|n| !n.is_empty()).cloned().collect();
+        let mut words: Vec<String> = names.iter().filter(|n| !n.is_empty()).cloned().collect();
+        let mut decl = vec![false; words.len()];
+        for d in decls.iter().filter(|n| !n.is_empty()) {
+            words.push(d.clone());
+            decl.push(true);
+        }
+        let alone = words.len();
+        let mut index_of = |w: &str, is_decl: bool, words: &mut Vec<String>| -> usize {
+            let found = (alone..words.len()).find(|&i| words[i] == w && decl[i] == is_decl);
+            match found {
+                Some(i) => i,
+                None => {
+                    words.push(w.to_string());
+                    decl.push(is_decl);
+                    words.len() - 1
+                }
+            }
+        };
+        let mut pair_ids = Vec::new();
+        for (a, b) in pairs {
+            if a.is_empty() || b.is_empty() {
+                continue;
+            }
+            let x = index_of(a, true, &mut words);
+            let y = index_of(b, false, &mut words);
+            pair_ids.push((x, y));
+        }
         NameScan {
-            ac: build_ac(&names, false),
-            names,
+            ac: build_ac(&words, false),
+            words,
+            alone,
+            decl,
+            pairs: pair_ids,
             all_of,
         }
     }
 
     /// True when there is nothing to look for.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty() && self.all_of.is_empty()
+        self.words.is_empty() && self.all_of.is_empty()
     }
 
-    /// True when `text` contains one of the names as a token.
+    /// True when `text` contains one of the names as a token (a declared one, for a
+    /// declaration in a Rust file), or both words of a pair.
     pub fn matches(&self, language: Language, text: &str) -> bool {
         if self.all_of.contains(&language) {
             return true;
         }
         let bytes = text.as_bytes();
-        match &self.ac {
-            Some(ac) => ac
-                .find_overlapping_iter(bytes)
-                .any(|m| at_boundaries(bytes, m.start(), m.end())),
-            None => !self.names.is_empty(),
+        let Some(ac) = &self.ac else {
+            return !self.words.is_empty();
+        };
+        let mut hit = vec![false; self.words.len()];
+        for m in ac.find_overlapping_iter(bytes) {
+            if !at_boundaries(bytes, m.start(), m.end()) {
+                continue;
+            }
+            let w = m.pattern().as_usize();
+            if self.decl[w] && language == Language::Rust && !declared_after_fn(bytes, m.start()) {
+                continue;
+            }
+            if w < self.alone {
+                return true;
+            }
+            hit[w] = true;
         }
+        self.pairs.iter().any(|(a, b)| hit[*a] && hit[*b])
     }
 }
 
@@ -686,13 +794,16 @@ pub struct FileDemand {
     pub has_boundary: bool,
     /// Every callee name, sorted and deduplicated.
     pub callees: Vec<String>,
-    /// Callees whose result the value flows of this file's sinks pass through (the calls
-    /// a key can come from), sorted and deduplicated: whether they return a fresh value
-    /// decides findings here.
-    pub asks: Vec<String>,
-    /// Per callee: the callees the flows of its positional arguments pass through. They
+    /// The file's display path: the asked calls are resolved from it.
+    pub path: String,
+    /// Calls whose result the value flows of this file's sinks pass through (the calls a
+    /// key can come from), sorted and deduplicated: whether they return a fresh value
+    /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
+    /// receiver as [`resolution_receiver`] shortens it).
+    pub asks: Vec<CallRef>,
+    /// Per callee: the calls the flows of its positional arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks).
-    pub arg_asks: Vec<(String, Vec<String>)>,
+    pub arg_asks: Vec<(String, Vec<CallRef>)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -701,6 +812,51 @@ pub struct FileDemand {
     /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
     /// whether the lambda is a retry scope.
     pub combinator_callees: Vec<String>,
+    /// Of those, the calls given such a lambda (or a local bound to one), as
+    /// [`ProjectIndex::candidates`] reads them: pass 2 asks [`ProjectIndex::retried_arg`]
+    /// about exactly these.
+    pub lambda_calls: Vec<CallRef>,
+    /// Of those, the callees of `super` calls in scheduled methods (template methods).
+    pub super_callees: Vec<String>,
+}
+
+/// An oracle that knows no helper and records the calls it was asked about as
+/// [`ProjectIndex::candidates`] resolves them: callee, argument count, the receiver (what
+/// resolution reads of it, [`resolution_receiver`]) and the receiver's declared type.
+#[derive(Default)]
+struct RefRecorder {
+    asked: std::cell::RefCell<Vec<CallRef>>,
+}
+
+impl crate::flow::HelperOracle for RefRecorder {
+    fn fresh(&self, _lang: Language, call: &Call) -> Option<crate::flow::HelperInfo> {
+        self.asked.borrow_mut().push(CallRef {
+            callee: call.callee.clone(),
+            arity: call.args.len(),
+            receiver: resolution_receiver(call),
+            receiver_type: call.receiver_type.clone(),
+        });
+        None
+    }
+}
+
+/// The part of a call's receiver text that [`ProjectIndex::candidates_of`] reads: `this`,
+/// `self`, `super` and `Self` as they are, otherwise its last segment (after a `.` when
+/// that segment is itself one of those words, as in `Outer.this`, so that it still reads
+/// as a receiver naming something). Small, since every file's demand keeps its asks.
+fn resolution_receiver(call: &Call) -> Option<String> {
+    let r = crate::catalogue::receiver_text(call)?;
+    let t = r.trim();
+    let special = |x: &str| matches!(x, "this" | "self" | "super" | "Self");
+    if special(t) {
+        return Some(t.to_string());
+    }
+    let last = crate::catalogue::last_segment(t);
+    Some(if special(last) {
+        format!(".{last}")
+    } else {
+        last.to_string()
+    })
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -712,6 +868,7 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 impl FileDemand {
     /// Extracts the demand of one analysed file.
     pub fn of(
+        path: &str,
         model: &FileModel,
         facts: &FileFacts,
         summary: &FileSummary,
@@ -748,18 +905,57 @@ impl FileDemand {
                 }
             }
         }
-        for call in &model.calls {
-            let takes_lambda = call.args.iter().any(|a| {
-                a.lambda.is_some_and(|l| facts.boundaries[l].is_none())
-                    || (a.lambda.is_none() && model.values[a.value].ident.is_some())
-            });
-            if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
-                combinator_callees.push(call.callee.clone());
-            }
-        }
+        let super_callees = sorted(combinator_callees.clone());
         for f in &summary.functions {
             for pp in &f.passes_params {
                 combinator_callees.push(pp.callee.clone());
+            }
+        }
+        // The lambdas `index::apply_inferred_boundaries` may mark: given to the call, or a
+        // local bound to one, not classified already.
+        // Only a name some local is bound to a lambda (or object) under can be one
+        // (`lambda_bound_to` reads the latest such binding): found once, in linear time.
+        let lambda_spans: std::collections::HashSet<crate::model::Span> = model
+            .scopes
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.kind,
+                    crate::model::ScopeKind::Lambda(_) | crate::model::ScopeKind::Object(_)
+                )
+            })
+            .map(|s| s.span)
+            .collect();
+        let lambda_names: std::collections::HashSet<&str> = model
+            .bindings
+            .iter()
+            .filter(|b| {
+                b.kind == crate::model::BindingKind::Local
+                    && b.value
+                        .is_some_and(|v| lambda_spans.contains(&model.values[v].span))
+            })
+            .map(|b| b.name.as_str())
+            .collect();
+        let mut lambda_calls: BTreeSet<CallRef> = BTreeSet::new();
+        for call in &model.calls {
+            let takes_lambda = call.args.iter().any(|a| {
+                let lambda = a.lambda.or_else(|| {
+                    model.values[a.value]
+                        .ident
+                        .as_deref()
+                        .filter(|n| lambda_names.contains(n))
+                        .and_then(|n| crate::classify::lambda_bound_to(model, n, a.span.start))
+                });
+                lambda.is_some_and(|l| facts.boundaries[l].is_none())
+            });
+            if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
+                combinator_callees.push(call.callee.clone());
+                lambda_calls.insert(CallRef {
+                    callee: call.callee.clone(),
+                    arity: call.args.len(),
+                    receiver: resolution_receiver(call),
+                    receiver_type: call.receiver_type.clone(),
+                });
             }
         }
         // The calls the flows from each sink (and from each positional argument, a sink
@@ -769,14 +965,20 @@ impl FileDemand {
         let flow = crate::flow::Flow::new(model, cat);
         let was_exhausted = crate::flow::budget_exhausted();
         crate::flow::reset_budget();
-        let rec = crate::flow::Recorder::default();
+        let rec = RefRecorder::default();
         for sink in &facts.sinks {
             flow.origins(sink.value, &rec);
         }
-        let asks = sorted(rec.asked.into_inner().into_iter().map(|(c, _)| c).collect());
-        let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<String>> = Default::default();
+        let asks: Vec<CallRef> = rec
+            .asked
+            .into_inner()
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         for call in &model.calls {
-            let rec = crate::flow::Recorder::default();
+            let rec = RefRecorder::default();
             for arg in call.args.iter().filter(|a| a.name.is_none()) {
                 let v = &model.values[arg.value];
                 if v.atoms
@@ -791,7 +993,7 @@ impl FileDemand {
                 by_callee
                     .entry(call.callee.as_str())
                     .or_default()
-                    .extend(asked.into_iter().map(|(c, _)| c));
+                    .extend(asked);
             }
         }
         let arg_asks = by_callee
@@ -804,10 +1006,13 @@ impl FileDemand {
             crate::flow::mark_exhausted();
         }
         FileDemand {
+            path: path.to_string(),
             asks,
             arg_asks,
             asks_everything,
             combinator_callees: sorted(combinator_callees),
+            lambda_calls: lambda_calls.into_iter().collect(),
+            super_callees,
             interceptor_types: sorted(interceptor_types),
             registered_types: sorted(registered_types),
             interceptor,
@@ -832,16 +1037,238 @@ impl FileDemand {
     }
 }
 
-/// The names files outside P are scanned for (step 2 of the module docs), from the parsed
+/// What the files outside P are scanned for (step 2 of the module docs): names wanted as
+/// tokens anywhere, and (callee, type) pairs wanted together.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Demand {
+    /// Wanted wherever they are mentioned (callers matter too).
+    pub names: BTreeSet<String>,
+    /// Wanted for their declarations only: in a Rust file, a function of that name is
+    /// declared `fn NAME` ([`NameScan`] checks that); in other files, wherever mentioned.
+    pub decls: BTreeSet<String>,
+    /// A call through a receiver of a declared type resolves to declarations in that type
+    /// or in a type that lists it as a supertype: such a file has both tokens.
+    pub typed: BTreeSet<(String, String)>,
+}
+
+/// Declarations whose fresh-value state is "not fresh" in the fixpoint of every project
+/// that contains the files parsed so far, per name (parallel to
+/// [`ProjectIndex::functions`]): no fresh value of their own, and every callee they return
+/// the result of ([`FnDecl::fresh_via`], the declaration's own name aside, as
+/// [`ProjectIndex`]'s fixpoint skips it) has such a declaration fitting the call
+/// ([`settled_name`]). The fixpoint decides a callee's freshness by unanimity over its
+/// fitting declarations, so one settled declaration keeps the name from ever being fresh
+/// there, whatever other declarations of it unparsed files hold (by induction over the
+/// order declarations are settled in here).
+type Settled<'a> = std::collections::HashMap<&'a str, Vec<bool>>;
+
+fn settled_of(index: &ProjectIndex) -> Settled<'_> {
+    let mut s: Settled = index
+        .functions
+        .iter()
+        .map(|(n, ds)| (n.as_str(), vec![false; ds.len()]))
+        .collect();
+    loop {
+        let mut changed = false;
+        for (n, ds) in &index.functions {
+            for (i, d) in ds.iter().enumerate() {
+                if s[n.as_str()][i] || d.fresh.is_some() {
+                    continue;
+                }
+                let ok = d
+                    .fresh_via
+                    .iter()
+                    .filter(|(c, _)| c != n)
+                    .all(|(c, a)| settled_name(index, &s, c, *a, d.jvm));
+                if ok {
+                    if let Some(v) = s.get_mut(n.as_str()) {
+                        v[i] = true;
+                    }
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return s;
+        }
+    }
+}
+
+/// Some settled declaration of `name` fits a call with `args` arguments from the `jvm`
+/// family: the fixpoint's name-level answer for such a call is "not fresh" for good.
+fn settled_name(index: &ProjectIndex, s: &Settled, name: &str, args: usize, jvm: bool) -> bool {
+    match (index.functions.get(name), s.get(name)) {
+        (Some(ds), Some(st)) => ds
+            .iter()
+            .zip(st)
+            .any(|(d, ok)| *ok && d.jvm == jvm && crate::index::arity_ok(d, args)),
+        _ => false,
+    }
+}
+
+/// Whether passing a parameter on as `pp` (from a `jvm` declaration) can never make the
+/// declaration retry it, whatever files are added: the index's wrapper fixpoint needs
+/// every fitting declaration of the callee to retry the argument (or, when they disagree
+/// and the receiver names a type, every fitting one on such a type). A fitting declaration
+/// that neither retries nor passes on a parameter never retries, so it decides "no" for
+/// good unless the receiver could still pick other declarations than it.
+fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool) -> bool {
+    let receiver = pp
+        .receiver
+        .as_deref()
+        .map(|r| crate::catalogue::normalize_name(crate::catalogue::last_segment(r)));
+    index
+        .functions
+        .get(&pp.callee)
+        .into_iter()
+        .flatten()
+        .any(|c| {
+            c.jvm == jvm
+                && crate::index::arity_ok(c, pp.arity)
+                && c.retry_params.is_empty()
+                && c.passes_params.is_empty()
+                && match &receiver {
+                    None => true,
+                    Some(r) => {
+                        let t = crate::catalogue::normalize_name(&c.type_name);
+                        r.len() < 3 || (!t.is_empty() && (t.contains(r.as_str()) || r.contains(&t)))
+                    }
+                }
+        })
+}
+
+/// A callee whose freshness is asked: by name (`args`/`jvm` unknown when every callee of a
+/// file counts as asked), or for one arity and language family.
+type Follow<'a> = (&'a str, Option<usize>, Option<bool>);
+
+/// One call made from `path` (whose freshness, or whether it retries a lambda, pass 2
+/// asks), resolved as [`ProjectIndex::candidates`] resolves it once every file is parsed.
+/// Adds to `out` what the files not parsed yet must be scanned for to hold every
+/// candidate declaration, and returns the candidates parsed so far, whose own calls the
+/// answer depends on. Nothing is needed when the call resolves to nothing whatever is
+/// declared, or when a candidate that no file can take out of the candidate set (it has a
+/// body, and the case of resolution cannot change) is `settled`: every candidate must
+/// agree, so the answer is then "no" for good.
+fn resolve_call<'a>(
+    index: &'a ProjectIndex,
+    c: &'a CallRef,
+    path: &str,
+    out: &mut Demand,
+    settled: impl Fn(usize, &FnDecl) -> bool,
+) -> Vec<(usize, &'a FnDecl)> {
+    enum Want {
+        Nothing,
+        Name,
+        Typed(String),
+    }
+    let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
+    let decls: &[FnDecl] = index
+        .functions
+        .get(&c.callee)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let fits = |d: &FnDecl| crate::index::arity_ok(d, c.arity) && d.jvm == jvm;
+    // `stable`: a candidate parsed now is a candidate in the whole project.
+    let (want, stable) = if let Some(t) = &c.receiver_type {
+        // Declarations in `t` or in a type listing it as a supertype: both names are
+        // tokens of such a file.
+        if !t.is_empty() && t.bytes().all(is_ident_byte) {
+            (Want::Typed(t.clone()), true)
+        } else {
+            (Want::Name, true)
+        }
+    } else {
+        match c.receiver.as_deref().map(str::trim) {
+            None | Some("this") | Some("self") | Some("super") | Some("Self") => {
+                // Declarations in the caller's file (parsed: all known), else top-level
+                // functions anywhere.
+                if decls.iter().any(|d| fits(d) && d.path == path) {
+                    (Want::Nothing, true)
+                } else {
+                    (Want::Name, true)
+                }
+            }
+            Some(r) => {
+                let last = crate::catalogue::last_segment(r);
+                let untyped_none = crate::index::COMMON_NAMES.contains(&c.callee.as_str())
+                    || last.starts_with(|ch: char| ch.is_uppercase());
+                if crate::catalogue::normalize_name(last).len() < 3 {
+                    // No type name can match the receiver.
+                    if untyped_none {
+                        return Vec::new();
+                    }
+                    (Want::Name, true)
+                } else if decls.iter().any(|d| {
+                    fits(d)
+                        && !d.type_name.is_empty()
+                        && crate::index::receiver_names_type(last, &d.type_name)
+                }) {
+                    (Want::Name, true)
+                } else {
+                    // Every declaration now (or none), but a type matching the receiver
+                    // may be declared in a file not parsed yet.
+                    (Want::Name, false)
+                }
+            }
+        }
+    };
+    let cands = index.candidates_of(
+        &c.callee,
+        c.arity,
+        c.receiver.as_deref(),
+        c.receiver_type.as_deref(),
+        path,
+    );
+    if stable && cands.iter().any(|(j, d)| !d.bodiless && settled(*j, d)) {
+        return Vec::new();
+    }
+    match want {
+        Want::Nothing => {}
+        Want::Name => {
+            out.decls.insert(c.callee.clone());
+        }
+        Want::Typed(t) => {
+            out.typed.insert((c.callee.clone(), t));
+        }
+    }
+    cands
+}
+
+/// [`resolve_call`] for a call whose freshness is asked: the candidates' callees whose
+/// result they return are followed.
+fn resolve_ask<'a>(
+    index: &'a ProjectIndex,
+    settled: &Settled,
+    c: &'a CallRef,
+    path: &str,
+    out: &mut Demand,
+    follow: &mut Vec<Follow<'a>>,
+) {
+    let mine = settled.get(c.callee.as_str());
+    let cands = resolve_call(index, c, path, out, |j, _| mine.is_some_and(|s| s[j]));
+    for (_, d) in cands {
+        follow.extend(
+            d.fresh_via
+                .iter()
+                .filter(|(v, _)| *v != d.name)
+                .map(|(v, a)| (v.as_str(), Some(*a), Some(d.jvm))),
+        );
+    }
+}
+
+/// What the files outside P are scanned for (step 2 of the module docs), from the parsed
 /// files' demands and the index built from them:
 /// - key-minting, key-parameter and key-header-reading functions (callers may have
 ///   findings or mint; every declaration of such a name must be seen);
-/// - the callees a key can come from: those the flows of the parsed files' sinks pass
+/// - the calls a key can come from: those the flows of the parsed files' sinks pass
 ///   through ([`FileDemand::asks`], and [`FileDemand::arg_asks`] of calls of key-parameter
-///   functions), those the sinks inside functions pass through (which decide whether a
-///   function mints), and, transitively, the callees whose results the declarations of
-///   those names return ([`crate::index::FnDecl::fresh_via`]); every declaration of such a
-///   name must be seen, fresh or not (one that is not keeps the name from being fresh);
+///   functions), each resolved as the index resolves it ([`resolve_ask`]: the files that
+///   may declare a candidate); then, transitively by name (as the index's fixpoint decides
+///   freshness), the callees whose results those candidates return
+///   ([`crate::index::FnDecl::fresh_via`]), and those the sinks inside functions pass
+///   through (which decide whether a function mints). Every declaration of such a name
+///   must be seen, fresh or not (one that is not keeps the name from being fresh), unless
+///   a settled one is seen already ([`settled_of`]);
 /// - in files where an inferred retry scope can matter (a key flow, or a minting call),
 ///   the callees that may be retry combinators, and transitively the callees their
 ///   declarations pass a parameter on to;
@@ -855,28 +1282,63 @@ impl FileDemand {
 pub fn demanded_names<'a>(
     index: &ProjectIndex,
     demands: impl Iterator<Item = &'a FileDemand> + Clone,
-) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = index.key_names().map(str::to_string).collect();
+) -> Demand {
+    let mut out = Demand {
+        names: index.key_names().map(str::to_string).collect(),
+        ..Demand::default()
+    };
+    let settled = settled_of(index);
     let mut types: BTreeSet<&str> = BTreeSet::new();
-    let mut fresh: Vec<&str> = Vec::new();
-    let mut combinators: Vec<&str> = Vec::new();
+    let mut fresh: Vec<Follow> = Vec::new();
+    // A possible combinator: by name (every declaration), or as a parameter is passed on
+    // to it (its fitting declarations, see `comb_settled`).
+    let mut combinators: Vec<(&str, Option<&crate::index::PassedParam>, bool)> = Vec::new();
+    // Whether a retrying interceptor's case can matter: then every declaration of a
+    // possible combinator is seen (the call-level retry sites quoted count them all).
+    let interceptors = demands.clone().any(|d| d.interceptor && d.keyed(index));
     for d in demands.clone() {
         if d.asks_everything {
-            fresh.extend(d.callees.iter().map(String::as_str));
+            fresh.extend(d.callees.iter().map(|c| (c.as_str(), None, None)));
         } else {
-            fresh.extend(d.asks.iter().map(String::as_str));
-            for (c, asked) in &d.arg_asks {
-                if index.has_key_params(c) {
-                    fresh.extend(asked.iter().map(String::as_str));
+            for c in &d.asks {
+                resolve_ask(index, &settled, c, &d.path, &mut out, &mut fresh);
+            }
+            for (callee, asked) in &d.arg_asks {
+                if index.has_key_params(callee) {
+                    for c in asked {
+                        resolve_ask(index, &settled, c, &d.path, &mut out, &mut fresh);
+                    }
                 }
             }
         }
         let keyed = d.keyed(index);
         if keyed || d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)) {
-            combinators.extend(d.combinator_callees.iter().map(String::as_str));
+            if interceptors {
+                combinators.extend(
+                    d.combinator_callees
+                        .iter()
+                        .map(|c| (c.as_str(), None, false)),
+                );
+            } else {
+                combinators.extend(d.super_callees.iter().map(|c| (c.as_str(), None, false)));
+                // A call retries its lambda when every candidate retries that parameter;
+                // a candidate that neither retries nor passes on a parameter never does.
+                for c in &d.lambda_calls {
+                    let cands = resolve_call(index, c, &d.path, &mut out, |_, f| {
+                        f.retry_params.is_empty() && f.passes_params.is_empty()
+                    });
+                    for (_, f) in cands {
+                        combinators.extend(
+                            f.passes_params
+                                .iter()
+                                .map(|pp| (pp.callee.as_str(), Some(pp), f.jvm)),
+                        );
+                    }
+                }
+            }
         }
         if d.interceptor && keyed {
-            out.insert("clone".to_string());
+            out.names.insert("clone".to_string());
             types.extend(d.interceptor_types.iter().map(String::as_str));
             types.extend(d.registered_types.iter().map(String::as_str));
         }
@@ -885,26 +1347,72 @@ pub fn demanded_names<'a>(
     // declarations, wherever the function is.
     for decls in index.functions.values() {
         for f in decls {
-            fresh.extend(f.mint_via_fresh.iter().map(|(c, _)| c.as_str()));
+            fresh.extend(
+                f.mint_via_fresh
+                    .iter()
+                    .map(|(c, a)| (c.as_str(), Some(*a), Some(f.jvm))),
+            );
         }
     }
-    // Transitively: what the declarations of a demanded name return / pass on.
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    while let Some(n) = fresh.pop() {
-        if !seen.insert(n) {
+    // Transitively, by name: what the fitting declarations of a demanded name return.
+    let mut seen: std::collections::HashSet<Follow> = Default::default();
+    while let Some(item) = fresh.pop() {
+        if !seen.insert(item) {
             continue;
         }
+        let (n, args, jvm) = item;
+        if let (Some(a), Some(j)) = (args, jvm)
+            && settled_name(index, &settled, n, a, j)
+        {
+            continue;
+        }
+        out.decls.insert(n.to_string());
         for f in index.functions.get(n).into_iter().flatten() {
-            fresh.extend(f.fresh_via.iter().map(|(c, _)| c.as_str()));
+            if args.is_some_and(|a| !crate::index::arity_ok(f, a))
+                || jvm.is_some_and(|j| f.jvm != j)
+            {
+                continue;
+            }
+            fresh.extend(
+                f.fresh_via
+                    .iter()
+                    .filter(|(c, _)| c != n)
+                    .map(|(c, a)| (c.as_str(), Some(*a), Some(f.jvm))),
+            );
         }
     }
     let mut seen_comb: BTreeSet<&str> = BTreeSet::new();
-    while let Some(n) = combinators.pop() {
-        if !seen_comb.insert(n) {
-            continue;
-        }
-        for f in index.functions.get(n).into_iter().flatten() {
-            combinators.extend(f.passes_params.iter().map(|pp| pp.callee.as_str()));
+    let mut seen_pp: std::collections::HashSet<*const crate::index::PassedParam> =
+        Default::default();
+    while let Some((n, pp, jvm)) = combinators.pop() {
+        match pp.filter(|_| !interceptors) {
+            None => {
+                if !seen_comb.insert(n) {
+                    continue;
+                }
+                for f in index.functions.get(n).into_iter().flatten() {
+                    combinators.extend(
+                        f.passes_params
+                            .iter()
+                            .map(|pp| (pp.callee.as_str(), Some(pp), f.jvm)),
+                    );
+                }
+            }
+            Some(pp) => {
+                if !seen_pp.insert(pp as *const _) || comb_settled(index, pp, jvm) {
+                    continue;
+                }
+                seen_comb.insert(n);
+                for f in index.functions.get(n).into_iter().flatten() {
+                    if f.jvm == jvm && crate::index::arity_ok(f, pp.arity) {
+                        combinators.extend(
+                            f.passes_params
+                                .iter()
+                                .map(|p| (p.callee.as_str(), Some(p), f.jvm)),
+                        );
+                    }
+                }
+            }
         }
     }
     // Files registering a demanded interceptor type: what else they register matters.
@@ -916,11 +1424,28 @@ pub fn demanded_names<'a>(
             types.extend(d.registered_types.iter().map(String::as_str));
         }
     }
-    out.extend(seen.into_iter().map(str::to_string));
-    out.extend(seen_comb.into_iter().map(str::to_string));
-    out.extend(types.into_iter().map(str::to_string));
+    out.decls.extend(seen_comb.into_iter().map(str::to_string));
+    out.names.extend(types.into_iter().map(str::to_string));
     // Nameless functions are not indexed: the empty callee (`(f)()`) never resolves.
-    out.remove("");
+    out.names.remove("");
+    out.decls.remove("");
+    out.typed.retain(|(c, _)| !c.is_empty());
+    // A synthetic callee matches files without its token: wanted by name instead.
+    let synthetic: Vec<(String, String)> = out
+        .typed
+        .iter()
+        .filter(|(c, _)| SYNTHETIC_CALLEES.iter().any(|(n, _)| n == c))
+        .cloned()
+        .collect();
+    for p in synthetic {
+        out.typed.remove(&p);
+        out.decls.insert(p.0);
+    }
+    let names = &out.names;
+    out.decls.retain(|n| !names.contains(n));
+    let decls = &out.decls;
+    out.typed
+        .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
     out
 }
 

@@ -482,6 +482,120 @@ fn demand_follows_the_calls_a_key_comes_from() {
     assert_eq!(with.parsed, 3);
 }
 
+/// A call of a common name through a receiver of a declared type asks only for the files
+/// that declare that type (or implement it): another type's `build` is not parsed, while an
+/// implementation of the receiver's type is, and vetoes the fresh answer in both modes.
+/// (`Receipt.build`, parsed with the keyed file and not fresh, settles that `build` is not
+/// fresh by name, which is how the index decides whether `pay` mints through it.)
+#[test]
+fn demand_resolves_calls_by_the_receivers_type() {
+    let dir = scratch("prefilter_demand_by_receiver_type");
+    std::fs::write(
+        dir.join("Pay.kt"),
+        "import okhttp3.Request\n\
+         suspend fun <T> withRetry(block: suspend () -> T): T {\n\
+         \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+         \x20   return block()\n\
+         }\n\
+         suspend fun pay(b: Request.Builder, keys: KeyMaker) = withRetry {\n\
+         \x20   b.header(\"Idempotency-Key\", keys.build()).build()\n\
+         }\n\
+         class Receipt {\n    fun build(): String = \"receipt\"\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("KeyMaker.kt"),
+        "import java.util.UUID\nopen class KeyMaker {\n\
+         \x20   open fun build(): String = UUID.randomUUID().toString()\n}\n",
+    )
+    .unwrap();
+    // `build` of an unrelated type, not fresh: it would veto the answer if it were a
+    // candidate, but a call on a `KeyMaker` never reaches it.
+    std::fs::write(
+        dir.join("Report.kt"),
+        "class Report {\n    fun build(): String = \"report\"\n}\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir.clone()], "demand by receiver type");
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.kt")),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(without.parsed, 3);
+    assert_eq!(
+        with.parsed, 2,
+        "Pay.kt (sink word) and KeyMaker.kt (declares the receiver's type and `build`)"
+    );
+
+    // A subclass of the receiver's type is a candidate too: parsed, and its `build`
+    // (not fresh) keeps the call from being fresh in both modes.
+    std::fs::write(
+        dir.join("FixedKeys.kt"),
+        "class FixedKeys : KeyMaker() {\n    override fun build(): String = \"fixed\"\n}\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "demand by receiver type, subclass");
+    assert_eq!(with.parsed, 3);
+    assert!(
+        !with
+            .findings
+            .iter()
+            .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.kt")),
+        "{:?}",
+        with.findings
+    );
+}
+
+/// In Rust files, a name wanted for its declarations (a callee a key can come from) makes
+/// a file be parsed only where `fn NAME` declares it: a file that merely calls the helper
+/// is not parsed, one that declares it behind a comment is.
+#[test]
+fn rust_demand_reads_declarations() {
+    let dir = scratch("prefilter_demand_rust_declarations");
+    std::fs::write(
+        dir.join("send.rs"),
+        "pub fn send(req: RequestBuilder) -> RequestBuilder {\n\
+         \x20   retry_with_backoff(|| req.header(\"Idempotency-Key\", new_key()))\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("keys.rs"),
+        "pub fn new_key() -> String {\n    uuid::Uuid::new_v4().to_string()\n}\n",
+    )
+    .unwrap();
+    // Calls the helper, declares nothing the key flow needs.
+    std::fs::write(
+        dir.join("log.rs"),
+        "pub fn log() {\n    println!(\"{}\", new_key());\n}\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir.clone()], "rust declarations");
+    assert!(
+        with.findings.iter().any(|f| f.path.ends_with("send.rs")),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(without.parsed, 3);
+    assert_eq!(
+        with.parsed, 2,
+        "send.rs (sink word) and keys.rs (declares new_key)"
+    );
+
+    // A declaration with a comment between `fn` and the name is still found, and its
+    // constant value vetoes the fresh answer in both modes.
+    std::fs::write(
+        dir.join("fixed.rs"),
+        "pub fn /* fixed */ new_key() -> String {\n    String::from(\"k\")\n}\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "rust declarations, veto");
+    assert_eq!(with.parsed, 3);
+}
+
 /// `path` made absolute and canonical, for comparing report paths with `--only` sets.
 fn canonical(p: &Path) -> PathBuf {
     idemlint::config::absolute_path(p)
