@@ -1532,6 +1532,14 @@ impl<'a> Lowerer<'a> {
                 // that is not a block (blocks were tried as groups) are expressions.
                 if let Some((eq, arrow)) = select_branch(&parts) {
                     for range in [eq + 1..arrow, arrow + 2..parts.len()] {
+                        // Brace groups were lowered as groups already (`async { .. }`).
+                        let braced = parts[range.clone()].iter().any(|t| {
+                            matches!(t, proc_macro2::TokenTree::Group(g)
+                                if g.delimiter() == proc_macro2::Delimiter::Brace)
+                        });
+                        if braced {
+                            continue;
+                        }
                         let toks: proc_macro2::TokenStream = parts[range].iter().cloned().collect();
                         if let Ok(e) = syn::parse2::<Expr>(toks) {
                             this.expr(&e, atoms);
