@@ -51,9 +51,19 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
                     .strip_prefix("the key `")
                     .and_then(|s| s.strip_suffix("` mints"))
                     .unwrap_or("the helper");
-                Err(format!(
-                    "`{helper}` mints the key and sends the request itself: moving the call out of the retry would send the request once, before the retry, and no attempt would resend it; make `{helper}` take the key as a parameter"
-                ))
+                // A constructor (`ChargeRequest()`) builds the request; it sends nothing.
+                let constructor = helper
+                    .trim_start_matches("new ")
+                    .starts_with(|c: char| c.is_uppercase());
+                Err(if constructor {
+                    format!(
+                        "`{helper}` draws the key when it builds the request: the key comes from a default value or the constructor's body, and moving the construction out of the retry would change which request every attempt sends; pass a key made once before the retry to `{helper}` instead"
+                    )
+                } else {
+                    format!(
+                        "`{helper}` mints the key and sends the request itself: moving the call out of the retry would send the request once, before the retry, and no attempt would resend it; make `{helper}` take the key as a parameter"
+                    )
+                })
             }
             "key-in-retry-scope" => hoist(ctx, f),
             "key-in-callback-retry" => clone_call(ctx, f).ok_or_else(|| {

@@ -190,14 +190,20 @@ pub fn common_boundary(
 /// call whose failure a `try`/`catch` inside the listener handles without rethrowing does
 /// not make it run again (Spring AMQP `SimpleMessageListenerContainer`, Spring Kafka
 /// `DefaultErrorHandler`, JMS `DefaultMessageListenerContainer`: redelivery follows an
-/// exception thrown by the listener; see `rules/messaging.toml`).
+/// exception thrown by the listener; see `rules/messaging.toml`). The same holds for a
+/// method whose retry annotation retries on exceptions that leave it (Spring Retry
+/// `@Retryable`, Resilience4j `@Retry`: the proxy calls the method again only when it
+/// throws): a failure the body catches and turns into a result is not retried.
 fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
-    ctx.facts.boundaries[boundary]
-        .as_ref()
-        .is_some_and(|b| b.flavor == "redelivery")
-        && ctx
-            .model
-            .failure_handled(offset, ctx.model.scopes[boundary].span)
+    ctx.facts.boundaries[boundary].as_ref().is_some_and(|b| {
+        b.flavor == "redelivery"
+            || (b.kind == crate::catalogue::BoundaryKind::Retry
+                && ctx.catalogue.boundaries.iter().any(|e| {
+                    e.id == b.entry && e.form == crate::catalogue::BoundaryForm::AnnotatedFunction
+                }))
+    }) && ctx
+        .model
+        .failure_handled(offset, ctx.model.scopes[boundary].span)
 }
 
 /// Computes [`Flows`] for one file.
