@@ -253,6 +253,22 @@ impl<'m> Flow<'m> {
         None
     }
 
+    /// Pushes what binding `b` of `name` may hold at byte `offset`: its initialiser and
+    /// the assignments to it that reach the use.
+    fn values_of_local(&self, name: &str, offset: usize, b: usize, work: &mut Vec<ValueId>) {
+        let m = self.model;
+        let binding = &m.bindings[b];
+        if let Some(init) = binding.value {
+            work.push(init);
+        }
+        for a in self.assigns_by_name.get(name).into_iter().flatten() {
+            let asg = &m.assigns[*a];
+            if m.is_within(asg.scope, binding.scope) && self.reaches(asg, offset, binding.scope) {
+                work.push(asg.value);
+            }
+        }
+    }
+
     /// The parameter bindings (indices into `model.bindings`) whose value `value` carries
     /// as a whole: names read in it that are parameters, followed through the
     /// initialisers and assignments of local variables. A field read (`req.id`) carries
@@ -322,22 +338,7 @@ impl<'m> Flow<'m> {
                         }
                     }
                     BindingKind::Local => {
-                        if let Some(init) = binding.value {
-                            work.push(init);
-                        }
-                        for a in self
-                            .assigns_by_name
-                            .get(name.as_str())
-                            .into_iter()
-                            .flatten()
-                        {
-                            let asg = &m.assigns[*a];
-                            if m.is_within(asg.scope, binding.scope)
-                                && self.reaches(asg, *offset, binding.scope)
-                            {
-                                work.push(asg.value);
-                            }
-                        }
+                        self.values_of_local(name, *offset, b, &mut work);
                     }
                     BindingKind::Field => {}
                 }
@@ -471,22 +472,7 @@ impl<'m> Flow<'m> {
                         if binding.kind == BindingKind::Param {
                             continue;
                         }
-                        if let Some(init) = binding.value {
-                            work.push(init);
-                        }
-                        for a in self
-                            .assigns_by_name
-                            .get(name.as_str())
-                            .into_iter()
-                            .flatten()
-                        {
-                            let asg = &m.assigns[*a];
-                            if m.is_within(asg.scope, binding.scope)
-                                && self.reaches(asg, *offset, binding.scope)
-                            {
-                                work.push(asg.value);
-                            }
-                        }
+                        self.values_of_local(name, *offset, b, &mut work);
                     }
                     Atom::Call(c) => {
                         let call = &m.calls[*c];
