@@ -253,6 +253,22 @@ impl<'m> Flow<'m> {
         None
     }
 
+    /// Spans of `val` whose insides do not flow on: stable derivations (`[[stable]]`), and
+    /// with `sources`, the sources themselves (a seed inside `Random(seed)` is not drawn).
+    fn blocked_spans(&self, val: &crate::model::Value, sources: bool) -> Vec<Span> {
+        let m = self.model;
+        val.atoms
+            .iter()
+            .filter_map(|a| match a {
+                Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
+                    Some(m.calls[*c].span)
+                }
+                Atom::Source(s) if sources => Some(m.sources[*s].span),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Pushes what binding `b` of `name` may hold at byte `offset`: its initialiser and
     /// the assignments to it that reach the use.
     fn values_of_local(&self, name: &str, offset: usize, b: usize, work: &mut Vec<ValueId>) {
@@ -293,16 +309,7 @@ impl<'m> Flow<'m> {
             {
                 continue;
             }
-            let blocked: Vec<Span> = val
-                .atoms
-                .iter()
-                .filter_map(|a| match a {
-                    Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
-                        Some(m.calls[*c].span)
-                    }
-                    _ => None,
-                })
-                .collect();
+            let blocked = self.blocked_spans(val, false);
             // A name inside a call (`alert.getId()`, `dedupKey(title, ctx)`) gives the
             // call's result, not itself, unless the call only converts or formats it
             // (`id.clone()`, `String.format("k-%s", id)`).
@@ -387,17 +394,7 @@ impl<'m> Flow<'m> {
             // Stable derivations hide everything inside them; a source hides its own
             // receiver and arguments (`Random(System.currentTimeMillis()).nextInt()` is a
             // random draw: the clock only seeds it).
-            let blocked: Vec<Span> = val
-                .atoms
-                .iter()
-                .filter_map(|a| match a {
-                    Atom::Call(c) if self.cat.is_stable(m.language, &m.calls[*c]) => {
-                        Some(m.calls[*c].span)
-                    }
-                    Atom::Source(s) => Some(m.sources[*s].span),
-                    _ => None,
-                })
-                .collect();
+            let blocked = self.blocked_spans(val, true);
             let inside_blocked = |s: Span| blocked.iter().any(|b| b.contains(s) && *b != s);
             let mut getters: Option<HashMap<&str, Option<String>>> = None;
             for atom in &val.atoms {
