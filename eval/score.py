@@ -112,7 +112,7 @@ def main():
     exp_hit = collections.Counter()
     fnd_total = collections.Counter()  # lang -> findings in labelled files
     fnd_ok = collections.Counter()
-    misses, fps, unclassified = [], [], []
+    misses, fps, unclassified, u_false = [], [], [], []
     u_tp = u_fp = 0
     u_by_rule = collections.Counter()
     seconds = {}
@@ -175,6 +175,7 @@ def main():
                     u_tp += 1
                 else:
                     u_fp += 1
+                    u_false.append(f"{repo} {path}:{g['line']} {g['rule']}: {v.get('reason', '')[:120]}")
 
     def ratio(a, b):
         return f"{a / b:.2f}" if b else "n/a"
@@ -202,7 +203,12 @@ def main():
     print()
     print(f"unlabelled findings (whole repositories): {sum(u_by_rule.values())}: "
           f"{u_tp} true, {u_fp} false, {len(unclassified)} unclassified; precision {ratio(u_tp, u_tp + u_fp)}")
-    for title, items in (("misses", misses), ("false positives in labelled files", fps), ("unclassified", unclassified)):
+    for title, items in (
+        ("misses", misses),
+        ("false positives in labelled files", fps),
+        ("false positives outside labelled files (unlabelled.toml)", u_false),
+        ("unclassified", unclassified),
+    ):
         if items:
             print(f"\n{title}:")
             for i in items:
@@ -218,6 +224,8 @@ def main():
                 "unlabelled_tp": u_tp,
                 "unlabelled_fp": u_fp,
                 "unclassified": len(unclassified),
+                "unclassified_findings": unclassified,
+                "unlabelled_false_positives": u_false,
                 "misses": misses,
                 "false_positives": fps,
             },

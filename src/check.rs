@@ -685,7 +685,7 @@ pub fn analyse_text(language: Language, text: &str, cat: &Catalogue) -> (FileMod
 
 fn analyse_text_now(language: Language, text: &str, cat: &Catalogue) -> (FileModel, FileFacts) {
     let mut model = crate::lang::lower(language, text);
-    let facts = classify(&mut model, cat);
+    let facts = classify(&mut model, text, cat);
     (model, facts)
 }
 

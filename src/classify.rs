@@ -61,8 +61,8 @@ pub struct FileFacts {
 }
 
 /// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
-pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
-    lower_sources(model, cat);
+pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts {
+    lower_sources(model, text, cat);
     let mut facts = FileFacts {
         boundaries: vec![None; model.scopes.len()],
         ..FileFacts::default()
@@ -85,7 +85,7 @@ pub fn classify(model: &mut FileModel, cat: &Catalogue) -> FileFacts {
     facts
 }
 
-fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
+fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
     let lang = model.language;
     let mut map: HashMap<CallId, SourceId> = HashMap::new();
     // A call of a function this file declares itself (free, or on a type declared here:
@@ -119,11 +119,14 @@ fn lower_sources(model: &mut FileModel, cat: &Catalogue) {
     }
     for (id, call) in model.calls.iter().enumerate() {
         if let Some((kind, display)) = cat.match_source_entry(lang, call, !owned[id]) {
+            let window =
+                kind == SourceKind::Clock && crate::flow::clock_window(text, call.span, &display);
             model.sources.push(Source {
                 kind,
                 display,
                 span: call.span,
                 scope: call.scope,
+                window,
             });
             map.insert(id, model.sources.len() - 1);
         }

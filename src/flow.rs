@@ -106,6 +106,36 @@ pub struct Flow<'m> {
     field_writes: std::cell::OnceCell<HashMap<String, Vec<ValueId>>>,
     /// Scopes sorted by start (then by index), for innermost-scope queries.
     scope_order: Vec<ScopeId>,
+    /// Functions declared in this file by (name, parameter count).
+    fns_by_name: HashMap<(&'m str, usize), Vec<ScopeId>>,
+    /// [`Flow::carried`] answers by function scope, computed on first use; `None` while a
+    /// computation is under way (recursion is answered "unknown").
+    carries: std::cell::RefCell<HashMap<ScopeId, Option<std::rc::Rc<Vec<Carry>>>>>,
+}
+
+/// What a function's return value carries of one parameter: `(position, None)` the
+/// parameter itself (or something computed from it), `(position, Some(field))` only that
+/// field of it (`event.getDedupKey()`).
+pub type Carry = (usize, Option<String>);
+
+/// Parameters an [`Flow::origins_inner`] walk reached, for [`Flow::carried`].
+struct ParamWalk {
+    /// The function whose parameters count.
+    function: ScopeId,
+    /// Bindings (indices into `model.bindings`) and the field read of each.
+    reached: Vec<(usize, Option<String>)>,
+    /// The walk met something it cannot see through: a returned local that the body
+    /// mutates (`r.setKey(key)`), so anything may be in it.
+    unknown: bool,
+}
+
+/// An oracle that knows no project helper (for walks inside this file's own functions).
+struct NoHelpers;
+
+impl HelperOracle for NoHelpers {
+    fn fresh(&self, _lang: Language, _call: &Call) -> Option<HelperInfo> {
+        None
+    }
 }
 
 /// Values visited per [`Flow::origins`] query before it gives up (see
@@ -132,6 +162,15 @@ pub fn mark_exhausted() {
 pub fn budget_exhausted() -> bool {
     EXHAUSTED.with(|e| e.get())
 }
+
+/// Calls whose lambda argument builds an error, not the value the call yields.
+const ERROR_MAPPERS: &[&str] = &[
+    "map_err",
+    "ok_or_else",
+    "with_context",
+    "context",
+    "orElseThrow",
+];
 
 /// Calls that give their receiver or arguments back in another form (a conversion, a
 /// string format): a parameter inside one is carried whole (see
@@ -194,6 +233,15 @@ impl<'m> Flow<'m> {
             .collect();
         let mut scope_order: Vec<ScopeId> = (0..model.scopes.len()).collect();
         scope_order.sort_by_key(|s| (model.scopes[*s].span.start, *s));
+        let mut fns_by_name: HashMap<(&str, usize), Vec<ScopeId>> = HashMap::new();
+        for (i, sc) in model.scopes.iter().enumerate() {
+            if let ScopeKind::Function(f) = &sc.kind {
+                fns_by_name
+                    .entry((f.name.as_str(), f.params.len()))
+                    .or_default()
+                    .push(i);
+            }
+        }
         Flow {
             model,
             cat,
@@ -208,6 +256,8 @@ impl<'m> Flow<'m> {
                 .collect(),
             field_writes: std::cell::OnceCell::new(),
             scope_order,
+            fns_by_name,
+            carries: std::cell::RefCell::new(HashMap::new()),
         }
     }
 
@@ -355,7 +405,140 @@ impl<'m> Flow<'m> {
     }
 
     /// Every ephemeral evaluation `value` depends on, in source order, deduplicated.
+    ///
+    /// A call of a function declared in this file (see [`Flow::local_function`]) yields
+    /// only what that function returns of its arguments ([`Flow::carried`]): a clock in
+    /// an event passed to `sendEvent(event)`, which returns the event's `dedupKey`, is
+    /// not in the result.
     pub fn origins(&self, value: ValueId, helpers: &dyn HelperOracle) -> Vec<Origin> {
+        self.origins_inner(value, helpers, None)
+    }
+
+    /// The function declared in this file that `call` calls, when exactly one matches
+    /// its name and argument count and the call has no receiver other than `this` /
+    /// `self` / `Self` or a type declared here (a call on another object may reach a
+    /// namesake elsewhere). Kotlin named arguments are left out (positions differ).
+    pub fn local_function(&self, call: &Call) -> Option<ScopeId> {
+        let m = self.model;
+        if call.is_new || call.args.iter().any(|a| a.name.is_some()) {
+            return None;
+        }
+        let own_receiver = match crate::catalogue::receiver_text(call) {
+            None => true,
+            Some(r) => matches!(r.as_str(), "this" | "self" | "Self")
+                || m.scopes.iter().any(
+                    |s| matches!(&s.kind, ScopeKind::Type(t) | ScopeKind::Object(t) if t.name == r),
+                ),
+        };
+        if !own_receiver {
+            return None;
+        }
+        match self
+            .fns_by_name
+            .get(&(call.callee.as_str(), call.args.len()))
+        {
+            Some(list) if list.len() == 1 => Some(list[0]),
+            _ => None,
+        }
+    }
+
+    /// What function `f` (declared in this file) returns of its parameters, or `None`
+    /// when that cannot be told: no return value seen (a bodiless or `void` function),
+    /// a constructor, a function returning its own type, `Self` or a builder (it returns
+    /// `this`, whose fields hold the arguments), or a returned local the body mutates.
+    pub fn carried(&self, f: ScopeId) -> Option<std::rc::Rc<Vec<Carry>>> {
+        let m = self.model;
+        if let Some(known) = self.carries.borrow().get(&f) {
+            return known.clone();
+        }
+        self.carries.borrow_mut().insert(f, None);
+        let answer = (|| {
+            let info = m.function_info(f)?;
+            let own_type = m.scopes[f]
+                .parent
+                .and_then(|p| m.enclosing_type(p))
+                .and_then(|t| m.type_info(t))
+                .map(|t| t.name.as_str())
+                .unwrap_or("");
+            let rt = info.return_type.as_str();
+            if rt.is_empty()
+                || info.name == own_type
+                || (!own_type.is_empty() && rt.contains(own_type))
+                || rt.contains("Self")
+                || rt.contains("Builder")
+                || rt.contains("this")
+            {
+                return None;
+            }
+            let returns: Vec<ValueId> = self.returns_of(f).collect();
+            if returns.is_empty() {
+                return None;
+            }
+            let mut walk = ParamWalk {
+                function: f,
+                reached: Vec::new(),
+                unknown: false,
+            };
+            for v in returns {
+                self.origins_inner(v, &NoHelpers, Some(&mut walk));
+            }
+            if walk.unknown {
+                return None;
+            }
+            let mut out: Vec<Carry> = Vec::new();
+            for (b, field) in walk.reached {
+                let name = &m.bindings[b].name;
+                if let Some(i) = info.params.iter().position(|p| &p.name == name)
+                    && !out.contains(&(i, field.clone()))
+                {
+                    out.push((i, field));
+                }
+            }
+            Some(std::rc::Rc::new(out))
+        })();
+        self.carries.borrow_mut().insert(f, answer.clone());
+        answer
+    }
+
+    /// Arguments of the calls in `val` that the called function (declared in this file)
+    /// does not return whole: their spans, and the fields it returns of them.
+    fn dropped_args(&self, val: &Value) -> (Vec<Span>, Vec<String>) {
+        let m = self.model;
+        let mut spans = Vec::new();
+        let mut fields = Vec::new();
+        for a in &val.atoms {
+            let Atom::Call(c) = a else { continue };
+            let call = &m.calls[*c];
+            if call.args.is_empty() {
+                continue;
+            }
+            let Some(carry) = self.local_function(call).and_then(|f| self.carried(f)) else {
+                continue;
+            };
+            for (i, arg) in call.args.iter().enumerate() {
+                let of_arg: Vec<&Option<String>> = carry
+                    .iter()
+                    .filter(|(p, _)| *p == i)
+                    .map(|(_, f)| f)
+                    .collect();
+                if of_arg.iter().any(|f| f.is_none()) {
+                    continue;
+                }
+                spans.push(m.values[arg.value].span);
+                fields.extend(of_arg.into_iter().flatten().cloned());
+            }
+        }
+        (spans, fields)
+    }
+
+    /// [`Flow::origins`], also recording in `walk` the parameters of `walk.function`
+    /// reached (for [`Flow::carried`]).
+    fn origins_inner(
+        &self,
+        value: ValueId,
+        helpers: &dyn HelperOracle,
+        mut walk: Option<&mut ParamWalk>,
+    ) -> Vec<Origin> {
         let m = self.model;
         let mut out: Vec<Origin> = Vec::new();
         let mut seen_values: HashSet<ValueId> = HashSet::new();
@@ -382,11 +565,16 @@ impl<'m> Flow<'m> {
                 // A field of a parameter holds what the caller put there: no origin here
                 // (the call site's flow decides), not every write of that field name in
                 // the file.
-                let of_param = self
+                let param = self
                     .lookup(name, *offset)
-                    .is_some_and(|b| m.bindings[b].kind == BindingKind::Param);
-                if !of_param {
-                    self.field_writes(field, &mut work);
+                    .filter(|b| m.bindings[*b].kind == BindingKind::Param);
+                match param {
+                    Some(b) => {
+                        if let Some(w) = walk.as_deref_mut() {
+                            w.reached.push((b, Some(field.clone())));
+                        }
+                    }
+                    None => self.field_writes(field, &mut work),
                 }
                 continue;
             }
@@ -395,13 +583,23 @@ impl<'m> Flow<'m> {
             // receiver and arguments (`Random(System.currentTimeMillis()).nextInt()` is a
             // random draw: the clock only seeds it).
             let blocked = self.blocked_spans(val, true);
-            let inside_blocked = |s: Span| blocked.iter().any(|b| b.contains(s) && *b != s);
+            let (dropped, carried_fields) = self.dropped_args(val);
+            for f in &carried_fields {
+                self.field_writes(f, &mut work);
+            }
+            let inside_blocked = |s: Span| {
+                blocked.iter().any(|b| b.contains(s) && *b != s)
+                    || dropped.iter().any(|d| d.contains(s))
+            };
             let mut getters: Option<HashMap<&str, Option<String>>> = None;
             for atom in &val.atoms {
                 match atom {
                     Atom::Source(s) => {
                         let src = &m.sources[*s];
                         if inside_blocked(src.span) {
+                            continue;
+                        }
+                        if src.window {
                             continue;
                         }
                         out.push(Origin {
@@ -444,6 +642,12 @@ impl<'m> Flow<'m> {
                             g
                         });
                         if let Some(Some(field)) = getters.get(name.as_str()).cloned() {
+                            if let Some(w) = walk.as_deref_mut()
+                                && let Some(b) = self.lookup(name, *offset)
+                                && m.bindings[b].kind == BindingKind::Param
+                            {
+                                w.reached.push((b, Some(field.clone())));
+                            }
                             self.field_writes(&field, &mut work);
                             continue;
                         }
@@ -455,6 +659,8 @@ impl<'m> Flow<'m> {
                         if let Some(field) = self.field_reads.get(offset) {
                             if m.bindings[b].kind != BindingKind::Param {
                                 self.field_writes(field, &mut work);
+                            } else if let Some(w) = walk.as_deref_mut() {
+                                w.reached.push((b, Some(field.to_string())));
                             }
                             continue;
                         }
@@ -467,7 +673,16 @@ impl<'m> Flow<'m> {
                             continue;
                         }
                         if binding.kind == BindingKind::Param {
+                            if let Some(w) = walk.as_deref_mut() {
+                                w.reached.push((b, None));
+                            }
                             continue;
+                        }
+                        if let Some(w) = walk.as_deref_mut()
+                            && binding.kind == BindingKind::Local
+                            && self.mutated_in(name, w.function)
+                        {
+                            w.unknown = true;
                         }
                         self.values_of_local(name, *offset, b, &mut work);
                     }
@@ -475,6 +690,14 @@ impl<'m> Flow<'m> {
                         let call = &m.calls[*c];
                         if inside_blocked(call.span) || blocked.contains(&call.span) {
                             continue;
+                        }
+                        // A lambda or an object passed to a call of unknown effect may
+                        // capture anything: a walk for `carried` cannot see through it.
+                        if let Some(w) = walk.as_deref_mut()
+                            && call.args.iter().any(|a| a.lambda.is_some())
+                            && self.local_function(call).is_none()
+                        {
+                            w.unknown = true;
                         }
                         if let Some(h) = helpers.fresh(m.language, call) {
                             out.push(Origin {
@@ -487,6 +710,11 @@ impl<'m> Flow<'m> {
                             continue;
                         }
                         if self.cat.is_memoizer(m.language, call) {
+                            continue;
+                        }
+                        // The lambda of an error mapper makes the error, not the value
+                        // (`.map_err(|e| ..)`, `.ok_or_else(|| ..)`, `.orElseThrow(() -> ..)`).
+                        if ERROR_MAPPERS.contains(&call.callee.as_str()) {
                             continue;
                         }
                         let lambdas = call
@@ -513,6 +741,16 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// Whether a call inside function `f` with arguments has the local `name` as its
+    /// receiver (`r.setKey(key)`, `map.put(k, v)`): the local's contents are not only its
+    /// initialiser.
+    fn mutated_in(&self, name: &str, f: ScopeId) -> bool {
+        let m = self.model;
+        m.calls.iter().any(|c| {
+            !c.args.is_empty() && c.receiver.as_deref() == Some(name) && m.is_within(c.scope, f)
+        })
     }
 
     /// A read of an attempt counter: inside a retry loop (see [`LoopInfo::is_retry`]), a
@@ -645,5 +883,263 @@ impl<'m> Flow<'m> {
             .into_iter()
             .flatten()
             .map(|r| self.model.returns[*r].value)
+    }
+}
+
+/// Whether the clock reading at `span` is reduced, right where it is read, to a window of
+/// at least a minute: divided by a constant window (`System.currentTimeMillis() / 60000`,
+/// `Utc::now().timestamp() / 3600`, `/ WINDOW_MS`), truncated (`.truncatedTo(ChronoUnit.HOURS)`)
+/// or formatted with a pattern that has no seconds (`.format(ofPattern("yyyyMMddHH"))`,
+/// chrono `.format("%Y%m%d%H")`). Every attempt inside the window reads the same value:
+/// a deliberate time bucket names a period, like a calendar date (`[[stable]]`), not a
+/// moment. A division by 1000 (milliseconds to seconds) is no window.
+///
+/// `text` is the file, `span` the source's byte range; `display` its normalised form,
+/// which gives the unit (`currentTimeMillis` counts milliseconds, `nanoTime` nanoseconds).
+pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
+    let Some(mut rest) = text.get(span.end..) else {
+        return false;
+    };
+    // Milliseconds unless the reading says otherwise: most JVM clock values are.
+    let mut unit_secs = if display.contains("nanoTime") {
+        1e-9
+    } else {
+        1e-3
+    };
+    // The method chain applied to the reading: `.duration_since(UNIX_EPOCH)?.as_secs()`.
+    loop {
+        let t = rest.trim_start();
+        if let Some(r) = t.strip_prefix('?').or_else(|| t.strip_prefix("!!")) {
+            rest = r;
+            continue;
+        }
+        let Some(r) = t.strip_prefix('.') else {
+            rest = t;
+            break;
+        };
+        let r = r.trim_start();
+        let name_len = r
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(r.len());
+        if name_len == 0 {
+            return false;
+        }
+        let name = &r[..name_len];
+        let after = r[name_len..].trim_start();
+        let (args, next) = match after.strip_prefix('(') {
+            Some(a) => match matching_paren(a) {
+                Some(close) => (&a[..close], &a[close + 1..]),
+                None => return false,
+            },
+            None => ("", after),
+        };
+        let lower = name.to_ascii_lowercase();
+        if lower.contains("nano") {
+            unit_secs = 1e-9;
+        } else if lower.contains("milli") {
+            unit_secs = 1e-3;
+        } else if lower.contains("sec") || lower == "timestamp" || lower == "unix_timestamp" {
+            unit_secs = 1.0;
+        }
+        match name {
+            "truncatedTo" => {
+                return ["MINUTES", "HOURS", "HALF_DAYS", "DAYS", "WEEKS"]
+                    .iter()
+                    .any(|u| args.contains(u));
+            }
+            "format" | "formatted" => {
+                if let Some(p) = string_literal(args) {
+                    return if p.contains('%') {
+                        !strftime_has_seconds(p)
+                    } else {
+                        !java_pattern_has_seconds(p)
+                    };
+                }
+                return ["ISO_LOCAL_DATE", "ISO_DATE", "BASIC_ISO_DATE"]
+                    .iter()
+                    .any(|c| args.trim_end().ends_with(c));
+            }
+            _ => {}
+        }
+        rest = next;
+    }
+    // A division by a constant window.
+    let Some(d) = rest.strip_prefix('/') else {
+        return false;
+    };
+    if d.starts_with(['/', '*', '=']) {
+        return false;
+    }
+    let d = d.trim_start();
+    let d = d.strip_prefix('(').unwrap_or(d);
+    let end = d
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '*' || c == ' ' || c == '.'))
+        .unwrap_or(d.len());
+    let expr = d[..end].trim();
+    if expr.starts_with(|c: char| c.is_ascii_digit()) {
+        let mut product = 1f64;
+        for factor in expr.split('*') {
+            let digits: String = factor
+                .trim()
+                .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+                .chars()
+                .filter(|c| *c != '_')
+                .collect();
+            let digits = digits.trim_end_matches(|c: char| !c.is_ascii_digit());
+            match digits.parse::<f64>() {
+                Ok(n) => product *= n,
+                Err(_) => return false,
+            }
+        }
+        product * unit_secs >= 60.0
+    } else {
+        // A named window: `/ BUCKET_MS`, `/ ONE_HOUR`, `/ windowMillis`.
+        let upper = expr.to_ascii_uppercase();
+        [
+            "WINDOW", "BUCKET", "MINUTE", "HOUR", "DAY", "PERIOD", "INTERVAL",
+        ]
+        .iter()
+        .any(|w| upper.contains(w))
+    }
+}
+
+/// Byte offset of the `)` that closes a group whose `(` precedes `s`.
+fn matching_paren(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut prev = '\0';
+    for (i, c) in s.char_indices() {
+        if in_str {
+            if c == '"' && prev != '\\' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                '"' => in_str = true,
+                '(' => depth += 1,
+                ')' if depth == 0 => return Some(i),
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        prev = c;
+    }
+    None
+}
+
+/// The content of the first `"…"` literal in `s`.
+fn string_literal(s: &str) -> Option<&str> {
+    let start = s.find('"')? + 1;
+    let len = s[start..].find('"')?;
+    Some(&s[start..start + len])
+}
+
+/// A `java.time.format.DateTimeFormatter` pattern shows seconds or finer (`s`, `S`, `n`,
+/// `A`, `N`), outside quoted literal text.
+fn java_pattern_has_seconds(p: &str) -> bool {
+    let mut quoted = false;
+    p.chars().any(|c| {
+        if c == '\'' {
+            quoted = !quoted;
+            return false;
+        }
+        !quoted && matches!(c, 's' | 'S' | 'n' | 'A' | 'N')
+    })
+}
+
+/// A chrono/strftime format shows seconds or finer: `%S`, `%s`, `%f`, `%T`, `%X`, `%c`,
+/// `%r`, `%+` (after optional flags, widths and `.`).
+fn strftime_has_seconds(p: &str) -> bool {
+    let mut it = p.chars().peekable();
+    while let Some(c) = it.next() {
+        if c != '%' {
+            continue;
+        }
+        while it
+            .peek()
+            .is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '_' | '0' | '.' | '#' | ':'))
+        {
+            it.next();
+        }
+        if matches!(
+            it.next(),
+            Some('S' | 's' | 'f' | 'T' | 'X' | 'c' | 'r' | '+')
+        ) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod clock_window_tests {
+    use super::clock_window;
+    use crate::model::Span;
+
+    fn window(text: &str, source: &str) -> bool {
+        let start = text.find(source).unwrap();
+        clock_window(text, Span::new(start, start + source.len()), source)
+    }
+
+    #[test]
+    fn windows_of_a_minute_or_more() {
+        let ms = "System.currentTimeMillis()";
+        assert!(window("f(System.currentTimeMillis() / 60000)", ms));
+        assert!(window("System.currentTimeMillis() / (60 * 1000)", ms));
+        assert!(window("System.currentTimeMillis() / 3_600_000L;", ms));
+        assert!(window("System.currentTimeMillis() / WINDOW_MS", ms));
+        let rust = "Utc::now()";
+        assert!(window("Utc::now().timestamp() / 3600", rust));
+        assert!(window(
+            "SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs() / 300",
+            "SystemTime::now()"
+        ));
+        assert!(window("Utc::now().format(\"%Y%m%d%H\")", rust));
+        let ldt = "LocalDateTime.now()";
+        assert!(window(
+            "LocalDateTime.now().format(DateTimeFormatter.ofPattern(\"yyyyMMddHH\"))",
+            ldt
+        ));
+        assert!(window(
+            "LocalDateTime.now().format(DateTimeFormatter.ISO_LOCAL_DATE)",
+            ldt
+        ));
+        assert!(window(
+            "Instant.now().truncatedTo(ChronoUnit.HOURS)",
+            "Instant.now()"
+        ));
+    }
+
+    #[test]
+    fn not_windows() {
+        let ms = "System.currentTimeMillis()";
+        assert!(!window("System.currentTimeMillis() / 1000", ms));
+        assert!(!window("System.currentTimeMillis()", ms));
+        assert!(!window("System.currentTimeMillis() // 60000", ms));
+        assert!(!window("System.currentTimeMillis() / divisor", ms));
+        assert!(!window(
+            "System.nanoTime() / 1_000_000",
+            "System.nanoTime()"
+        ));
+        assert!(!window("Utc::now().timestamp() / 10", "Utc::now()"));
+        assert!(!window("Utc::now().format(\"%Y%m%d%H%M%S\")", "Utc::now()"));
+        let ldt = "LocalDateTime.now()";
+        assert!(!window(
+            "LocalDateTime.now().format(DateTimeFormatter.ofPattern(\"yyyyMMddHHmmss\"))",
+            ldt
+        ));
+        assert!(!window(
+            "LocalDateTime.now().format(DateTimeFormatter.ofPattern(\"yyyy-MM-dd'T'HH:mm:ss\"))",
+            ldt
+        ));
+        assert!(!window("LocalDateTime.now().format(FORMATTER)", ldt));
+        assert!(!window(
+            "Instant.now().truncatedTo(ChronoUnit.MILLIS)",
+            "Instant.now()"
+        ));
+        assert!(!window(
+            "Instant.now().toEpochMilli() / 1000",
+            "Instant.now()"
+        ));
     }
 }

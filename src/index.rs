@@ -1093,11 +1093,22 @@ fn normalized(s: &str) -> String {
 /// code cannot call into it: Gradle and Maven compile the main source set without the
 /// test one, and Cargo's library target does not see its test, bench or example targets.
 pub fn is_test_source(path: &str) -> bool {
+    test_layout(path, true)
+}
+
+/// [`is_test_source`] without example programs: tests and benchmarks only, code that
+/// never runs as a deployed service.
+pub fn is_test_or_bench_source(path: &str) -> bool {
+    test_layout(path, false)
+}
+
+fn test_layout(path: &str, examples: bool) -> bool {
     // Directories only: the file name itself says nothing (`src/testing.rs`).
     let dirs: Vec<&str> = path.split(['/', '\\']).collect();
     let dirs = &dirs[..dirs.len().saturating_sub(1)];
     dirs.iter().enumerate().any(|(i, seg)| {
-        matches!(*seg, "tests" | "test" | "benches" | "examples")
+        matches!(*seg, "tests" | "test" | "benches")
+            || (examples && *seg == "examples")
             || (*seg == "src"
                 && dirs.get(i + 1).is_some_and(|set| {
                     set.ends_with("Test")

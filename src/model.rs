@@ -260,6 +260,11 @@ pub struct Source {
     pub display: String,
     pub span: Span,
     pub scope: ScopeId,
+    /// A clock reading reduced where it is read to a window of at least a minute
+    /// (`System.currentTimeMillis() / 60000`, a format with no seconds): a deliberate time
+    /// bucket, which every attempt inside the window shares (see
+    /// [`crate::flow::clock_window`]). Not followed as an origin.
+    pub window: bool,
 }
 
 /// One thing a value depends on.

@@ -313,7 +313,7 @@ suspend fun charge(api: Api, body: Body): Charge =
     }
 
 fun period(api: Api, customerId: String) =
-    api.createCharge(idempotencyKey = deriveKey(customerId, System.currentTimeMillis() / 86_400_000), body = b)
+    api.createCharge(idempotencyKey = deriveKey(customerId, System.currentTimeMillis()), body = b)
 "#,
     );
     let before = findings(&json(&dir, &["."], 1));
@@ -334,7 +334,7 @@ callee = ["withBackoff"]
 flavor = "retry"
 label = "team `withBackoff`"
 
-# deriveKey hashes its inputs into a key that is the same for one billing day.
+# deriveKey reduces the clock to the billing day and hashes it with the customer id.
 [[stable]]
 callee = ["deriveKey"]
 "#,

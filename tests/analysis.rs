@@ -762,3 +762,52 @@ public class RefundRequestBuilder {
         )]
     );
 }
+
+/// A paced loop in test or benchmark code (a load test's signal sender) runs in one
+/// process, not on every replica: `unlocked-scheduled-job` is a production-code rule. The
+/// same loop under `src/` or in an example program (which users copy) is reported.
+#[test]
+fn scheduled_jobs_in_test_sources_are_not_replicated() {
+    let job = r#"use std::time::Duration;
+use uuid::Uuid;
+
+pub async fn sender(client: reqwest::Client) {
+    loop {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let idempotency_key = Uuid::new_v4().to_string();
+        let _ = client
+            .post("https://payments.example.com/v1/charges")
+            .header("Idempotency-Key", idempotency_key)
+            .send()
+            .await;
+    }
+}
+
+pub async fn start(client: reqwest::Client) {
+    tokio::spawn(sender(client));
+}
+"#;
+    for (path, expected) in [
+        ("tests/load.rs", vec![]),
+        ("crates/core/benches/send.rs", vec![]),
+        (
+            "src/sender.rs",
+            vec![(
+                "src/sender.rs".to_string(),
+                7,
+                "unlocked-scheduled-job".to_string(),
+            )],
+        ),
+        (
+            "examples/sender.rs",
+            vec![(
+                "examples/sender.rs".to_string(),
+                7,
+                "unlocked-scheduled-job".to_string(),
+            )],
+        ),
+    ] {
+        let dir = project(&format!("sched_{}", path.replace('/', "_")), &[(path, job)]);
+        assert_eq!(findings(&dir), expected, "{path}");
+    }
+}

@@ -776,11 +776,13 @@ impl<'a> Lowerer<'a> {
             match stmt {
                 Stmt::Expr(e, None) if is_tail && tail_returns => {
                     let v = self.value(e);
-                    self.m.returns.push(Return {
-                        value: v,
-                        scope: self.scope,
-                        span: self.sp(e),
-                    });
+                    if !is_err_value(e) {
+                        self.m.returns.push(Return {
+                            value: v,
+                            scope: self.scope,
+                            span: self.sp(e),
+                        });
+                    }
                 }
                 _ => self.stmt(stmt),
             }
@@ -1185,11 +1187,13 @@ impl<'a> Lowerer<'a> {
                             )
                         })
                         .unwrap_or(self.scope);
-                    self.m.returns.push(Return {
-                        value,
-                        scope,
-                        span: self.sp(e),
-                    });
+                    if !is_err_value(v) {
+                        self.m.returns.push(Return {
+                            value,
+                            scope,
+                            span: self.sp(e),
+                        });
+                    }
                 }
                 ExprInfo::default()
             }
@@ -1351,11 +1355,13 @@ impl<'a> Lowerer<'a> {
             ClosureBody::Block(b) => self.block_with_tail(b, true),
             ClosureBody::Expr(e) => {
                 let v = self.value(e);
-                self.m.returns.push(Return {
-                    value: v,
-                    scope: s,
-                    span: self.sp(e),
-                });
+                if !is_err_value(e) {
+                    self.m.returns.push(Return {
+                        value: v,
+                        scope: s,
+                        span: self.sp(e),
+                    });
+                }
             }
         }
         self.scope = saved;
@@ -1668,6 +1674,17 @@ fn format_captures(s: &str) -> Vec<(String, usize)> {
         }
     }
     out
+}
+
+/// `Err(..)` (also parenthesised): a returned error, which a caller's `?` propagates and
+/// whose contents (a clock in an error message) never become the function's value.
+fn is_err_value(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_err_value(&p.expr),
+        Expr::Call(c) => matches!(&*c.func, Expr::Path(p)
+            if p.path.segments.len() == 1 && p.path.segments[0].ident == "Err"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,11 @@
 //! with no distributed lock in reach, so every replica runs it with its own keys.
 //! Documentation: `rules/docs/unlocked-scheduled-job.md`. Locks come from
 //! `rules/locks.toml`; ShedLock's `@SchedulerLock` counts only where the project enables
-//! ShedLock.
+//! ShedLock. Test and benchmark sources ([`is_test_or_bench_source`]) are not checked: a
+//! load test's paced loop runs in one process, not on every replica. Example programs
+//! are: users copy them into services.
+//!
+//! [`is_test_or_bench_source`]: crate::index::is_test_or_bench_source
 
 use super::{Ctx, Flows};
 use crate::catalogue::BoundaryKind;
@@ -45,6 +49,9 @@ fn lock_examples(ctx: &Ctx) -> &'static str {
 }
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    if crate::index::is_test_or_bench_source(ctx.path) {
+        return;
+    }
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler) {
