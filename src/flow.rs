@@ -111,6 +111,9 @@ pub struct Flow<'m> {
     /// [`Flow::carried`] answers by function scope, computed on first use; `None` while a
     /// computation is under way (recursion is answered "unknown").
     carries: std::cell::RefCell<HashMap<ScopeId, Option<std::rc::Rc<Vec<Carry>>>>>,
+    /// Lambdas that a retry construct runs once per attempt (see
+    /// [`Flow::with_attempt_lambdas`]): their parameters are what it passes in each time.
+    attempt_lambdas: HashSet<ScopeId>,
 }
 
 /// What a function's return value carries of one parameter: `(position, None)` the
@@ -258,7 +261,17 @@ impl<'m> Flow<'m> {
             scope_order,
             fns_by_name,
             carries: std::cell::RefCell::new(HashMap::new()),
+            attempt_lambdas: HashSet::new(),
         }
+    }
+
+    /// Marks lambdas a retry construct runs once per attempt (`withRetry { attempt -> .. }`,
+    /// `retryTemplate.execute(context -> ..)`): a parameter of one is a value the
+    /// construct passes in on every attempt (a counter, a retry context), so a key built
+    /// from it differs per attempt, like the counter of `repeat(n) { attempt -> .. }`.
+    pub fn with_attempt_lambdas(mut self, lambdas: impl IntoIterator<Item = ScopeId>) -> Self {
+        self.attempt_lambdas.extend(lambdas);
+        self
     }
 
     /// The innermost scope whose span contains `offset`. Containing scopes are nested, and
@@ -668,6 +681,17 @@ impl<'m> Flow<'m> {
                             continue;
                         }
                         let binding = &m.bindings[b];
+                        // A parameter a retry construct passes in, used as a receiver
+                        // (`context.getAttribute("key")` of Spring Retry's one `RetryContext`
+                        // per `execute`): what the call reads decides, not the object.
+                        let receiver_use = self.attempt_lambdas.contains(&binding.scope)
+                            && val.atoms.iter().any(|a| {
+                                matches!(a, Atom::Call(c)
+                                    if m.calls[*c].receiver.as_deref() == Some(name.as_str()))
+                            });
+                        if receiver_use {
+                            continue;
+                        }
                         if let Some(origin) = self.attempt_counter(name, *offset, b) {
                             out.push(origin);
                             continue;
@@ -796,14 +820,21 @@ impl<'m> Flow<'m> {
                 ScopeKind::Lambda(li) => {
                     binding.kind == BindingKind::Param
                         && binding.scope == s
-                        && li.owner_call.is_some_and(|c| m.calls[c].callee == "repeat")
+                        && (li.owner_call.is_some_and(|c| m.calls[c].callee == "repeat")
+                            || self.attempt_lambdas.contains(&s))
                 }
                 _ => false,
             }
         });
+        let passed_in =
+            self.attempt_lambdas.contains(&binding.scope) && binding.kind == BindingKind::Param;
         counter.then(|| Origin {
             span: Span::new(offset, offset + name.len()),
-            display: format!("`{name}` (the attempt counter)"),
+            display: if passed_in {
+                format!("`{name}` (passed in anew on every attempt)")
+            } else {
+                format!("`{name}` (the attempt counter)")
+            },
             kind: SourceKind::Random,
             scope: use_scope,
             helper: None,

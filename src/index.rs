@@ -37,6 +37,9 @@ pub struct FnDecl {
     /// 0-based positions and names of parameters that carry an idempotency key (by name
     /// or by a `@Header("Idempotency-Key")` annotation).
     pub key_params: Vec<(usize, String)>,
+    /// For key parameters found by flow (not by name): `(position, path:line)` of the key
+    /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
+    pub key_param_sinks: Vec<(usize, String)>,
     /// `path:line` of the declaration.
     pub location: String,
     /// The file's display path.
@@ -172,6 +175,45 @@ const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
     "DeleteExchange",
     "PatchExchange",
 ];
+
+/// Recorded among a [`RetrySite`]'s calls when the site itself sends an HTTP request
+/// through a library client ([`is_spring_http_call`]); not a function name.
+const SENDS_HTTP: &str = "<sends HTTP>";
+
+/// A request sent through Spring's HTTP clients: a `RestTemplate` / `RestOperations`
+/// exchange method, or the verb that starts a `RestClient` / `WebClient` request, on a
+/// receiver declared (or named) as one of them.
+fn is_spring_http_call(call: &Call) -> bool {
+    const METHODS: &[&str] = &[
+        "exchange",
+        "execute",
+        "postForObject",
+        "postForEntity",
+        "postForLocation",
+        "put",
+        "patchForObject",
+        "delete",
+        "getForObject",
+        "getForEntity",
+        "post",
+        "get",
+        "patch",
+        "method",
+    ];
+    const CLIENTS: &[&str] = &["resttemplate", "restoperations", "restclient", "webclient"];
+    if !METHODS.contains(&call.callee.as_str()) {
+        return false;
+    }
+    let typed = call
+        .receiver_type
+        .as_deref()
+        .is_some_and(|t| CLIENTS.contains(&t.to_ascii_lowercase().as_str()));
+    typed
+        || call.receiver.as_deref().is_some_and(|r| {
+            let last = crate::catalogue::last_segment(r).to_ascii_lowercase();
+            CLIENTS.iter().any(|c| last.ends_with(c))
+        })
+}
 
 /// A retry boundary of a file (catalogue retry construct or retry loop) outside any
 /// interceptor, with the calls made inside it: call-level retry evidence when one of them
@@ -343,6 +385,10 @@ pub fn summarize(
                     && !d.key_params.iter().any(|(i, _)| *i == pi)
                 {
                     d.key_params.push((pi, binding.name.clone()));
+                    d.key_param_sinks.push((
+                        pi,
+                        location(path, lines, text, model.values[sink.value].span.start),
+                    ));
                 }
             }
         }
@@ -400,7 +446,8 @@ pub fn summarize(
             }
         }
         if let Some(d) = decls.get_mut(&f) {
-            d.http |= call.callee == "newCall" && lang != Language::Rust;
+            d.http |=
+                lang != Language::Rust && (call.callee == "newCall" || is_spring_http_call(call));
             if lang != Language::Rust
                 && matches!(
                     crate::catalogue::receiver_text(call).as_deref(),
@@ -577,6 +624,9 @@ pub fn summarize(
                 for a in model.ancestors(call.scope) {
                     if let Some(si) = site_of.get(&a) {
                         out.retry_sites[*si].calls.push(call.callee.clone());
+                        if is_spring_http_call(call) {
+                            out.retry_sites[*si].calls.push(SENDS_HTTP.to_string());
+                        }
                     }
                 }
             }
@@ -1483,6 +1533,22 @@ impl ProjectIndex {
         out
     }
 
+    /// Where the body of the function `call` resolves to puts its argument `arg` into a key
+    /// (`path:line`), for a key parameter found by flow; the first candidate's.
+    pub fn key_param_sink(&self, call: &Call, from_path: &str, arg: usize) -> Option<String> {
+        if !self.with_key_params.contains(&call.callee) {
+            return None;
+        }
+        self.candidates(call, from_path)
+            .into_iter()
+            .find_map(|(_, d)| {
+                d.key_param_sinks
+                    .iter()
+                    .find(|(i, _)| *i == arg)
+                    .map(|(_, at)| at.clone())
+            })
+    }
+
     /// The retry sites among `sites` whose calls reach an HTTP call: JVM functions by
     /// simple name, closed over calls (a least fixpoint; each name is added once).
     fn http_retry_sites(&self, sites: &[RetrySite]) -> Vec<String> {
@@ -1492,9 +1558,9 @@ impl ProjectIndex {
                 reach.insert(n.as_str());
             }
         }
-        if reach.is_empty() {
-            return Vec::new();
-        }
+        // A site that sends a request itself (`restTemplate.exchange(..)` in a
+        // `@Retryable` method) needs no project function in between.
+        reach.insert(SENDS_HTTP);
         // Reverse call edges: callee name -> caller names (JVM only).
         let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
         for (n, decls) in &self.functions {

@@ -786,8 +786,12 @@ pub struct FileDemand {
     pub interceptor: bool,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
-    /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one.
+    /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one,
+    /// or a catalogue retry lambda with parameters.
     pub has_sources: bool,
+    /// Callees of calls given a lambda with parameters: when one is an inferred retry
+    /// combinator, the parameters are passed in per attempt (an origin).
+    pub param_lambda_callees: Vec<String>,
     /// The file calls a library function that mints its own key (`[[minting_call]]`).
     pub library_mints: bool,
     /// The file has an attempt boundary.
@@ -1024,7 +1028,27 @@ impl FileDemand {
                     crate::model::ScopeKind::Loop(l) => l.is_retry(),
                     _ => false,
                 })
-                || model.calls.iter().any(|c| c.callee == "repeat"),
+                || model.calls.iter().any(|c| c.callee == "repeat")
+                // A parameter of a lambda a retry construct runs per attempt (known for
+                // inferred combinators only once the index is built: see `needs_check`).
+                || facts.boundaries.iter().enumerate().any(|(s, b)| {
+                    b.as_ref().is_some_and(|b| {
+                        b.kind == crate::catalogue::BoundaryKind::Retry && b.flavor != "reactive"
+                    }) && matches!(&model.scopes[s].kind,
+                            crate::model::ScopeKind::Lambda(l) if !l.params.is_empty())
+                }),
+            param_lambda_callees: sorted(
+                model
+                    .scopes
+                    .iter()
+                    .filter_map(|s| match &s.kind {
+                        crate::model::ScopeKind::Lambda(l) if !l.params.is_empty() => {
+                            l.owner_call.map(|c| model.calls[c].callee.clone())
+                        }
+                        _ => None,
+                    })
+                    .collect(),
+            ),
             library_mints: !facts.library_mints.is_empty(),
             has_boundary: facts.boundaries.iter().any(Option::is_some),
             callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect()),
@@ -1467,11 +1491,15 @@ pub fn needs_retry_evidence<'a>(
 /// a call of a key-parameter function) and an origin (a source, or a call of a fresh
 /// helper), or a boundary with a call of a key-minting function.
 pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
-    let origin = d.has_sources || d.callees.iter().any(|c| index.is_fresh_name(c));
     let inferred = d
         .combinator_callees
         .iter()
         .any(|c| index.is_combinator_name(c));
+    let origin = d.has_sources
+        || d.callees.iter().any(|c| index.is_fresh_name(c))
+        || d.param_lambda_callees
+            .iter()
+            .any(|c| index.is_combinator_name(c));
     let mint = (d.has_boundary || inferred)
         && (d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)));
     (d.keyed(index) && origin) || mint

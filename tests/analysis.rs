@@ -811,3 +811,72 @@ pub async fn start(client: reqwest::Client) {
         assert_eq!(findings(&dir), expected, "{path}");
     }
 }
+
+/// A Spring `ClientHttpRequestInterceptor` runs once per exchange: with no call-level retry
+/// in the project its fallback key is `interceptor-mints-key`; once a `@Retryable` method
+/// sends a request through `RestTemplate`, every attempt runs the interceptor again and it
+/// is `key-in-interceptor`.
+#[test]
+fn spring_client_interceptor_is_per_attempt_under_call_level_retry() {
+    let interceptor = r#"package pay;
+
+import java.io.IOException;
+import java.util.UUID;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+
+public class KeyInterceptor implements ClientHttpRequestInterceptor {
+    @Override
+    public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution) throws IOException {
+        if (!request.getHeaders().containsKey("Idempotency-Key")) {
+            request.getHeaders().set("Idempotency-Key", UUID.randomUUID().toString());
+        }
+        return execution.execute(request, body);
+    }
+}
+"#;
+    let client = |annotation: &str| {
+        format!(
+            r#"package pay;
+
+import org.springframework.retry.annotation.Retryable;
+import org.springframework.web.client.RestTemplate;
+
+public class RestService {{
+    private final RestTemplate restTemplate;
+
+    public RestService(RestTemplate restTemplate) {{
+        this.restTemplate = restTemplate;
+    }}
+
+    {annotation}
+    public String post(String url, Object body) {{
+        return restTemplate.postForObject(url, body, String.class);
+    }}
+}}
+"#
+        )
+    };
+    let at = "src/main/java/pay/KeyInterceptor.java";
+    for (annotation, rule) in [
+        ("", "interceptor-mints-key"),
+        (
+            "@Retryable(retryFor = Exception.class)",
+            "key-in-interceptor",
+        ),
+    ] {
+        let service = client(annotation);
+        let files = [
+            (at, interceptor),
+            ("src/main/java/pay/RestService.java", &service),
+        ];
+        let dir = project(&format!("spring_interceptor_{rule}"), &files);
+        assert_eq!(
+            findings(&dir),
+            vec![(at.to_string(), 14, rule.to_string())],
+            "{annotation}"
+        );
+    }
+}

@@ -1,6 +1,8 @@
 //! `interceptor-mints-key`: an interceptor or middleware generates an idempotency key
 //! itself, inline or through a project helper it calls — as a fallback when the caller set
-//! none, or in a middleware that is not (yet) per attempt. Not a finding when the key is
+//! none, or in a middleware that is not (yet) per attempt — where it runs once per
+//! request. Where it runs per attempt, `key-in-interceptor` reports it instead (the
+//! fallback named in its message). Not a finding when the key is
 //! put in place before the interceptor's own retry of `proceed` (every attempt it makes
 //! shares the key). Documentation: `rules/docs/interceptor-mints-key.md`.
 
@@ -31,7 +33,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, b);
-        if !case.fallback && case.per_attempt {
+        if case.per_attempt {
             continue; // key-in-interceptor reports these
         }
         if mint_before_own_retry(ctx, b, kf.sink_span.start) {
@@ -51,7 +53,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, mc.boundary);
-        if !case.fallback && case.per_attempt {
+        if case.per_attempt {
             continue;
         }
         let call = &ctx.model.calls[mc.call];

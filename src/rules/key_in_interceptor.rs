@@ -25,13 +25,14 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, b);
-        if case.fallback || !case.per_attempt {
+        if !case.per_attempt {
             continue; // interceptor-mints-key reports these
         }
         let label = &ctx.boundary(b).label;
         let message = format!(
-            "{} is evaluated on every run of {label}, and {}; each run puts a new value into {}",
+            "{} is evaluated on every run of {label}{}, and {}; each run puts a new value into {}",
             ctx.origin_desc(&kf.origin),
+            fallback_phrase(case.fallback),
             case.why,
             kf.sink_label
         );
@@ -42,17 +43,28 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, mc.boundary);
-        if case.fallback || !case.per_attempt {
+        if !case.per_attempt {
             continue;
         }
         let call = &ctx.model.calls[mc.call];
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
-            "{} and is called on every run of {label}, and {}",
+            "{} and is called on every run of {label}{}, and {}",
             mc.mints_phrase(&call.callee),
+            fallback_phrase(case.fallback),
             case.why
         );
         let sink = format!("the key `{}()` mints", call.callee);
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help())));
+    }
+}
+
+/// For an interceptor that mints only when the request carries no key: a caller that sets
+/// one is safe, every other caller's retries send new keys.
+fn fallback_phrase(fallback: bool) -> &'static str {
+    if fallback {
+        " whenever the request carries no key of its own"
+    } else {
+        ""
     }
 }

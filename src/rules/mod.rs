@@ -206,10 +206,29 @@ fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
         .failure_handled(offset, ctx.model.scopes[boundary].span)
 }
 
+/// Lambdas with parameters that a retry boundary runs once per attempt and passes its
+/// own values to (catalogue retry lambdas and lambdas passed to inferred retry
+/// combinators). Not reactive operators: a re-subscribed `flatMap(key -> ..)` receives the
+/// upstream's value again, which `Mono.just(..)` evaluated once.
+fn attempt_lambdas(ctx: &Ctx) -> Vec<ScopeId> {
+    let m = ctx.model;
+    ctx.facts
+        .boundaries
+        .iter()
+        .enumerate()
+        .filter(|(s, b)| {
+            b.as_ref().is_some_and(|b| {
+                b.kind == crate::catalogue::BoundaryKind::Retry && b.flavor != "reactive"
+            }) && matches!(&m.scopes[*s].kind, ScopeKind::Lambda(l) if !l.params.is_empty())
+        })
+        .map(|(s, _)| s)
+        .collect()
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
-    let flow = Flow::new(m, ctx.catalogue);
+    let flow = Flow::new(m, ctx.catalogue).with_attempt_lambdas(attempt_lambdas(ctx));
     let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>)> = ctx
         .facts
         .sinks
@@ -226,10 +245,15 @@ pub fn flows(ctx: &Ctx) -> Flows {
             if arg.name.is_some() {
                 continue;
             }
+            let into = ctx
+                .index
+                .key_param_sink(call, ctx.path, i)
+                .map(|at| format!(", which goes into the key at {at}"))
+                .unwrap_or_default();
             sinks.push((
                 arg.value,
                 call.scope,
-                format!("the `{pname}` parameter of `{}`", call.callee),
+                format!("the `{pname}` parameter of `{}`{into}", call.callee),
                 Some(cid),
             ));
         }
@@ -651,6 +675,18 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                     ),
                 )
             }
+        }
+        "spring-client-interceptor" => {
+            let hint = match idx.http_retry_sites.first() {
+                Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
+                None => String::new(),
+            };
+            (
+                !idx.http_retry_sites.is_empty(),
+                format!(
+                    "RestTemplate and RestClient run their interceptors once per exchange and never retry it, but every call-level retry around the exchange — `@Retryable`, a `RetryTemplate`, a retry loop{hint} — runs the interceptor again and sends a new key"
+                ),
+            )
         }
         "feign" => (
             true,
