@@ -206,6 +206,55 @@ fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
         .failure_handled(offset, ctx.model.scopes[boundary].span)
 }
 
+/// Whether every HTTP request a retry boundary makes, as far as its own calls show, is a
+/// read: a `GET`, `HEAD` or `OPTIONS` (`restTemplate.exchange(url, HttpMethod.GET, ..)`,
+/// `getForObject(..)`) and no `POST`, `PUT`, `PATCH` or `DELETE`. RFC 9110 §9.2.2 defines
+/// those reads as idempotent, and the IETF Idempotency-Key draft keys only non-idempotent
+/// methods, so a request id minted per attempt of a read deduplicates nothing. `false`
+/// when no verb is seen.
+fn reads_only(ctx: &Ctx, boundary: ScopeId) -> bool {
+    const READ_CALLS: &[&str] = &[
+        "getForObject",
+        "getForEntity",
+        "headForHeaders",
+        "optionsForAllow",
+    ];
+    const WRITE_CALLS: &[&str] = &[
+        "postForObject",
+        "postForEntity",
+        "postForLocation",
+        "patchForObject",
+        "post",
+        "patch",
+    ];
+    let m = ctx.model;
+    let (mut read, mut write) = (false, false);
+    for c in m.calls.iter().filter(|c| m.is_within(c.scope, boundary)) {
+        if READ_CALLS.contains(&c.callee.as_str()) {
+            read = true;
+        }
+        if WRITE_CALLS.contains(&c.callee.as_str()) {
+            write = true;
+        }
+        for a in &c.args {
+            match m.values[a.value].ident.as_deref() {
+                Some("GET" | "HEAD" | "OPTIONS") => read = true,
+                Some("POST" | "PUT" | "PATCH" | "DELETE") => write = true,
+                _ => {}
+            }
+        }
+    }
+    read && !write
+}
+
+/// A retry boundary whose requests are all reads ([`reads_only`]).
+fn retried_read(ctx: &Ctx, boundary: ScopeId) -> bool {
+    ctx.facts.boundaries[boundary]
+        .as_ref()
+        .is_some_and(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+        && reads_only(ctx, boundary)
+}
+
 /// Lambdas with parameters that a retry boundary runs once per attempt and passes its
 /// own values to (catalogue retry lambdas and lambdas passed to inferred retry
 /// combinators). Not reactive operators: a re-subscribed `flatMap(key -> ..)` receives the
@@ -263,7 +312,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
         for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
             let boundary = common_boundary(m, ctx.facts, origin.scope, scope)
-                .filter(|b| !redelivery_handled(ctx, *b, failure_at));
+                .filter(|b| !redelivery_handled(ctx, *b, failure_at) && !retried_read(ctx, *b));
             key_flows.push(KeyFlow {
                 origin,
                 sink_label: label.clone(),
@@ -283,7 +332,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         else {
             continue;
         };
-        if redelivery_handled(ctx, b, call.span.start) {
+        if redelivery_handled(ctx, b, call.span.start) || retried_read(ctx, b) {
             continue;
         }
         let e = &ctx.catalogue.minting_calls[*entry];
@@ -319,7 +368,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         {
             continue;
         }
-        if redelivery_handled(ctx, b, call.span.start) {
+        if redelivery_handled(ctx, b, call.span.start) || retried_read(ctx, b) {
             continue;
         }
         // A constructor of a class this file declares is that class's, not a namesake's

@@ -4,7 +4,8 @@
 //! `rules/locks.toml`; ShedLock's `@SchedulerLock` counts only where the project enables
 //! ShedLock. Test and benchmark sources ([`is_test_or_bench_source`]) are not checked: a
 //! load test's paced loop runs in one process, not on every replica. Example programs
-//! are: users copy them into services.
+//! are: users copy them into services. Android application code is not checked either (one
+//! process per device, each doing its own work).
 //!
 //! [`is_test_or_bench_source`]: crate::index::is_test_or_bench_source
 
@@ -48,8 +49,21 @@ fn lock_examples(ctx: &Ctx) -> &'static str {
     }
 }
 
+/// Whether the file is Android application code (it imports `android.*` or `androidx.*`):
+/// it runs in one process per device, where a paced loop or `WorkManager` job does that
+/// device's own work, not on every replica of a service.
+fn device_local(ctx: &Ctx) -> bool {
+    ctx.model.language != crate::model::Language::Rust
+        && ctx.text.lines().any(|l| {
+            let l = l.trim_start();
+            l.strip_prefix("import ")
+                .map(str::trim_start)
+                .is_some_and(|p| p.starts_with("android.") || p.starts_with("androidx."))
+        })
+}
+
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
-    if crate::index::is_test_or_bench_source(ctx.path) {
+    if crate::index::is_test_or_bench_source(ctx.path) || device_local(ctx) {
         return;
     }
     for kf in &flows.key_flows {
