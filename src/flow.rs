@@ -514,8 +514,9 @@ impl<'m> Flow<'m> {
     }
 
     /// Arguments of the calls in `val` that the called function (declared in this file)
-    /// does not return whole: their spans, and the fields it returns of them.
-    fn dropped_args(&self, val: &Value) -> (Vec<Span>, Vec<String>) {
+    /// does not return whole: their spans, and `(argument value, field)` for each field
+    /// it returns of one.
+    fn dropped_args(&self, val: &Value) -> (Vec<Span>, Vec<(ValueId, String)>) {
         let m = self.model;
         let mut spans = Vec::new();
         let mut fields = Vec::new();
@@ -538,10 +539,74 @@ impl<'m> Flow<'m> {
                     continue;
                 }
                 spans.push(m.values[arg.value].span);
-                fields.extend(of_arg.into_iter().flatten().cloned());
+                fields.extend(of_arg.into_iter().flatten().map(|f| (arg.value, f.clone())));
             }
         }
         (spans, fields)
+    }
+
+    /// Pushes what was put into field `field` of the object `value` evaluates to, as far as
+    /// this file shows it: in the expression itself or in the initialiser and assignments
+    /// of the local it names, a builder call `.field(v)`, a setter `setField(v)`, a
+    /// struct-literal field or a named argument; and setter calls on that local. An object
+    /// that comes from elsewhere (a parameter, a repository) contributes nothing: its
+    /// field is what its producer put there, not every write of that name in the file.
+    fn field_writes_into(&self, value: ValueId, field: &str, work: &mut Vec<ValueId>) {
+        let m = self.model;
+        let setter = {
+            let mut cs = field.chars();
+            cs.next()
+                .map(|c| format!("set{}{}", c.to_ascii_uppercase(), cs.as_str()))
+                .unwrap_or_default()
+        };
+        let mut holders = vec![value];
+        let val = &m.values[value];
+        for a in &val.atoms {
+            let Atom::Name { name, offset } = a else {
+                continue;
+            };
+            let Some(b) = self.lookup(name, *offset) else {
+                continue;
+            };
+            if m.bindings[b].kind != BindingKind::Local {
+                continue;
+            }
+            self.values_of_local(name, *offset, b, &mut holders);
+            let scope = m.bindings[b].scope;
+            for c in &m.calls {
+                if c.args.len() == 1
+                    && c.receiver.as_deref() == Some(name.as_str())
+                    && (c.callee == setter || c.callee == field)
+                    && m.is_within(c.scope, scope)
+                {
+                    work.push(c.args[0].value);
+                }
+            }
+        }
+        for h in holders {
+            let span = m.values[h].span;
+            for c in &m.calls {
+                if !span.contains(c.span) {
+                    continue;
+                }
+                if c.args.len() == 1
+                    && c.receiver.is_some()
+                    && (c.callee == setter || c.callee == field)
+                {
+                    work.push(c.args[0].value);
+                }
+                for a in &c.args {
+                    if a.name.as_deref() == Some(field) {
+                        work.push(a.value);
+                    }
+                }
+            }
+            for f in &m.field_inits {
+                if f.name == field && span.contains(f.span) {
+                    work.push(f.value);
+                }
+            }
+        }
     }
 
     /// [`Flow::origins`], also recording in `walk` the parameters of `walk.function`
@@ -597,8 +662,8 @@ impl<'m> Flow<'m> {
             // random draw: the clock only seeds it).
             let blocked = self.blocked_spans(val, true);
             let (dropped, carried_fields) = self.dropped_args(val);
-            for f in &carried_fields {
-                self.field_writes(f, &mut work);
+            for (arg, f) in &carried_fields {
+                self.field_writes_into(*arg, f, &mut work);
             }
             let inside_blocked = |s: Span| {
                 blocked.iter().any(|b| b.contains(s) && *b != s)

@@ -880,3 +880,55 @@ public class RestService {{
         );
     }
 }
+
+/// A test that builds a unique key from the clock runs once: `time-in-key` does not report
+/// it in test sources unless a retry boundary re-evaluates it (then it is reported), and
+/// reports the same line in production code.
+#[test]
+fn clock_keys_in_tests_are_reported_only_under_a_retry() {
+    let once = r#"package pay;
+
+public class ChargeIT {
+    void charges(Client client) {
+        String idempotencyKey = "test-" + System.currentTimeMillis();
+        client.charge(100, idempotencyKey);
+    }
+}
+"#;
+    let retried = r#"package pay;
+
+import org.springframework.retry.annotation.Retryable;
+
+public class ChargeIT {
+    @Retryable
+    void charges(Client client) {
+        String idempotencyKey = "test-" + System.currentTimeMillis();
+        client.charge(100, idempotencyKey);
+    }
+}
+"#;
+    // Under the retry the clock is one finding of the boundary's rule that also names
+    // `time-in-key` (listed here as both rules).
+    for (n, path, text, want) in [
+        (0, "src/test/java/pay/ChargeIT.java", once, vec![]),
+        (
+            1,
+            "src/main/java/pay/ChargeIT.java",
+            once,
+            vec![(5, "time-in-key")],
+        ),
+        (
+            2,
+            "src/test/java/pay/ChargeIT.java",
+            retried,
+            vec![(8, "key-in-retry-scope"), (8, "time-in-key")],
+        ),
+    ] {
+        let dir = project(&format!("clock_test_{n}"), &[(path, text)]);
+        let want: Vec<(String, u64, String)> = want
+            .into_iter()
+            .map(|(l, r)| (path.to_string(), l, r.to_string()))
+            .collect();
+        assert_eq!(findings(&dir), want, "{path}");
+    }
+}

@@ -993,14 +993,14 @@ label = "team `withBackoff`"
 #[test]
 fn overrides_set_rule_levels_per_glob() {
     let d = checkout("overrides");
-    std::fs::create_dir_all(d.join("src/test")).unwrap();
+    std::fs::create_dir_all(d.join("src/generated")).unwrap();
     std::fs::write(
         d.join("idemlint.toml"),
         r#"[rules]
 time-in-key = "error"
 
 [[overrides]]
-files = ["src/test/**", "*Fixture.kt"]
+files = ["src/generated/**", "*Fixture.kt"]
 rules = { time-in-key = "off" }
 
 [[overrides]]
@@ -1010,7 +1010,7 @@ rules = { time-in-key = "note" }
     )
     .unwrap();
     std::fs::write(d.join("src/Time.kt"), TIME_KEY).unwrap();
-    std::fs::write(d.join("src/test/TimeTest.kt"), TIME_KEY).unwrap();
+    std::fs::write(d.join("src/generated/TimeGen.kt"), TIME_KEY).unwrap();
     std::fs::write(d.join("src/TimeFixture.kt"), TIME_KEY).unwrap();
     let o = run(&d, &["check", ".", "--format", "short"], &[]);
     assert_eq!(o.code, 1, "{}", o.stderr);
@@ -1024,12 +1024,12 @@ rules = { time-in-key = "note" }
     );
     let o = run(
         &d,
-        &["check", "--show-settings", "src/test/TimeTest.kt"],
+        &["check", "--show-settings", "src/generated/TimeGen.kt"],
         &[],
     );
     assert!(
         o.stdout
-            .contains("override applies: files = [\"src/test/**\", \"*Fixture.kt\"]"),
+            .contains("override applies: files = [\"src/generated/**\", \"*Fixture.kt\"]"),
         "{}",
         o.stdout
     );
@@ -1045,7 +1045,7 @@ rules = { time-in-key = "note" }
         &d,
         &[
             "check",
-            "src/test",
+            "src/generated",
             "--select",
             "time-in-key",
             "--format",

@@ -1,6 +1,8 @@
 //! `time-in-key`: a clock reading reaches an idempotency key, anywhere. A time-based key
 //! differs per attempt and per node, so retries are not recognised as the same operation.
-//! Documentation: `rules/docs/time-in-key.md`.
+//! Documentation: `rules/docs/time-in-key.md`. In test and benchmark code
+//! ([`crate::index::is_test_or_bench_source`]) a clock key with no retry boundary in reach
+//! is not reported: a test makes a unique key per run on purpose, and runs once.
 
 use super::{Ctx, Flows};
 use crate::finding::Finding;
@@ -9,8 +11,9 @@ use crate::model::SourceKind;
 pub const ID: &str = "time-in-key";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    let test_code = crate::index::is_test_or_bench_source(ctx.path);
     for kf in &flows.key_flows {
-        if kf.origin.kind != SourceKind::Clock {
+        if kf.origin.kind != SourceKind::Clock || (test_code && kf.boundary.is_none()) {
             continue;
         }
         let message = format!(
