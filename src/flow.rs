@@ -545,6 +545,51 @@ impl<'m> Flow<'m> {
         (spans, fields)
     }
 
+    /// The values `val` puts into key-named fields of an object it builds, when it also
+    /// sets other things: builder calls `.idempotencyKey(v)` inside a longer chain, named
+    /// arguments `idempotencyKey = v` of a call, struct-literal fields. Empty when the
+    /// value is no such object (or is the key field's own value).
+    fn key_field_values(&self, val: &Value) -> Vec<ValueId> {
+        let m = self.model;
+        let mut out = Vec::new();
+        let mut other = false;
+        for a in &val.atoms {
+            let Atom::Call(c) = a else { continue };
+            let call = &m.calls[*c];
+            if call.span == val.span && call.args.iter().all(|a| a.name.is_none()) {
+                continue;
+            }
+            if call.args.len() == 1
+                && call.receiver.is_some()
+                && self.cat.is_key_name(&call.callee)
+                && call.span != val.span
+            {
+                out.push(call.args[0].value);
+                continue;
+            }
+            for arg in &call.args {
+                match &arg.name {
+                    Some(n) if self.cat.is_key_name(n) => out.push(arg.value),
+                    Some(_) => other = true,
+                    None => {}
+                }
+            }
+            if call.receiver.is_some() && call.args.len() == 1 && call.args[0].name.is_none() {
+                other = true;
+            }
+        }
+        for f in &m.field_inits {
+            if val.span.contains(f.span) && f.span != val.span {
+                if self.cat.is_key_name(&f.name) {
+                    out.push(f.value);
+                } else {
+                    other = true;
+                }
+            }
+        }
+        if other { out } else { Vec::new() }
+    }
+
     /// Pushes what was put into field `field` of the object `value` evaluates to, as far as
     /// this file shows it: in the expression itself or in the initialiser and assignments
     /// of the local it names, a builder call `.field(v)`, a setter `setField(v)`, a
@@ -656,7 +701,15 @@ impl<'m> Flow<'m> {
                 }
                 continue;
             }
-            // Stable derivations hide everything inside them.
+            // An object built with a key field (`IdempotencyRecord.builder()
+            // .idempotencyKey(key).createdAt(now).build()`, `Charge(idempotencyKey = key,
+            // at = now)`, `Record { idempotency_key: key, created_at: now }`): its key is
+            // that field, so only what goes into it counts, not its timestamps or ids.
+            let key_fields = self.key_field_values(val);
+            if !key_fields.is_empty() {
+                work.extend(key_fields);
+                continue;
+            }
             // Stable derivations hide everything inside them; a source hides its own
             // receiver and arguments (`Random(System.currentTimeMillis()).nextInt()` is a
             // random draw: the clock only seeds it).
