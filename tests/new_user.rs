@@ -221,3 +221,182 @@ fn nothing_to_check_is_a_warning() {
     assert_eq!(o.code, 0);
     assert!(!o.stderr.contains("no Rust"), "{}", o.stderr);
 }
+
+/// A retry helper in another file: the help gives this file's line next to the call and
+/// the helper's location after the reason, so neither reads as the other's.
+#[test]
+fn help_keeps_this_files_line_apart_from_the_helpers() {
+    let d = scratch("helper-line");
+    write(
+        &d,
+        "src/Retry.java",
+        "import java.util.function.Supplier;\n\nclass Retry {\n    static <T> T attemptThrice(Supplier<T> body) {\n        RuntimeException last = null;\n        for (int i = 0; i < 3; i++) {\n            try {\n                return body.get();\n            } catch (RuntimeException e) {\n                last = e;\n            }\n        }\n        throw last;\n    }\n}\n",
+    );
+    write(
+        &d,
+        "src/Pay.java",
+        "import java.util.UUID;\n\nclass Pay {\n    Charge pay(Api api, String customerId) {\n        return Retry.attemptThrice(() -> {\n            String key = UUID.randomUUID().toString();\n            return api.charge(key, customerId);\n        });\n    }\n    interface Api { @POST(\"c\") Charge charge(@Header(\"Idempotency-Key\") String key, String c); }\n}\n",
+    );
+    let o = run(&d, &["check", ".", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let help = v["findings"][0]["help"].as_str().unwrap();
+    assert!(
+        help.starts_with(
+            "compute the key once, before `Retry.attemptThrice(…)` at line 5, which calls `body` again in a retry loop after a failure (src/Retry.java:8): "
+        ),
+        "{help}"
+    );
+    assert!(!help.contains(") (line"), "{help}");
+}
+
+/// `(package_id, manifest_path, file_name)` of every compiler message of `--format cargo`.
+fn cargo_messages(dir: &Path, bin: &str, args: &[&str]) -> Vec<(String, String, String)> {
+    let o = Command::cargo_bin(bin)
+        .unwrap()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|m| m["reason"] == "compiler-message")
+        .map(|m| {
+            (
+                m["package_id"].as_str().unwrap().to_string(),
+                m["manifest_path"].as_str().unwrap().to_string(),
+                m["message"]["spans"][0]["file_name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+const RUST_BUG: &str = "fn settle_payout(client: &Client, payout_id: &str) {\n    backoff::retry(policy, || {\n        client.post(URL).header(\"Idempotency-Key\", uuid::Uuid::new_v4().to_string()).send()\n    });\n}\n";
+
+/// A workspace: `[workspace.package] version = "2.3.4"`, member `pay` inheriting it and
+/// member `other` at `0.9.1`, each with one finding.
+fn workspace(name: &str) -> PathBuf {
+    let d = scratch(name);
+    write(
+        &d,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/*\"]\n\n[workspace.package]\nversion = \"2.3.4\"\n",
+    );
+    write(
+        &d,
+        "crates/pay/Cargo.toml",
+        "[package]\nname = \"pay-core\"\nversion.workspace = true\nedition = \"2021\"\n",
+    );
+    write(&d, "crates/pay/src/lib.rs", RUST_BUG);
+    write(
+        &d,
+        "crates/other/Cargo.toml",
+        "[package]\nname = \"other\"\nversion = \"0.9.1\"\n",
+    );
+    write(&d, "crates/other/src/lib.rs", RUST_BUG);
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    d.canonicalize().unwrap()
+}
+
+#[test]
+fn cargo_format_reads_the_real_package() {
+    let ws = workspace("cargo-package");
+    let msgs = cargo_messages(&ws, "idemlint", &["check", ".", "--format", "cargo"]);
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    let other = &msgs[0];
+    assert!(other.0.ends_with("/crates/other#other@0.9.1"), "{other:?}");
+    assert_eq!(
+        other.1,
+        ws.join("crates/other/Cargo.toml").display().to_string()
+    );
+    let pay = &msgs[1];
+    assert!(pay.0.ends_with("/crates/pay#pay-core@2.3.4"), "{pay:?}");
+}
+
+#[test]
+fn cargo_format_never_looks_above_the_repository() {
+    let d = scratch("cargo-above-git");
+    // A manifest in a home directory, above a Kotlin-only repository.
+    write(
+        &d,
+        "Cargo.toml",
+        "[package]\nname = \"newuser\"\nversion = \"0.0.0\"\n",
+    );
+    let repo = d.join("repo");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    write(
+        &repo,
+        "src/Pay.kt",
+        "import java.util.UUID\n\nsuspend fun charge(api: Api, body: Body): Charge =\n    retryOnTransient {\n        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), body = body)\n    }\n",
+    );
+    let msgs = cargo_messages(&repo, "idemlint", &["check", ".", "--format", "cargo"]);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    let (id, manifest, _) = &msgs[0];
+    assert!(id.ends_with("/src#unpackaged@0.0.0"), "{id}");
+    assert!(!id.contains("newuser"), "{id}");
+    assert!(!Path::new(manifest).exists(), "{manifest}");
+    // Outside any repository, nothing above the checked path and the current directory.
+    std::fs::remove_dir_all(repo.join(".git")).unwrap();
+    let msgs = cargo_messages(&repo, "idemlint", &["check", "src", "--format", "cargo"]);
+    assert!(msgs[0].0.ends_with("#unpackaged@0.0.0"), "{msgs:?}");
+}
+
+/// `cargo idemlint` in a member shows a file the same way with and without
+/// `--workspace`: relative to the current directory.
+#[test]
+fn cargo_idemlint_paths_are_relative_to_the_current_directory() {
+    let ws = workspace("cargo-paths");
+    let pay = ws.join("crates/pay");
+    let paths = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["idemlint", "--message-format=json"];
+        all.extend(args);
+        cargo_messages(&pay, "cargo-idemlint", &all)
+            .into_iter()
+            .map(|m| m.2)
+            .collect()
+    };
+    let plain = paths(&[]);
+    assert_eq!(plain, ["../other/src/lib.rs", "src/lib.rs"]);
+    assert_eq!(paths(&["--workspace"]), plain);
+    assert_eq!(paths(&["--workspace", "--exclude", "other"]), ["src/lib.rs"]);
+}
+
+/// The summary line sends users to JSON `no_fix`; docs/json.md documents it and
+/// `fix.reason` with the shape the output has: `no_fix` exactly when there is no `fix`,
+/// `fix.reason` exactly when the fix is unsafe.
+#[test]
+fn json_no_fix_and_fix_reason_are_documented_as_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/json.md")).unwrap();
+    assert!(doc.contains("| `no_fix` | string, present only when there is no `fix`"));
+    assert!(doc.contains("| `fix.reason` | string, present only when `applicability` is `unsafe`"));
+    let o = run(
+        root,
+        &[
+            "check",
+            "examples/kotlin/ChargeRetry.kt",
+            "fixtures/kotlin/key-in-retry-scope/clock_in_retry_is_one_finding.kt",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let (mut no_fix, mut reasons) = (0, 0);
+    for f in findings {
+        match (&f["fix"], &f["no_fix"]) {
+            (serde_json::Value::Null, serde_json::Value::String(_)) => no_fix += 1,
+            (fix @ serde_json::Value::Object(_), serde_json::Value::Null) => {
+                let unsafe_fix = fix["applicability"] == "unsafe";
+                assert_eq!(fix["reason"].is_string(), unsafe_fix, "{f}");
+                reasons += usize::from(unsafe_fix);
+            }
+            _ => panic!("a finding has both or neither of fix and no_fix: {f}"),
+        }
+    }
+    assert!(no_fix >= 1 && reasons >= 1, "{}", o.stdout);
+}
