@@ -312,6 +312,9 @@ pub struct ConfigError {
     text: Option<Arc<str>>,
     /// The snippet miette shows, built on first use from `text` and `span`.
     excerpt: Box<std::sync::OnceLock<Option<Excerpt>>>,
+    /// The other problems found in the same file, in file order, each with its own span:
+    /// a file with three mistakes reports the three, not one per run.
+    pub more: Vec<ConfigError>,
 }
 
 /// Longest snippet line shown in a configuration error, in chars.
@@ -415,7 +418,25 @@ impl ConfigError {
             message,
             span: None,
             help: None,
+            more: Vec::new(),
         }
+    }
+
+    /// The first of `errors` (in file order) with the others in [`ConfigError::more`];
+    /// `None` when there is none.
+    fn joined(errors: Vec<ConfigError>) -> Option<ConfigError> {
+        let mut all: Vec<ConfigError> = errors
+            .into_iter()
+            .flat_map(|mut e| {
+                let more = std::mem::take(&mut e.more);
+                std::iter::once(e).chain(more)
+            })
+            .collect();
+        all.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
+        let mut it = all.into_iter();
+        let mut first = it.next()?;
+        first.more = it.collect();
+        Some(first)
     }
 
     fn at(file: &Path, text: &str, span: Range<usize>, message: String, help: String) -> Self {
@@ -443,7 +464,12 @@ impl fmt::Display for ConfigError {
             "invalid configuration {}: {}",
             self.file,
             self.shown_message()
-        )
+        )?;
+        match self.more.len() {
+            0 => Ok(()),
+            1 => write!(f, " (and 1 more problem)"),
+            n => write!(f, " (and {n} more problems)"),
+        }
     }
 }
 
@@ -480,13 +506,23 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
     } else {
         miette::GraphicalTheme::unicode_nocolor()
     };
-    let mut out = String::new();
-    if miette::GraphicalReportHandler::new_themed(theme)
+    let handler = miette::GraphicalReportHandler::new_themed(theme)
         .with_width(100)
-        .render_report(&mut out, e)
-        .is_err()
-    {
-        out = format!("error: {e}\n");
+        .with_break_words(false)
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut out = String::new();
+    // Every problem of the file, each with its snippet and location.
+    for one in std::iter::once(e).chain(&e.more) {
+        let mut part = String::new();
+        if handler.render_report(&mut part, one as &dyn Diagnostic).is_err() {
+            part = format!(
+                "error: invalid configuration {}: {}\n",
+                one.file,
+                one.shown_message()
+            );
+        }
+        out.push_str(&part);
     }
     out
 }
@@ -638,8 +674,11 @@ fn from_table(
         })
     };
     let mut catalogue_part = DeTable::new();
+    let mut errors = Vec::new();
     for (key, value) in table.iter() {
         let name: &str = key.get_ref();
+        // Each key is checked on its own, so every mistake of the file is reported.
+        let mut one_key = || -> Result<(), ConfigError> {
         match name {
             "extend" => {}
             "rules" => config.levels.extend(rule_levels(path, text, value)?),
@@ -744,6 +783,14 @@ fn from_table(
                 ));
             }
         }
+        Ok(())
+        };
+        if let Err(e) = one_key() {
+            errors.push(e);
+        }
+    }
+    if let Some(e) = ConfigError::joined(errors) {
+        return Err(e);
     }
     let mut catalogue = builtin.clone();
     if !catalogue_part.is_empty() {
@@ -994,10 +1041,11 @@ fn rule_levels(
     };
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
     let mut levels = BTreeMap::new();
+    let mut errors = Vec::new();
     for (key, v) in table.iter() {
         let id: &str = key.get_ref();
         if !ids.contains(&id) {
-            return Err(ConfigError::at(
+            errors.push(ConfigError::at(
                 path,
                 text,
                 key.span(),
@@ -1007,19 +1055,25 @@ fn rule_levels(
                     None => format!("`idemlint rules` lists every rule: {}", ids.join(", ")),
                 },
             ));
+            continue;
         }
-        let level = v.get_ref().as_str().and_then(Level::parse).ok_or_else(|| {
-            ConfigError::at(
+        match v.get_ref().as_str().and_then(Level::parse) {
+            Some(level) => {
+                levels.insert(id.to_string(), level);
+            }
+            None => errors.push(ConfigError::at(
                 path,
                 text,
                 v.span(),
                 format!("invalid level for `{id}`"),
                 "use \"off\", \"note\", \"warning\" or \"error\"".into(),
-            )
-        })?;
-        levels.insert(id.to_string(), level);
+            )),
+        }
     }
-    Ok(levels)
+    match ConfigError::joined(errors) {
+        Some(e) => Err(e),
+        None => Ok(levels),
+    }
 }
 
 /// Most patterns in one `include` / `exclude` list.

@@ -400,3 +400,134 @@ fn json_no_fix_and_fix_reason_are_documented_as_output() {
     }
     assert!(no_fix >= 1 && reasons >= 1, "{}", o.stdout);
 }
+
+/// The pre-commit snippet's comment stays true once `pre-commit autoupdate` has replaced
+/// `main` with a commit (it keeps the comment).
+#[test]
+fn pre_commit_comment_reads_well_after_autoupdate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "docs/integrations.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("rev: main"))
+            .unwrap_or_else(|| panic!("{doc}: no rev line"));
+        let comment = line.split_once('#').unwrap().1.trim();
+        assert_eq!(comment, "`pre-commit autoupdate` pins this to a commit", "{doc}");
+    }
+}
+
+#[test]
+fn file_sizes_are_shown_once() {
+    let d = scratch("sizes");
+    write(&d, "A.kt", &format!("fun a() = 1\n{}", "// padding\n".repeat(80)));
+    let o = run(&d, &["check", "A.kt", "--max-file-size", "10"]);
+    assert!(
+        o.stderr
+            .contains("file too large: 892 bytes, over the limit of 10 bytes; not analysed"),
+        "{}",
+        o.stderr
+    );
+    // A rounded size keeps the exact count beside it.
+    let o = run(&d, &["check", "A.kt", "--max-file-size", "100"]);
+    assert!(o.stderr.contains("over the limit of 100 bytes;"), "{}", o.stderr);
+    write(&d, "B.kt", &"// padding\n".repeat(200));
+    let o = run(&d, &["check", "B.kt", "--max-file-size", "1KiB"]);
+    assert!(
+        o.stderr
+            .contains("file too large: 2.1 KiB (2200 bytes), over the limit of 1 KiB (1024 bytes)"),
+        "{}",
+        o.stderr
+    );
+}
+
+/// The fix summary gives a reason's first clause whole: never an opened parenthesis or
+/// code span without its end.
+#[test]
+fn fix_summary_cuts_reasons_at_a_clause_boundary() {
+    let d = scratch("summary-reason");
+    write(&d, "U.kt", "fun a() = 1 // idemlint: allow(time-in-key)\n");
+    let o = run(&d, &["check", "U.kt"]);
+    let line = o
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("idemlint: fixes: "))
+        .unwrap();
+    assert!(
+        line.contains(
+            "(1: idemlint has no automatic edit for unused-suppression; `idemlint explain RULE`"
+        ),
+        "{line}"
+    );
+    assert_eq!(line.matches('(').count(), line.matches(')').count(), "{line}");
+    assert_eq!(line.matches('`').count() % 2, 0, "{line}");
+}
+
+/// A long `path:line` in a message moves to the next line whole instead of being split
+/// at a `/` or a hyphen.
+#[test]
+fn human_report_keeps_locations_whole_when_wrapping() {
+    let d = scratch("wrap");
+    let dir = "src/payments-retry-helpers-for-the-billing-service";
+    write(
+        &d,
+        &format!("{dir}/Retry.java"),
+        "import java.util.function.Supplier;\n\nclass Retry {\n    static <T> T attemptThrice(Supplier<T> body) {\n        RuntimeException last = null;\n        for (int i = 0; i < 3; i++) {\n            try {\n                return body.get();\n            } catch (RuntimeException e) {\n                last = e;\n            }\n        }\n        throw last;\n    }\n}\n",
+    );
+    write(
+        &d,
+        "src/Pay.java",
+        "import java.util.UUID;\n\nclass Pay {\n    Charge pay(Api api, String customerId) {\n        return Retry.attemptThrice(() -> {\n            String key = UUID.randomUUID().toString();\n            return api.charge(key, customerId);\n        });\n    }\n    interface Api { @POST(\"c\") Charge charge(@Header(\"Idempotency-Key\") String key, String c); }\n}\n",
+    );
+    let o = run(&d, &["check", "."]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let location = format!("{dir}/Retry.java:8");
+    // In the message and in the help.
+    assert_eq!(o.stdout.matches(&location).count(), 2, "{}", o.stdout);
+    assert!(o.stdout.lines().all(|l| l.chars().count() <= 100 || l.contains(&location)));
+}
+
+#[test]
+fn rust_loop_fix_reason_speaks_of_the_loop() {
+    let d = scratch("loop-reason");
+    write(
+        &d,
+        "pay.rs",
+        "fn pay(client: &Client) -> Result<Response, Error> {\n    let mut last = None;\n    for _attempt in 0..3 {\n        let idempotency_key = uuid::Uuid::new_v4().to_string();\n        match client.post(URL).header(\"Idempotency-Key\", idempotency_key).send() {\n            Ok(r) => return Ok(r),\n            Err(e) => last = Some(e),\n        }\n    }\n    Err(last.unwrap())\n}\n",
+    );
+    let o = run(&d, &["check", "pay.rs", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    let reason = v["findings"][0]["fix"]["reason"].as_str().unwrap();
+    assert!(!reason.contains("closure"), "{reason}");
+    assert!(
+        reason.starts_with("in Rust the loop now uses `idempotency_key` declared before it instead of creating it on every iteration"),
+        "{reason}"
+    );
+    assert!(reason.contains("`idempotency_key.clone()`"), "{reason}");
+}
+
+/// Every problem of a configuration file is reported, each at its own line.
+#[test]
+fn config_errors_are_all_reported() {
+    let d = scratch("config-errors");
+    write(&d, "A.kt", "fun a() = 1\n");
+    write(
+        &d,
+        "idemlint.toml",
+        "require-suppression-reason = 3\n\n[rules]\ntime-in = \"off\"\nkey-in-retry-scope = \"loud\"\n",
+    );
+    let o = run(&d, &["check", "."]);
+    assert_eq!(o.code, 2);
+    for (loc, what) in [
+        ("idemlint.toml:1:30", "`require-suppression-reason` must be `true` or `false`"),
+        ("idemlint.toml:4:1", "unknown rule `time-in`"),
+        ("idemlint.toml:5:22", "invalid level for `key-in-retry-scope`"),
+    ] {
+        assert!(o.stderr.contains(loc), "{loc}: {}", o.stderr);
+        assert!(o.stderr.contains(what), "{what}: {}", o.stderr);
+    }
+    // In file order, the first saying how many more there are.
+    let first = o.stderr.find("must be `true`").unwrap();
+    assert!(first < o.stderr.find("unknown rule").unwrap());
+    assert!(o.stderr.contains("(and 2 more problems)"), "{}", o.stderr);
+}

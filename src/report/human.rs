@@ -106,6 +106,7 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
         .with_break_words(false)
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     for f in &report.findings {
