@@ -283,9 +283,15 @@ pub fn package(path: &Path) -> Option<Package> {
     let version = match pkg.get("version") {
         None => "0.0.0".to_string(),
         Some(toml::Value::String(v)) => v.clone(),
-        Some(toml::Value::Table(t)) if t.get("workspace").and_then(|w| w.as_bool()) == Some(true) => {
+        Some(toml::Value::Table(t))
+            if t.get("workspace").and_then(|w| w.as_bool()) == Some(true) =>
+        {
             let root = find_root(path, &table).ok()?;
-            let root_table = if root == path { table.clone() } else { manifest(&root).ok()? };
+            let root_table = if root == path {
+                table.clone()
+            } else {
+                manifest(&root).ok()?
+            };
             root_table
                 .get("workspace")?
                 .get("package")?
@@ -390,16 +396,25 @@ mod tests {
         assert_eq!(skip.root, root.join("crates/skip"));
         assert!(workspace(Some(&dir.join("nope/Cargo.toml"))).is_err());
         // Package ids: the declared version, the workspace's for an inherited one.
-        w("tools/x/Cargo.toml", "[package]\nname = \"x\"\nversion = \"1.2.3\"\n");
+        w(
+            "tools/x/Cargo.toml",
+            "[package]\nname = \"x\"\nversion = \"1.2.3\"\n",
+        );
         assert_eq!(
             package(&root.join("tools/x/Cargo.toml")),
-            Some(Package { name: "x".into(), version: "1.2.3".into() })
+            Some(Package {
+                name: "x".into(),
+                version: "1.2.3".into()
+            })
         );
         w(
             "Cargo.toml",
             "[package]\nname = \"app\"\n[workspace]\nmembers = [\"crates/*\", \"tools/x\"]\n[workspace.package]\nversion = \"4.5.6\"\n",
         );
-        w("crates/gen/Cargo.toml", "[package]\nname = \"gen\"\nversion.workspace = true\n");
+        w(
+            "crates/gen/Cargo.toml",
+            "[package]\nname = \"gen\"\nversion.workspace = true\n",
+        );
         assert_eq!(
             package(&root.join("crates/gen/Cargo.toml")).map(|p| p.version),
             Some("4.5.6".into())

@@ -860,7 +860,13 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     .paths
                     .iter()
                     .map(|p| crate::config::absolute_path(p))
-                    .map(|p| if p.is_dir() { p } else { p.parent().map(Path::to_path_buf).unwrap_or(p) })
+                    .map(|p| {
+                        if p.is_dir() {
+                            p
+                        } else {
+                            p.parent().map(Path::to_path_buf).unwrap_or(p)
+                        }
+                    })
                     .chain(
                         std::env::current_dir()
                             .ok()
@@ -1489,7 +1495,10 @@ fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Re
                     )
                 })
         }
-        _ => match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        _ => match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             r => r.map_err(|e| format!("could not write the report to standard output: {e}")),
         },

@@ -515,7 +515,10 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
     // Every problem of the file, each with its snippet and location.
     for one in std::iter::once(e).chain(&e.more) {
         let mut part = String::new();
-        if handler.render_report(&mut part, one as &dyn Diagnostic).is_err() {
+        if handler
+            .render_report(&mut part, one as &dyn Diagnostic)
+            .is_err()
+        {
             part = format!(
                 "error: invalid configuration {}: {}\n",
                 one.file,
@@ -679,65 +682,66 @@ fn from_table(
         let name: &str = key.get_ref();
         // Each key is checked on its own, so every mistake of the file is reported.
         let mut one_key = || -> Result<(), ConfigError> {
-        match name {
-            "extend" => {}
-            "rules" => config.levels.extend(rule_levels(path, text, value)?),
-            "include" => config.include = globs_here(name, value)?,
-            "exclude" => config.exclude = globs_here(name, value)?,
-            "overrides" => {
-                let entries = overrides(path, text, value)?;
-                config
-                    .overrides
-                    .extend(entries.into_iter().map(|(patterns, set, levels)| Override {
-                        origin: path.to_path_buf(),
-                        patterns,
-                        files: Globs {
-                            root: root.clone(),
-                            set,
-                        },
-                        levels,
-                    }));
-            }
-            "require-suppression-reason" => {
-                config.require_suppression_reason = value.get_ref().as_bool().ok_or_else(|| {
-                    ConfigError::at(
-                        path,
-                        text,
-                        value.span(),
-                        "`require-suppression-reason` must be `true` or `false`".into(),
-                        "write `require-suppression-reason = true`".into(),
-                    )
-                })?;
-            }
-            "java-version" => {
-                let v = value
-                    .get_ref()
-                    .as_integer()
-                    .and_then(|i| i.as_str().parse::<u32>().ok());
-                config.java_version =
-                    Some(v.filter(|v| (1..=99).contains(v)).ok_or_else(|| {
+            match name {
+                "extend" => {}
+                "rules" => config.levels.extend(rule_levels(path, text, value)?),
+                "include" => config.include = globs_here(name, value)?,
+                "exclude" => config.exclude = globs_here(name, value)?,
+                "overrides" => {
+                    let entries = overrides(path, text, value)?;
+                    config
+                        .overrides
+                        .extend(entries.into_iter().map(|(patterns, set, levels)| Override {
+                            origin: path.to_path_buf(),
+                            patterns,
+                            files: Globs {
+                                root: root.clone(),
+                                set,
+                            },
+                            levels,
+                        }));
+                }
+                "require-suppression-reason" => {
+                    config.require_suppression_reason =
+                        value.get_ref().as_bool().ok_or_else(|| {
+                            ConfigError::at(
+                                path,
+                                text,
+                                value.span(),
+                                "`require-suppression-reason` must be `true` or `false`".into(),
+                                "write `require-suppression-reason = true`".into(),
+                            )
+                        })?;
+                }
+                "java-version" => {
+                    let v = value
+                        .get_ref()
+                        .as_integer()
+                        .and_then(|i| i.as_str().parse::<u32>().ok());
+                    config.java_version =
+                        Some(v.filter(|v| (1..=99).contains(v)).ok_or_else(|| {
+                            ConfigError::at(
+                                path,
+                                text,
+                                value.span(),
+                                "`java-version` must be a Java release number".into(),
+                                "write `java-version = 8` (or 11, 17, 21, ...)".into(),
+                            )
+                        })?);
+                }
+                "max-file-size" => {
+                    let v = value.get_ref();
+                    let parsed = if let Some(i) = v.as_integer() {
+                        i.as_str()
+                            .parse::<u64>()
+                            .map_err(|_| "a negative size".to_string())
+                    } else if let Some(t) = v.as_str() {
+                        crate::fsio::parse_size(t)
+                    } else {
+                        Err("not a size".into())
+                    };
+                    config.max_file_size = parsed.ok().filter(|n| *n > 0).ok_or_else(|| {
                         ConfigError::at(
-                            path,
-                            text,
-                            value.span(),
-                            "`java-version` must be a Java release number".into(),
-                            "write `java-version = 8` (or 11, 17, 21, ...)".into(),
-                        )
-                    })?);
-            }
-            "max-file-size" => {
-                let v = value.get_ref();
-                let parsed = if let Some(i) = v.as_integer() {
-                    i.as_str()
-                        .parse::<u64>()
-                        .map_err(|_| "a negative size".to_string())
-                } else if let Some(t) = v.as_str() {
-                    crate::fsio::parse_size(t)
-                } else {
-                    Err("not a size".into())
-                };
-                config.max_file_size = parsed.ok().filter(|n| *n > 0).ok_or_else(|| {
-                    ConfigError::at(
                         path,
                         text,
                         value.span(),
@@ -746,44 +750,46 @@ fn from_table(
                         "write `max-file-size = \"20MB\"` (units: KB, MB, GB, KiB, MiB, GiB)"
                             .into(),
                     )
-                })?;
-                // The tree being checked may have written this file: it must not lift the
-                // memory bound the limit exists for (about 100 bytes per source byte).
-                if config.max_file_size > MAX_CONFIG_FILE_SIZE {
+                    })?;
+                    // The tree being checked may have written this file: it must not lift the
+                    // memory bound the limit exists for (about 100 bytes per source byte).
+                    if config.max_file_size > MAX_CONFIG_FILE_SIZE {
+                        return Err(ConfigError::at(
+                            path,
+                            text,
+                            value.span(),
+                            format!(
+                                "`max-file-size` in a configuration file is at most {} (a checked tree must not lift the memory bound)",
+                                crate::fsio::human_size(MAX_CONFIG_FILE_SIZE)
+                            ),
+                            "give a larger limit on the command line with `--max-file-size`".into(),
+                        ));
+                    }
+                }
+                _ if catalogue_tables.contains(&name) => {
+                    catalogue_part.insert(key.clone(), value.clone());
+                }
+                _ => {
+                    let known: Vec<&str> = CONFIG_KEYS
+                        .iter()
+                        .copied()
+                        .chain(catalogue_tables.iter().copied())
+                        .collect();
                     return Err(ConfigError::at(
                         path,
                         text,
-                        value.span(),
-                        format!(
-                            "`max-file-size` in a configuration file is at most {} (a checked tree must not lift the memory bound)",
-                            crate::fsio::human_size(MAX_CONFIG_FILE_SIZE)
-                        ),
-                        "give a larger limit on the command line with `--max-file-size`".into(),
+                        key.span(),
+                        format!("unknown configuration key `{}`", short(name)),
+                        match did_you_mean(name, &known) {
+                            Some(s) => {
+                                format!("did you mean `{s}`? known keys: {}", known.join(", "))
+                            }
+                            None => format!("known keys: {}", known.join(", ")),
+                        },
                     ));
                 }
             }
-            _ if catalogue_tables.contains(&name) => {
-                catalogue_part.insert(key.clone(), value.clone());
-            }
-            _ => {
-                let known: Vec<&str> = CONFIG_KEYS
-                    .iter()
-                    .copied()
-                    .chain(catalogue_tables.iter().copied())
-                    .collect();
-                return Err(ConfigError::at(
-                    path,
-                    text,
-                    key.span(),
-                    format!("unknown configuration key `{}`", short(name)),
-                    match did_you_mean(name, &known) {
-                        Some(s) => format!("did you mean `{s}`? known keys: {}", known.join(", ")),
-                        None => format!("known keys: {}", known.join(", ")),
-                    },
-                ));
-            }
-        }
-        Ok(())
+            Ok(())
         };
         if let Err(e) = one_key() {
             errors.push(e);

@@ -31,7 +31,10 @@ pub fn relative_to_cwd(p: &Path) -> Option<PathBuf> {
         return None;
     }
     let cwd = std::env::current_dir().ok()?;
-    Some(relative_from(&crate::fsio::lexical_normal(&cwd.join(p)), &cwd))
+    Some(relative_from(
+        &crate::fsio::lexical_normal(&cwd.join(p)),
+        &cwd,
+    ))
 }
 
 /// The relative path from directory `base` to `target` (both absolute, normalised): `..`
@@ -40,8 +43,8 @@ pub fn relative_from(target: &Path, base: &Path) -> PathBuf {
     let t: Vec<_> = target.components().collect();
     let b: Vec<_> = base.components().collect();
     let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let mut out: PathBuf = std::iter::repeat_n(std::path::Component::ParentDir, b.len() - common)
-        .collect();
+    let mut out: PathBuf =
+        std::iter::repeat_n(std::path::Component::ParentDir, b.len() - common).collect();
     out.extend(&t[common..]);
     if out.as_os_str().is_empty() {
         out.push(".");

@@ -135,7 +135,10 @@ fn rust_lexer_errors_say_what_is_wrong_where() {
     assert!(msg.starts_with("unexpected closing delimiter `}`"), "{msg}");
     let (line, col, msg) = rust_error("string", "fn s() {\n    let x = \"abc;\n}\n");
     assert_eq!((line, col), (2, 13), "{msg}");
-    assert!(msg.starts_with("unterminated or invalid string literal"), "{msg}");
+    assert!(
+        msg.starts_with("unterminated or invalid string literal"),
+        "{msg}"
+    );
     let (line, col, msg) = rust_error("comment", "fn c() {} /* open\n");
     assert_eq!((line, col), (1, 11), "{msg}");
     assert!(msg.starts_with("unterminated block comment"), "{msg}");
@@ -156,8 +159,9 @@ fn a_mistyped_check_is_an_unknown_command() {
         let o = run(&d, &[typed, "."]);
         assert_eq!(o.code, 2, "{typed}");
         assert!(
-            o.stderr
-                .contains(&format!("unknown command `{typed}`; did you mean `idemlint check`?")),
+            o.stderr.contains(&format!(
+                "unknown command `{typed}`; did you mean `idemlint check`?"
+            )),
             "{typed}: {}",
             o.stderr
         );
@@ -211,7 +215,11 @@ fn nothing_to_check_is_a_warning() {
     // Said with --quiet too; --strict makes it fail.
     let o = run(&d, &["check", "empty", "-q"]);
     assert_eq!(o.code, 0);
-    assert!(o.stderr.contains("no Rust, Java or Kotlin files found"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("no Rust, Java or Kotlin files found"),
+        "{}",
+        o.stderr
+    );
     let o = run(&d, &["check", "empty", "--strict"]);
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("(--strict: exit 2)"), "{}", o.stderr);
@@ -362,7 +370,10 @@ fn cargo_idemlint_paths_are_relative_to_the_current_directory() {
     let plain = paths(&[]);
     assert_eq!(plain, ["../other/src/lib.rs", "src/lib.rs"]);
     assert_eq!(paths(&["--workspace"]), plain);
-    assert_eq!(paths(&["--workspace", "--exclude", "other"]), ["src/lib.rs"]);
+    assert_eq!(
+        paths(&["--workspace", "--exclude", "other"]),
+        ["src/lib.rs"]
+    );
 }
 
 /// The summary line sends users to JSON `no_fix`; docs/json.md documents it and
@@ -413,31 +424,43 @@ fn pre_commit_comment_reads_well_after_autoupdate() {
             .find(|l| l.trim_start().starts_with("rev: main"))
             .unwrap_or_else(|| panic!("{doc}: no rev line"));
         let comment = line.split_once('#').unwrap().1.trim();
-        assert_eq!(comment, "`pre-commit autoupdate` pins this to a commit", "{doc}");
+        assert_eq!(
+            comment, "`pre-commit autoupdate` pins this to a commit",
+            "{doc}"
+        );
     }
 }
 
 #[test]
 fn file_sizes_are_shown_once() {
+    // The human report lists file problems on standard output, before the summary.
     let d = scratch("sizes");
-    write(&d, "A.kt", &format!("fun a() = 1\n{}", "// padding\n".repeat(80)));
+    write(
+        &d,
+        "A.kt",
+        &format!("fun a() = 1\n{}", "// padding\n".repeat(80)),
+    );
     let o = run(&d, &["check", "A.kt", "--max-file-size", "10"]);
     assert!(
-        o.stderr
+        o.stdout
             .contains("file too large: 892 bytes, over the limit of 10 bytes; not analysed"),
         "{}",
-        o.stderr
+        o.stdout
     );
     // A rounded size keeps the exact count beside it.
     let o = run(&d, &["check", "A.kt", "--max-file-size", "100"]);
-    assert!(o.stderr.contains("over the limit of 100 bytes;"), "{}", o.stderr);
+    assert!(
+        o.stdout.contains("over the limit of 100 bytes;"),
+        "{}",
+        o.stdout
+    );
     write(&d, "B.kt", &"// padding\n".repeat(200));
     let o = run(&d, &["check", "B.kt", "--max-file-size", "1KiB"]);
     assert!(
-        o.stderr
+        o.stdout
             .contains("file too large: 2.1 KiB (2200 bytes), over the limit of 1 KiB (1024 bytes)"),
         "{}",
-        o.stderr
+        o.stdout
     );
 }
 
@@ -459,7 +482,11 @@ fn fix_summary_cuts_reasons_at_a_clause_boundary() {
         ),
         "{line}"
     );
-    assert_eq!(line.matches('(').count(), line.matches(')').count(), "{line}");
+    assert_eq!(
+        line.matches('(').count(),
+        line.matches(')').count(),
+        "{line}"
+    );
     assert_eq!(line.matches('`').count() % 2, 0, "{line}");
 }
 
@@ -484,7 +511,11 @@ fn human_report_keeps_locations_whole_when_wrapping() {
     let location = format!("{dir}/Retry.java:8");
     // In the message and in the help.
     assert_eq!(o.stdout.matches(&location).count(), 2, "{}", o.stdout);
-    assert!(o.stdout.lines().all(|l| l.chars().count() <= 100 || l.contains(&location)));
+    assert!(
+        o.stdout
+            .lines()
+            .all(|l| l.chars().count() <= 100 || l.contains(&location))
+    );
 }
 
 #[test]
@@ -519,9 +550,15 @@ fn config_errors_are_all_reported() {
     let o = run(&d, &["check", "."]);
     assert_eq!(o.code, 2);
     for (loc, what) in [
-        ("idemlint.toml:1:30", "`require-suppression-reason` must be `true` or `false`"),
+        (
+            "idemlint.toml:1:30",
+            "`require-suppression-reason` must be `true` or `false`",
+        ),
         ("idemlint.toml:4:1", "unknown rule `time-in`"),
-        ("idemlint.toml:5:22", "invalid level for `key-in-retry-scope`"),
+        (
+            "idemlint.toml:5:22",
+            "invalid level for `key-in-retry-scope`",
+        ),
     ] {
         assert!(o.stderr.contains(loc), "{loc}: {}", o.stderr);
         assert!(o.stderr.contains(what), "{what}: {}", o.stderr);

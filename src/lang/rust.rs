@@ -110,7 +110,8 @@ const MAX_RELEX: usize = 64;
 /// outermost one is named (in `fn f( {` it is the `(`) and the lexer's own rules decide.
 fn lex_error(src: &str, at: usize) -> (usize, String) {
     use std::str::FromStr;
-    let lex = |s: &str| proc_macro2::TokenStream::from_str(s).map_err(|e| e.span().byte_range().start);
+    let lex =
+        |s: &str| proc_macro2::TokenStream::from_str(s).map_err(|e| e.span().byte_range().start);
     let Some(c) = src.get(at..).and_then(|r| r.chars().next()) else {
         return (at.min(src.len()), "unexpected end of file".into());
     };
@@ -127,7 +128,11 @@ fn lex_error(src: &str, at: usize) -> (usize, String) {
         let (mut outer, mut open, mut count) = (at, c, 1);
         for _ in 0..MAX_RELEX {
             match lex(&fixed) {
-                Err(next) if next < outer => match fixed[next..].chars().next().and_then(|o| closer(o).map(|cl| (o, cl))) {
+                Err(next) if next < outer => match fixed[next..]
+                    .chars()
+                    .next()
+                    .and_then(|o| closer(o).map(|cl| (o, cl)))
+                {
                     Some((o, cl)) => {
                         outer = next;
                         open = o;

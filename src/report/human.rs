@@ -260,7 +260,10 @@ fn reason_head(reason: &str) -> String {
             _ => {}
         }
     }
-    match best.map(|b| clause[..b].trim_end()).filter(|h| !h.is_empty()) {
+    match best
+        .map(|b| clause[..b].trim_end())
+        .filter(|h| !h.is_empty())
+    {
         Some(head) => head.to_string(),
         None => {
             let cut = words.unwrap_or_else(|| {
