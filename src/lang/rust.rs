@@ -100,8 +100,11 @@ pub fn lower(text: &str) -> FileModel {
 /// literal, a character that starts no token), with no detail.
 const LEX_ERROR: &str = "cannot parse string into token stream";
 
-/// Most re-lexes [`lex_error`] runs to find the outermost unclosed delimiter.
-const MAX_RELEX: usize = 64;
+/// Most re-lexes [`lex_error`] runs to find the outermost unclosed delimiter, and the
+/// largest text it re-lexes at all (each lex keeps a copy of the text in the thread's span
+/// table until [`lower`] releases it); past either, the innermost found so far is named.
+const MAX_RELEX: usize = 16;
+const MAX_RELEX_BYTES: usize = 1 << 20;
 
 /// What a lexer failure at byte `at` of `src` (the text `syn` lexed) is, and where it is
 /// best shown: the lexer stops at an unclosed delimiter's opening (at the end of the text),
@@ -126,7 +129,12 @@ fn lex_error(src: &str, at: usize) -> (usize, String) {
         // or stops elsewhere; the last opening it stopped at is the outermost unclosed.
         let mut fixed = format!("{src}\n{close}");
         let (mut outer, mut open, mut count) = (at, c, 1);
-        for _ in 0..MAX_RELEX {
+        let budget = if src.len() <= MAX_RELEX_BYTES {
+            MAX_RELEX
+        } else {
+            0
+        };
+        for _ in 0..budget {
             match lex(&fixed) {
                 Err(next) if next < outer => match fixed[next..]
                     .chars()
