@@ -311,10 +311,16 @@ pub struct ConfigError {
     /// The file's text, for the snippet (only files read as regular files).
     text: Option<Arc<str>>,
     /// The snippet miette shows, built on first use from `text` and `span`.
-    excerpt: Box<std::sync::OnceLock<Option<Excerpt>>>,
+    /// (Boxed with the rarely used rest, to keep `Result<_, ConfigError>` small.)
+    extra: Box<Extra>,
+}
+
+#[derive(Debug, Default)]
+struct Extra {
+    excerpt: std::sync::OnceLock<Option<Excerpt>>,
     /// The other problems found in the same file, in file order, each with its own span:
     /// a file with three mistakes reports the three, not one per run.
-    pub more: Vec<ConfigError>,
+    more: Vec<ConfigError>,
 }
 
 /// Longest snippet line shown in a configuration error, in chars.
@@ -389,7 +395,8 @@ impl SourceCode for Excerpt {
 
 impl ConfigError {
     fn excerpt(&self) -> Option<&Excerpt> {
-        self.excerpt
+        self.extra
+            .excerpt
             .get_or_init(|| {
                 let text = self.text.as_deref()?;
                 let span = self.span.clone()?;
@@ -413,13 +420,17 @@ impl ConfigError {
         let name = display_path(file);
         ConfigError {
             text: text.map(Arc::from),
-            excerpt: Box::default(),
+            extra: Box::default(),
             file: crate::text::escape_controls(&name),
             message,
             span: None,
             help: None,
-            more: Vec::new(),
         }
+    }
+
+    /// The other problems of the same file, after this one (in file order).
+    pub fn more(&self) -> &[ConfigError] {
+        &self.extra.more
     }
 
     /// The first of `errors` (in file order) with the others in [`ConfigError::more`];
@@ -428,14 +439,14 @@ impl ConfigError {
         let mut all: Vec<ConfigError> = errors
             .into_iter()
             .flat_map(|mut e| {
-                let more = std::mem::take(&mut e.more);
+                let more = std::mem::take(&mut e.extra.more);
                 std::iter::once(e).chain(more)
             })
             .collect();
         all.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
         let mut it = all.into_iter();
         let mut first = it.next()?;
-        first.more = it.collect();
+        first.extra.more = it.collect();
         Some(first)
     }
 
@@ -465,7 +476,7 @@ impl fmt::Display for ConfigError {
             self.file,
             self.shown_message()
         )?;
-        match self.more.len() {
+        match self.more().len() {
             0 => Ok(()),
             1 => write!(f, " (and 1 more problem)"),
             n => write!(f, " (and {n} more problems)"),
@@ -513,7 +524,7 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     // Every problem of the file, each with its snippet and location.
-    for one in std::iter::once(e).chain(&e.more) {
+    for one in std::iter::once(e).chain(e.more()) {
         let mut part = String::new();
         if handler
             .render_report(&mut part, one as &dyn Diagnostic)

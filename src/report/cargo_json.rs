@@ -114,10 +114,10 @@ fn manifest_of(path: &str, roots: &[PathBuf]) -> (PathBuf, crate::cargo::Package
     let mut dir = abs.parent();
     while let Some(d) = dir {
         let m = d.join("Cargo.toml");
-        if std::fs::symlink_metadata(&m).is_ok_and(|t| t.is_file()) {
-            if let Some(p) = crate::cargo::package(&m) {
-                return (m, p);
-            }
+        if std::fs::symlink_metadata(&m).is_ok_and(|t| t.is_file())
+            && let Some(p) = crate::cargo::package(&m)
+        {
+            return (m, p);
         }
         if d.join(".git").exists() || top.is_some_and(|t| t == d) {
             break;
