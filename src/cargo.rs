@@ -264,18 +264,55 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, String> {
     Ok(Workspace { root, members })
 }
 
-/// `dir` as shown to the user: relative to the current directory when it is inside it
-/// (`.` for the directory itself), absolute otherwise.
+/// The package a manifest declares, as cargo names it in a package id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Package {
+    pub name: String,
+    pub version: String,
+}
+
+/// The `[package]` name and version of the manifest at `path` (absolute). A version
+/// inherited from the workspace (`version.workspace = true`) is read from the
+/// `[workspace.package]` table of the workspace root manifest; a package without a
+/// `version` is `0.0.0`, as cargo has it. `None` for a manifest that cannot be read, has no
+/// `[package]` (a virtual manifest) or no name.
+pub fn package(path: &Path) -> Option<Package> {
+    let table = manifest(path).ok()?;
+    let pkg = table.get("package")?.as_table()?;
+    let name = pkg.get("name")?.as_str()?.to_string();
+    let version = match pkg.get("version") {
+        None => "0.0.0".to_string(),
+        Some(toml::Value::String(v)) => v.clone(),
+        Some(toml::Value::Table(t))
+            if t.get("workspace").and_then(|w| w.as_bool()) == Some(true) =>
+        {
+            let root = find_root(path, &table).ok()?;
+            let root_table = if root == path {
+                table.clone()
+            } else {
+                manifest(&root).ok()?
+            };
+            root_table
+                .get("workspace")?
+                .get("package")?
+                .get("version")?
+                .as_str()?
+                .to_string()
+        }
+        Some(_) => return None,
+    };
+    Some(Package { name, version })
+}
+
+/// `dir` as shown to the user: relative to the current directory (`.` for the directory
+/// itself, `../other` for a sibling), so every member's files are shown relative to it
+/// as with `cargo idemlint` without `--workspace`.
 pub fn display_dir(dir: &Path) -> PathBuf {
     let Ok(cwd) = std::env::current_dir().and_then(|c| c.canonicalize()) else {
         return dir.to_path_buf();
     };
     let dir_abs = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    match dir_abs.strip_prefix(&cwd) {
-        Ok(rest) if rest.as_os_str().is_empty() => PathBuf::from("."),
-        Ok(rest) => rest.to_path_buf(),
-        Err(_) => dir_abs,
-    }
+    crate::discover::relative_from(&dir_abs, &cwd)
 }
 
 /// What to walk, for [`crate::check::Options`]: `paths` and `skip_dirs`.
@@ -358,6 +395,35 @@ mod tests {
         let skip = workspace(Some(&dir.join("crates/skip/Cargo.toml"))).unwrap();
         assert_eq!(skip.root, root.join("crates/skip"));
         assert!(workspace(Some(&dir.join("nope/Cargo.toml"))).is_err());
+        // Package ids: the declared version, the workspace's for an inherited one.
+        w(
+            "tools/x/Cargo.toml",
+            "[package]\nname = \"x\"\nversion = \"1.2.3\"\n",
+        );
+        assert_eq!(
+            package(&root.join("tools/x/Cargo.toml")),
+            Some(Package {
+                name: "x".into(),
+                version: "1.2.3".into()
+            })
+        );
+        w(
+            "Cargo.toml",
+            "[package]\nname = \"app\"\n[workspace]\nmembers = [\"crates/*\", \"tools/x\"]\n[workspace.package]\nversion = \"4.5.6\"\n",
+        );
+        w(
+            "crates/gen/Cargo.toml",
+            "[package]\nname = \"gen\"\nversion.workspace = true\n",
+        );
+        assert_eq!(
+            package(&root.join("crates/gen/Cargo.toml")).map(|p| p.version),
+            Some("4.5.6".into())
+        );
+        assert_eq!(
+            package(&root.join("Cargo.toml")).map(|p| p.version),
+            Some("0.0.0".into())
+        );
+        assert_eq!(package(&root.join("crates/empty/Cargo.toml")), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

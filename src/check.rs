@@ -606,15 +606,25 @@ pub fn check_density(text: &str, limit: u64) -> Result<(), String> {
 }
 
 /// The error for a source file (or buffer) of `size` bytes over the `limit` (bytes).
+/// Sizes are shown for people, with the exact byte count after them only when the
+/// rounded form is not already it (`1.5 MiB (1572864 bytes)`, but `987 bytes`).
 pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
+    let exact = |n: u64| {
+        let h = crate::fsio::human_size(n);
+        if h == format!("{n} bytes") {
+            h
+        } else {
+            format!("{h} ({n} bytes)")
+        }
+    };
     let size = size
         .filter(|s| *s > limit)
-        .map(|s| format!("{} ({s} bytes)", crate::fsio::human_size(s)))
+        .map(exact)
         .unwrap_or_else(|| "more".into());
     format!(
-        "file too large: {size}, over the limit of {} ({limit} bytes); not analysed \
+        "file too large: {size}, over the limit of {}; not analysed \
          (raise it with `--max-file-size` or `max-file-size` in idemlint.toml)",
-        crate::fsio::human_size(limit)
+        exact(limit)
     )
 }
 

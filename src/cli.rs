@@ -365,7 +365,8 @@ fn normalise(mut args: Vec<OsString>, cargo: bool) -> (Vec<OsString>, bool) {
 }
 
 /// When `check` was supplied as the default and its first argument is no existing path but
-/// close to a subcommand's name, or a prefix of one (`idemlint expl …`, `idemlint rul`):
+/// close to a subcommand's name, or a prefix of one (`idemlint expl …`, `idemlint rul`,
+/// `idemlint chek .`):
 /// the "unknown command … did you mean" message, instead of "path not found".
 fn mistyped_command(args: &[OsString]) -> Option<String> {
     let word = args.get(2)?.to_str()?;
@@ -375,9 +376,11 @@ fn mistyped_command(args: &[OsString]) -> Option<String> {
     let names: Vec<&str> = SUBCOMMANDS
         .iter()
         .copied()
-        .filter(|s| !s.starts_with('-') && *s != "check")
+        .filter(|s| !s.starts_with('-'))
         .collect();
-    let s = crate::text::did_you_mean_within(word, &names, if word.len() >= 5 { 2 } else { 1 })?;
+    // Edit distance 2 from four characters on (`chekc`, `chek`), 1 below (`rul`, `mn`).
+    let within = if word.chars().count() >= 4 { 2 } else { 1 };
+    let s = crate::text::did_you_mean_within(word, &names, within)?;
     Some(format!(
         "unknown command `{}`; did you mean `idemlint {s}`? (a path of that name does not exist either)",
         crate::text::escape_controls(word)
@@ -829,9 +832,16 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 return EXIT_TOOL_ERROR;
             }
             let to_stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
+            // Nothing to check where the whole tree was walked (not a subset, a shard or
+            // standard input).
+            let no_sources = report.files == 0
+                && report.errors.is_empty()
+                && !stdin
+                && opts.only.is_none()
+                && shard.is_none();
             let code = exit_code(ExitInputs {
                 tool_failure,
-                strict_failure: strict && !report.errors.is_empty(),
+                strict_failure: strict && (!report.errors.is_empty() || no_sources),
                 failing: report.findings.iter().any(|f| fail_on.fails(f.severity)),
                 findings_exit,
             });
@@ -846,6 +856,23 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 srcroot: std::env::current_dir().ok(),
                 sarif_category: Some(crate::report::sarif::category(shard)),
                 exit_code: Some(code),
+                roots: opts
+                    .paths
+                    .iter()
+                    .map(|p| crate::config::absolute_path(p))
+                    .map(|p| {
+                        if p.is_dir() {
+                            p
+                        } else {
+                            p.parent().map(Path::to_path_buf).unwrap_or(p)
+                        }
+                    })
+                    .chain(
+                        std::env::current_dir()
+                            .ok()
+                            .map(|c| crate::config::absolute_path(&c)),
+                    )
+                    .collect(),
             };
             let mut rendered = crate::report::render(&report, format, &render_opts);
             if statistics {
@@ -863,16 +890,50 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             if !quiet && rendered.stderr.is_empty() && !summary_in_report {
                 eprint!("{}", crate::report::human::summary(&report));
             }
-            if strict && !report.errors.is_empty() && !quiet {
+            // A walk that found nothing to check is most often a wrong path (a build
+            // directory, the parent of the project): said even with --quiet, as ruff does.
+            if no_sources {
+                let shown: Vec<String> = if opts.paths.is_empty() {
+                    vec![".".into()]
+                } else {
+                    opts.paths
+                        .iter()
+                        .map(|p| crate::text::escape_controls(&p.display().to_string()))
+                        .collect()
+                };
                 eprintln!(
-                    "idemlint: --strict: {} file{} could not be analysed fully",
-                    report.errors.len(),
-                    if report.errors.len() == 1 { "" } else { "s" }
+                    "warning: no Rust, Java or Kotlin files found under {}{}",
+                    shown.join(" "),
+                    if strict { " (--strict: exit 2)" } else { "" }
                 );
+            }
+            // Even with --quiet: a failing exit always says why, in one line.
+            if strict && !report.errors.is_empty() {
+                eprintln!("{}", strict_line(&report.errors));
             }
             code
         }
     }
+}
+
+/// The line `--strict` prints when files could not be analysed fully: distinct files,
+/// and the problems when there are more of them (one file can have several).
+fn strict_line(errors: &[crate::finding::FileError]) -> String {
+    let files = errors
+        .iter()
+        .map(|e| e.path.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let problems = if errors.len() == files {
+        String::new()
+    } else {
+        format!(" ({} problems)", errors.len())
+    };
+    format!(
+        "idemlint: --strict: {files} file{}{problems} could not be analysed fully",
+        plural(files)
+    )
 }
 
 /// Largest `--files-from` list read, bytes.
@@ -1420,6 +1481,9 @@ fn check_output_paths(
 /// Writes a rendered report to `output` (through a temporary file renamed over it, see
 /// [`crate::fsio::write_atomic`]) or, when `output` is `None` or `-`, to `stdout`. The
 /// error names the file.
+/// Writes the report to `output` or standard output. A reader that went away (`| head`,
+/// a pager quit early: `EPIPE`) is not an error: the rest is dropped silently, as grep and
+/// ruff do, and the run exits with the code it would have had.
 fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
     match output {
         Some(path) if path != Path::new("-") => {
@@ -1431,10 +1495,13 @@ fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Re
                     )
                 })
         }
-        _ => stdout
+        _ => match stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())
-            .map_err(|e| format!("could not write the report to standard output: {e}")),
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.map_err(|e| format!("could not write the report to standard output: {e}")),
+        },
     }
 }
 

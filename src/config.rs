@@ -311,7 +311,16 @@ pub struct ConfigError {
     /// The file's text, for the snippet (only files read as regular files).
     text: Option<Arc<str>>,
     /// The snippet miette shows, built on first use from `text` and `span`.
-    excerpt: Box<std::sync::OnceLock<Option<Excerpt>>>,
+    /// (Boxed with the rarely used rest, to keep `Result<_, ConfigError>` small.)
+    extra: Box<Extra>,
+}
+
+#[derive(Debug, Default)]
+struct Extra {
+    excerpt: std::sync::OnceLock<Option<Excerpt>>,
+    /// The other problems found in the same file, in file order, each with its own span:
+    /// a file with three mistakes reports the three, not one per run.
+    more: Vec<ConfigError>,
 }
 
 /// Longest snippet line shown in a configuration error, in chars.
@@ -386,7 +395,8 @@ impl SourceCode for Excerpt {
 
 impl ConfigError {
     fn excerpt(&self) -> Option<&Excerpt> {
-        self.excerpt
+        self.extra
+            .excerpt
             .get_or_init(|| {
                 let text = self.text.as_deref()?;
                 let span = self.span.clone()?;
@@ -410,12 +420,34 @@ impl ConfigError {
         let name = display_path(file);
         ConfigError {
             text: text.map(Arc::from),
-            excerpt: Box::default(),
+            extra: Box::default(),
             file: crate::text::escape_controls(&name),
             message,
             span: None,
             help: None,
         }
+    }
+
+    /// The other problems of the same file, after this one (in file order).
+    pub fn more(&self) -> &[ConfigError] {
+        &self.extra.more
+    }
+
+    /// The first of `errors` (in file order) with the others in [`ConfigError::more`];
+    /// `None` when there is none.
+    fn joined(errors: Vec<ConfigError>) -> Option<ConfigError> {
+        let mut all: Vec<ConfigError> = errors
+            .into_iter()
+            .flat_map(|mut e| {
+                let more = std::mem::take(&mut e.extra.more);
+                std::iter::once(e).chain(more)
+            })
+            .collect();
+        all.sort_by_key(|e| e.span.as_ref().map_or(0, |s| s.start));
+        let mut it = all.into_iter();
+        let mut first = it.next()?;
+        first.extra.more = it.collect();
+        Some(first)
     }
 
     fn at(file: &Path, text: &str, span: Range<usize>, message: String, help: String) -> Self {
@@ -443,7 +475,12 @@ impl fmt::Display for ConfigError {
             "invalid configuration {}: {}",
             self.file,
             self.shown_message()
-        )
+        )?;
+        match self.more().len() {
+            0 => Ok(()),
+            1 => write!(f, " (and 1 more problem)"),
+            n => write!(f, " (and {n} more problems)"),
+        }
     }
 }
 
@@ -480,13 +517,26 @@ pub fn render_error(e: &ConfigError, colour: bool) -> String {
     } else {
         miette::GraphicalTheme::unicode_nocolor()
     };
-    let mut out = String::new();
-    if miette::GraphicalReportHandler::new_themed(theme)
+    let handler = miette::GraphicalReportHandler::new_themed(theme)
         .with_width(100)
-        .render_report(&mut out, e)
-        .is_err()
-    {
-        out = format!("error: {e}\n");
+        .with_break_words(false)
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut out = String::new();
+    // Every problem of the file, each with its snippet and location.
+    for one in std::iter::once(e).chain(e.more()) {
+        let mut part = String::new();
+        if handler
+            .render_report(&mut part, one as &dyn Diagnostic)
+            .is_err()
+        {
+            part = format!(
+                "error: invalid configuration {}: {}\n",
+                one.file,
+                one.shown_message()
+            );
+        }
+        out.push_str(&part);
     }
     out
 }
@@ -638,67 +688,71 @@ fn from_table(
         })
     };
     let mut catalogue_part = DeTable::new();
+    let mut errors = Vec::new();
     for (key, value) in table.iter() {
         let name: &str = key.get_ref();
-        match name {
-            "extend" => {}
-            "rules" => config.levels.extend(rule_levels(path, text, value)?),
-            "include" => config.include = globs_here(name, value)?,
-            "exclude" => config.exclude = globs_here(name, value)?,
-            "overrides" => {
-                let entries = overrides(path, text, value)?;
-                config
-                    .overrides
-                    .extend(entries.into_iter().map(|(patterns, set, levels)| Override {
-                        origin: path.to_path_buf(),
-                        patterns,
-                        files: Globs {
-                            root: root.clone(),
-                            set,
-                        },
-                        levels,
-                    }));
-            }
-            "require-suppression-reason" => {
-                config.require_suppression_reason = value.get_ref().as_bool().ok_or_else(|| {
-                    ConfigError::at(
-                        path,
-                        text,
-                        value.span(),
-                        "`require-suppression-reason` must be `true` or `false`".into(),
-                        "write `require-suppression-reason = true`".into(),
-                    )
-                })?;
-            }
-            "java-version" => {
-                let v = value
-                    .get_ref()
-                    .as_integer()
-                    .and_then(|i| i.as_str().parse::<u32>().ok());
-                config.java_version =
-                    Some(v.filter(|v| (1..=99).contains(v)).ok_or_else(|| {
+        // Each key is checked on its own, so every mistake of the file is reported.
+        let mut one_key = || -> Result<(), ConfigError> {
+            match name {
+                "extend" => {}
+                "rules" => config.levels.extend(rule_levels(path, text, value)?),
+                "include" => config.include = globs_here(name, value)?,
+                "exclude" => config.exclude = globs_here(name, value)?,
+                "overrides" => {
+                    let entries = overrides(path, text, value)?;
+                    config
+                        .overrides
+                        .extend(entries.into_iter().map(|(patterns, set, levels)| Override {
+                            origin: path.to_path_buf(),
+                            patterns,
+                            files: Globs {
+                                root: root.clone(),
+                                set,
+                            },
+                            levels,
+                        }));
+                }
+                "require-suppression-reason" => {
+                    config.require_suppression_reason =
+                        value.get_ref().as_bool().ok_or_else(|| {
+                            ConfigError::at(
+                                path,
+                                text,
+                                value.span(),
+                                "`require-suppression-reason` must be `true` or `false`".into(),
+                                "write `require-suppression-reason = true`".into(),
+                            )
+                        })?;
+                }
+                "java-version" => {
+                    let v = value
+                        .get_ref()
+                        .as_integer()
+                        .and_then(|i| i.as_str().parse::<u32>().ok());
+                    config.java_version =
+                        Some(v.filter(|v| (1..=99).contains(v)).ok_or_else(|| {
+                            ConfigError::at(
+                                path,
+                                text,
+                                value.span(),
+                                "`java-version` must be a Java release number".into(),
+                                "write `java-version = 8` (or 11, 17, 21, ...)".into(),
+                            )
+                        })?);
+                }
+                "max-file-size" => {
+                    let v = value.get_ref();
+                    let parsed = if let Some(i) = v.as_integer() {
+                        i.as_str()
+                            .parse::<u64>()
+                            .map_err(|_| "a negative size".to_string())
+                    } else if let Some(t) = v.as_str() {
+                        crate::fsio::parse_size(t)
+                    } else {
+                        Err("not a size".into())
+                    };
+                    config.max_file_size = parsed.ok().filter(|n| *n > 0).ok_or_else(|| {
                         ConfigError::at(
-                            path,
-                            text,
-                            value.span(),
-                            "`java-version` must be a Java release number".into(),
-                            "write `java-version = 8` (or 11, 17, 21, ...)".into(),
-                        )
-                    })?);
-            }
-            "max-file-size" => {
-                let v = value.get_ref();
-                let parsed = if let Some(i) = v.as_integer() {
-                    i.as_str()
-                        .parse::<u64>()
-                        .map_err(|_| "a negative size".to_string())
-                } else if let Some(t) = v.as_str() {
-                    crate::fsio::parse_size(t)
-                } else {
-                    Err("not a size".into())
-                };
-                config.max_file_size = parsed.ok().filter(|n| *n > 0).ok_or_else(|| {
-                    ConfigError::at(
                         path,
                         text,
                         value.span(),
@@ -707,43 +761,53 @@ fn from_table(
                         "write `max-file-size = \"20MB\"` (units: KB, MB, GB, KiB, MiB, GiB)"
                             .into(),
                     )
-                })?;
-                // The tree being checked may have written this file: it must not lift the
-                // memory bound the limit exists for (about 100 bytes per source byte).
-                if config.max_file_size > MAX_CONFIG_FILE_SIZE {
+                    })?;
+                    // The tree being checked may have written this file: it must not lift the
+                    // memory bound the limit exists for (about 100 bytes per source byte).
+                    if config.max_file_size > MAX_CONFIG_FILE_SIZE {
+                        return Err(ConfigError::at(
+                            path,
+                            text,
+                            value.span(),
+                            format!(
+                                "`max-file-size` in a configuration file is at most {} (a checked tree must not lift the memory bound)",
+                                crate::fsio::human_size(MAX_CONFIG_FILE_SIZE)
+                            ),
+                            "give a larger limit on the command line with `--max-file-size`".into(),
+                        ));
+                    }
+                }
+                _ if catalogue_tables.contains(&name) => {
+                    catalogue_part.insert(key.clone(), value.clone());
+                }
+                _ => {
+                    let known: Vec<&str> = CONFIG_KEYS
+                        .iter()
+                        .copied()
+                        .chain(catalogue_tables.iter().copied())
+                        .collect();
                     return Err(ConfigError::at(
                         path,
                         text,
-                        value.span(),
-                        format!(
-                            "`max-file-size` in a configuration file is at most {} (a checked tree must not lift the memory bound)",
-                            crate::fsio::human_size(MAX_CONFIG_FILE_SIZE)
-                        ),
-                        "give a larger limit on the command line with `--max-file-size`".into(),
+                        key.span(),
+                        format!("unknown configuration key `{}`", short(name)),
+                        match did_you_mean(name, &known) {
+                            Some(s) => {
+                                format!("did you mean `{s}`? known keys: {}", known.join(", "))
+                            }
+                            None => format!("known keys: {}", known.join(", ")),
+                        },
                     ));
                 }
             }
-            _ if catalogue_tables.contains(&name) => {
-                catalogue_part.insert(key.clone(), value.clone());
-            }
-            _ => {
-                let known: Vec<&str> = CONFIG_KEYS
-                    .iter()
-                    .copied()
-                    .chain(catalogue_tables.iter().copied())
-                    .collect();
-                return Err(ConfigError::at(
-                    path,
-                    text,
-                    key.span(),
-                    format!("unknown configuration key `{}`", short(name)),
-                    match did_you_mean(name, &known) {
-                        Some(s) => format!("did you mean `{s}`? known keys: {}", known.join(", ")),
-                        None => format!("known keys: {}", known.join(", ")),
-                    },
-                ));
-            }
+            Ok(())
+        };
+        if let Err(e) = one_key() {
+            errors.push(e);
         }
+    }
+    if let Some(e) = ConfigError::joined(errors) {
+        return Err(e);
     }
     let mut catalogue = builtin.clone();
     if !catalogue_part.is_empty() {
@@ -994,10 +1058,11 @@ fn rule_levels(
     };
     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
     let mut levels = BTreeMap::new();
+    let mut errors = Vec::new();
     for (key, v) in table.iter() {
         let id: &str = key.get_ref();
         if !ids.contains(&id) {
-            return Err(ConfigError::at(
+            errors.push(ConfigError::at(
                 path,
                 text,
                 key.span(),
@@ -1007,19 +1072,25 @@ fn rule_levels(
                     None => format!("`idemlint rules` lists every rule: {}", ids.join(", ")),
                 },
             ));
+            continue;
         }
-        let level = v.get_ref().as_str().and_then(Level::parse).ok_or_else(|| {
-            ConfigError::at(
+        match v.get_ref().as_str().and_then(Level::parse) {
+            Some(level) => {
+                levels.insert(id.to_string(), level);
+            }
+            None => errors.push(ConfigError::at(
                 path,
                 text,
                 v.span(),
                 format!("invalid level for `{id}`"),
                 "use \"off\", \"note\", \"warning\" or \"error\"".into(),
-            )
-        })?;
-        levels.insert(id.to_string(), level);
+            )),
+        }
     }
-    Ok(levels)
+    match ConfigError::joined(errors) {
+        Some(e) => Err(e),
+        None => Ok(levels),
+    }
 }
 
 /// Most patterns in one `include` / `exclude` list.

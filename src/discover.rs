@@ -21,6 +21,37 @@ pub struct Candidate {
 #[derive(Debug)]
 pub struct MissingPath(pub PathBuf);
 
+/// A relative path that goes up (`../../crates/pay/src/lib.rs`, from `cargo idemlint` in a
+/// member, which walks the workspace root), as the shortest path from the current
+/// directory to the same place (`src/lib.rs` in `crates/pay`): a file is shown alike
+/// however the walk reached it. `None` for paths that do not start with `..`.
+pub fn relative_to_cwd(p: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if !matches!(p.components().next(), Some(Component::ParentDir)) {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    Some(relative_from(
+        &crate::fsio::lexical_normal(&cwd.join(p)),
+        &cwd,
+    ))
+}
+
+/// The relative path from directory `base` to `target` (both absolute, normalised): `..`
+/// for every component of `base` below their common ancestor, then the rest of `target`.
+pub fn relative_from(target: &Path, base: &Path) -> PathBuf {
+    let t: Vec<_> = target.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out: PathBuf =
+        std::iter::repeat_n(std::path::Component::ParentDir, b.len() - common).collect();
+    out.extend(&t[common..]);
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
 /// How a path is shown: `.` components dropped (`.//a/./b.kt` → `a/b.kt`), control
 /// characters escaped so a file name cannot forge report lines, and (on Unix, where a
 /// backslash is an ordinary file-name byte) `\\` doubled and bytes that are not UTF-8
@@ -28,10 +59,13 @@ pub struct MissingPath(pub PathBuf);
 /// so a file cannot hide behind another's name. The display is only for output; files are
 /// read and written through [`Candidate::path`].
 pub fn display_of(p: &Path) -> String {
-    let cleaned: PathBuf = p
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect();
+    let cleaned: PathBuf = match relative_to_cwd(p) {
+        Some(r) => r,
+        None => p
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect(),
+    };
     if cleaned.as_os_str().is_empty() {
         return ".".to_string();
     }

@@ -604,10 +604,18 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         let (applicability, reason) = if rust {
             (
                 Applicability::Unsafe,
-                Some(format!(
-                    "in Rust the retried closure now borrows `{}` from outside instead of creating it: where it needs an owned value (a `move` closure, a `String` argument), it does not compile until you add `.clone()` or `move`",
-                    binding.name
-                )),
+                Some(if matches!(m.scopes[b].kind, ScopeKind::Loop(_)) {
+                    // A retry loop has no closure: the key now lives across iterations.
+                    format!(
+                        "in Rust the loop now uses `{0}` declared before it instead of creating it on every iteration: where an iteration moves it (a `String` argument, a value kept by the request), the next iteration does not compile until you pass `{0}.clone()`",
+                        binding.name
+                    )
+                } else {
+                    format!(
+                        "in Rust the retried closure now borrows `{}` from outside instead of creating it: where it needs an owned value (a `move` closure, a `String` argument), it does not compile until you add `.clone()` or `move`",
+                        binding.name
+                    )
+                }),
             )
         } else {
             (Applicability::Safe, None)

@@ -71,7 +71,13 @@ pub fn lower(text: &str) -> FileModel {
                 let r = e.span().byte_range();
                 let mut start = (r.start + prefix).min(text.len());
                 let mut end = (r.end + prefix).min(text.len());
-                let message = e.to_string();
+                let mut message = e.to_string();
+                if message == LEX_ERROR {
+                    let (at, m) = lex_error(&text[prefix..], r.start);
+                    start = (at + prefix).min(text.len());
+                    end = start;
+                    message = m;
+                }
                 if r.start == 0 && r.end == 0 && message.contains("end of input") {
                     start = text.len();
                     end = text.len();
@@ -88,6 +94,104 @@ pub fn lower(text: &str) -> FileModel {
     }
     proc_macro2::extra::invalidate_current_thread_spans();
     model
+}
+
+/// How `proc-macro2` words every lexer failure (an unbalanced delimiter, an unterminated
+/// literal, a character that starts no token), with no detail.
+const LEX_ERROR: &str = "cannot parse string into token stream";
+
+/// Most re-lexes [`lex_error`] runs to find the outermost unclosed delimiter, and the
+/// largest text it re-lexes at all (each lex keeps a copy of the text in the thread's span
+/// table until [`lower`] releases it); past either, the innermost found so far is named.
+const MAX_RELEX: usize = 16;
+const MAX_RELEX_BYTES: usize = 1 << 20;
+
+/// What a lexer failure at byte `at` of `src` (the text `syn` lexed) is, and where it is
+/// best shown: the lexer stops at an unclosed delimiter's opening (at the end of the text),
+/// at a closing delimiter that matches no opening, or at the start of a token it cannot
+/// read. Unclosed delimiters are found by lexing again with a closer appended, so the
+/// outermost one is named (in `fn f( {` it is the `(`) and the lexer's own rules decide.
+fn lex_error(src: &str, at: usize) -> (usize, String) {
+    use std::str::FromStr;
+    let lex =
+        |s: &str| proc_macro2::TokenStream::from_str(s).map_err(|e| e.span().byte_range().start);
+    let Some(c) = src.get(at..).and_then(|r| r.chars().next()) else {
+        return (at.min(src.len()), "unexpected end of file".into());
+    };
+    let closer = |c: char| match c {
+        '(' => Some(')'),
+        '[' => Some(']'),
+        '{' => Some('}'),
+        _ => None,
+    };
+    if let Some(close) = closer(c) {
+        // Close the innermost with whitespace-separated closers until the lexer accepts it
+        // or stops elsewhere; the last opening it stopped at is the outermost unclosed.
+        let mut fixed = format!("{src}\n{close}");
+        let (mut outer, mut open, mut count) = (at, c, 1);
+        let budget = if src.len() <= MAX_RELEX_BYTES {
+            MAX_RELEX
+        } else {
+            0
+        };
+        for _ in 0..budget {
+            match lex(&fixed) {
+                Err(next) if next < outer => match fixed[next..]
+                    .chars()
+                    .next()
+                    .and_then(|o| closer(o).map(|cl| (o, cl)))
+                {
+                    Some((o, cl)) => {
+                        outer = next;
+                        open = o;
+                        count += 1;
+                        fixed.push(cl);
+                    }
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        let inside = match count {
+            1 => String::new(),
+            n => format!(" (and {} more inside it)", n - 1),
+        };
+        return (outer, format!("unclosed delimiter `{open}`{inside}"));
+    }
+    if matches!(c, ')' | ']' | '}') {
+        // The text before it lexes when this closer matches no opening at all.
+        return match lex(&src[..at]) {
+            Ok(_) => (at, format!("unexpected closing delimiter `{c}`")),
+            Err(open_at) => {
+                let open = src[open_at..].chars().next().unwrap_or('(');
+                let p = crate::text::LineIndex::new(src).position(src, open_at);
+                (
+                    at,
+                    format!(
+                        "mismatched closing delimiter `{c}` (the open delimiter is `{open}` at line {})",
+                        p.line
+                    ),
+                )
+            }
+        };
+    }
+    let rest = &src[at..];
+    let message = if rest.starts_with("/*") {
+        "unterminated block comment".to_string()
+    } else if c == '"'
+        || ["r\"", "r#", "b\"", "br\"", "br#", "c\"", "cr\"", "cr#"]
+            .iter()
+            .any(|p| rest.starts_with(p))
+    {
+        "unterminated or invalid string literal".to_string()
+    } else if c == '\'' || rest.starts_with("b'") {
+        "invalid character literal or lifetime".to_string()
+    } else if c.is_ascii_digit() {
+        "invalid number literal".to_string()
+    } else {
+        format!("unexpected character `{}`", c.escape_debug())
+    };
+    (at, message)
 }
 
 /// Deepest brace nesting inside one macro's tokens that is lowered (`json!` objects in

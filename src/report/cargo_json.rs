@@ -9,8 +9,9 @@
 //! source, labelled, and the boundary as a second span when it is in the same file: byte
 //! offsets, 1-based lines and columns counted in characters, the lines' text with the
 //! highlighted columns), `children` (the help, at level `help`) and `rendered` (the short
-//! one-line form). The manifest is the nearest `Cargo.toml` above the file, the package and
-//! target named after its directory. The stream ends with `{"reason": "build-finished",
+//! one-line form). The manifest is the nearest `Cargo.toml` above the file within its
+//! repository, and the package id and target carry its `[package]` name and version
+//! ([`NO_PACKAGE`] when there is none). The stream ends with `{"reason": "build-finished",
 //! "success": …}`: `false` when there is a finding. File names are as displayed (relative
 //! to the directory idemlint ran in: rust-analyzer resolves them against the workspace
 //! root, so run it there). Files that could not be analysed are messages at level
@@ -94,24 +95,43 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-/// The nearest `Cargo.toml` at or above the directory of `path` (relative paths from the
-/// current directory), and the name of its directory.
-fn manifest_of(path: &str) -> (PathBuf, String) {
+/// The package name used when a file belongs to no package (no `Cargo.toml` at or above
+/// it within the repository): its version is `0.0.0` and its `manifest_path` the
+/// `Cargo.toml` that would be in the file's directory, which does not exist.
+pub const NO_PACKAGE: &str = "unpackaged";
+
+/// Where the `Cargo.toml` of a file is looked for: the nearest at or above its directory,
+/// never above the root of the git repository holding it (a directory with `.git`) nor,
+/// outside any repository, above the outermost of `roots` (the checked paths and the
+/// current directory, absolute) that contains it. A manifest above that, in a home
+/// directory say, belongs to another project.
+fn manifest_of(path: &str, roots: &[PathBuf]) -> (PathBuf, crate::cargo::Package) {
     let abs = crate::config::absolute_path(Path::new(path));
+    let top = roots
+        .iter()
+        .filter(|r| abs.starts_with(r))
+        .min_by_key(|r| r.components().count());
     let mut dir = abs.parent();
     while let Some(d) = dir {
         let m = d.join("Cargo.toml");
-        if m.is_file() {
-            let name = d
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "idemlint".into());
-            return (m, name);
+        if std::fs::symlink_metadata(&m).is_ok_and(|t| t.is_file())
+            && let Some(p) = crate::cargo::package(&m)
+        {
+            return (m, p);
+        }
+        if d.join(".git").exists() || top.is_some_and(|t| t == d) {
+            break;
         }
         dir = d.parent();
     }
     let d = abs.parent().map(Path::to_path_buf).unwrap_or_default();
-    (d.join("Cargo.toml"), "idemlint".into())
+    (
+        d.join("Cargo.toml"),
+        crate::cargo::Package {
+            name: NO_PACKAGE.into(),
+            version: "0.0.0".into(),
+        },
+    )
 }
 
 /// The lines `start..end` (bytes) touch, each with the highlighted 1-based char columns.
@@ -215,12 +235,32 @@ fn message<'a>(f: &'a Finding, text: Option<&str>) -> Diagnostic<'a> {
     }
 }
 
-fn envelope<'a>(path: &str, message: Diagnostic<'a>) -> CompilerMessage<'a> {
-    let (manifest, name) = manifest_of(path);
+/// Manifests by file directory, so each is read once per run.
+type Manifests = std::collections::HashMap<PathBuf, (PathBuf, crate::cargo::Package)>;
+
+fn envelope<'a>(
+    path: &str,
+    message: Diagnostic<'a>,
+    roots: &[PathBuf],
+    seen: &mut Manifests,
+) -> CompilerMessage<'a> {
+    let key = crate::config::absolute_path(Path::new(path))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let (manifest, pkg) = seen
+        .entry(key)
+        .or_insert_with(|| manifest_of(path, roots))
+        .clone();
+    let name = &pkg.name;
     let dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     CompilerMessage {
         reason: "compiler-message",
-        package_id: format!("path+{}#{name}@0.0.0", super::sarif::file_uri(&dir, false)),
+        package_id: format!(
+            "path+{}#{name}@{}",
+            super::sarif::file_uri(&dir, false),
+            pkg.version
+        ),
         manifest_path: manifest.to_string_lossy().into_owned(),
         target: Target {
             kind: ["lib"],
@@ -238,8 +278,10 @@ fn envelope<'a>(path: &str, message: Diagnostic<'a>) -> CompilerMessage<'a> {
     }
 }
 
-/// Renders the report as cargo's JSON message stream (one object per line).
-pub fn render(report: &Report) -> String {
+/// Renders the report as cargo's JSON message stream (one object per line). `roots`
+/// bound the search for manifests outside a git repository (see `manifest_of`).
+pub fn render(report: &Report, roots: &[PathBuf]) -> String {
+    let mut seen = Manifests::new();
     let mut out = String::new();
     let mut line = |v: &dyn erased::Json| {
         out.push_str(&v.json());
@@ -247,7 +289,7 @@ pub fn render(report: &Report) -> String {
     };
     for f in &report.findings {
         let text = report.texts.get(&f.path).map(|t| &**t);
-        line(&envelope(&f.path, message(f, text)));
+        line(&envelope(&f.path, message(f, text), roots, &mut seen));
     }
     for e in &report.errors {
         let d = Diagnostic {
@@ -262,7 +304,7 @@ pub fn render(report: &Report) -> String {
             children: Vec::new(),
             rendered: Some(format!("warning: {}: {}\n", e.path, e.message)),
         };
-        line(&envelope(&e.path, d));
+        line(&envelope(&e.path, d, roots, &mut seen));
     }
     line(&BuildFinished {
         reason: "build-finished",

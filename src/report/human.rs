@@ -100,7 +100,14 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
     } else {
         GraphicalTheme::unicode_nocolor()
     };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    // Lines wrap only at spaces: a `path:line:col`, a rule id or a code span longer than
+    // the rest of a line moves to the next one whole instead of being split at a hyphen
+    // or in the middle (a location cut in two is neither readable nor clickable).
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(100)
+        .with_break_words(false)
+        .with_word_separator(textwrap::WordSeparator::AsciiSpace)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::new();
     for f in &report.findings {
         // The file's text is shared, not copied, per finding.
@@ -212,30 +219,62 @@ pub fn summary(report: &Report) -> String {
 
 /// The gist of a no-fix reason for the one-line summary: the words before its first `: `
 /// when they are short (`interceptor`, `scheduler`, "`create()` mints the key and sends the
-/// request itself"), else its first clause, cut at a word after 80 characters. The whole
-/// reason is in the JSON `no_fix` and, for retry scopes, in the help.
+/// request itself"), else its first clause when it fits in 80 characters, else the longest
+/// part of it that ends at a clause boundary (before a `(`, a `,` or a ` — `) outside
+/// brackets and backticks, so a parenthesis or a code span is never cut in half; only a
+/// clause with no such boundary is cut at a word, marked `…`. The whole reason is in the
+/// JSON `no_fix` and, for retry scopes, in the help.
 fn reason_head(reason: &str) -> String {
+    const MAX: usize = 80;
     if let Some((head, _)) = reason.split_once(": ")
         && head.chars().count() <= 64
     {
         return head.to_string();
     }
     let clause = reason.split("; ").next().unwrap_or(reason);
-    if clause.chars().count() <= 80 {
+    if clause.chars().count() <= MAX {
         return clause.to_string();
     }
-    let mut out = String::new();
-    for w in clause.split(' ') {
-        if out.chars().count() + w.chars().count() > 80 {
-            out.push('…');
-            return out;
+    // Byte offsets where the clause may end: outside brackets and code spans.
+    let mut depth = 0usize;
+    let mut code = false;
+    let mut best = None;
+    let mut words = None;
+    for (n, (i, c)) in clause.char_indices().enumerate() {
+        if n > MAX {
+            break;
         }
-        if !out.is_empty() {
-            out.push(' ');
+        let outside = depth == 0 && !code;
+        match c {
+            '`' => code = !code,
+            '(' | '[' | '{' if !code => {
+                if outside {
+                    best = Some(i);
+                }
+                depth += 1;
+            }
+            ')' | ']' | '}' if !code => depth = depth.saturating_sub(1),
+            ',' if outside => best = Some(i),
+            '—' if outside => best = Some(i),
+            ' ' if outside => words = Some(i),
+            _ => {}
         }
-        out.push_str(w);
     }
-    out
+    match best
+        .map(|b| clause[..b].trim_end())
+        .filter(|h| !h.is_empty())
+    {
+        Some(head) => head.to_string(),
+        None => {
+            let cut = words.unwrap_or_else(|| {
+                clause
+                    .char_indices()
+                    .nth(MAX)
+                    .map_or(clause.len(), |(i, _)| i)
+            });
+            format!("{}…", clause[..cut].trim_end())
+        }
+    }
 }
 
 /// "idemlint: fixes: 2 safe (`--fix`), 1 more with `--unsafe-fixes`, 3 without a fix

@@ -75,6 +75,9 @@ pub struct RenderOptions {
     /// The run's exit code when known: SARIF records it (`invocations[0].exitCode`) and
     /// sets `executionSuccessful` from it.
     pub exit_code: Option<i32>,
+    /// The checked paths and the current directory, absolute: `--format cargo` looks for
+    /// no `Cargo.toml` above them outside a git repository.
+    pub roots: Vec<PathBuf>,
 }
 
 /// A rendered report: `report` is the format's output proper (standard output, or the
@@ -142,7 +145,7 @@ pub fn render(report: &Report, format: Format, opts: &RenderOptions) -> Rendered
             stderr: String::new(),
         },
         Format::Cargo => Rendered {
-            report: cargo_json::render(report),
+            report: cargo_json::render(report, &opts.roots),
             stderr: String::new(),
         },
     }

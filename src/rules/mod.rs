@@ -554,10 +554,17 @@ impl Ctx<'_> {
         })
     }
 
-    /// "before `retryOnTransient { … }` (line 12)".
+    /// "before `retryOnTransient { … }` (line 12)". A label that goes on to say why the
+    /// call retries ("`Retry.attemptThrice(…)`, which calls `body` again … (Helper.java:10)")
+    /// may end with another file's location, so this file's line goes right after the call:
+    /// "before `Retry.attemptThrice(…)` at line 12, which calls …".
     pub fn before_boundary(&self, scope: ScopeId) -> String {
         let b = self.boundary(scope);
-        format!("before {} (line {})", b.label, self.line_of(b.anchor.start))
+        let line = self.line_of(b.anchor.start);
+        match b.label.split_once(", which ") {
+            Some((call, why)) => format!("before {call} at line {line}, which {why}"),
+            None => format!("before {} (line {line})", b.label),
+        }
     }
 
     /// Describes an origin for messages: "`UUID.randomUUID()`" or "`newKey()` (which
