@@ -114,7 +114,17 @@ pub struct Flow<'m> {
     /// Lambdas that a retry construct runs once per attempt (see
     /// [`Flow::with_attempt_lambdas`]): their parameters are what it passes in each time.
     attempt_lambdas: HashSet<ScopeId>,
+    /// Calls by receiver text and by start offset (for the calls inside a span), so field
+    /// and mutation queries do not scan every call of the file.
+    calls_by_receiver: HashMap<&'m str, Vec<CallId>>,
+    calls_by_start: Vec<CallId>,
+    /// Nesting of [`Flow::carried`] computations (a chain of functions each returning the
+    /// next one's result); past [`MAX_CARRY_DEPTH`] the answer is "unknown".
+    carry_depth: std::cell::Cell<usize>,
 }
+
+/// Deepest chain of same-file functions [`Flow::carried`] follows.
+const MAX_CARRY_DEPTH: usize = 32;
 
 /// What a function's return value carries of one parameter: `(position, None)` the
 /// parameter itself (or something computed from it), `(position, Some(field))` only that
@@ -236,6 +246,14 @@ impl<'m> Flow<'m> {
             .collect();
         let mut scope_order: Vec<ScopeId> = (0..model.scopes.len()).collect();
         scope_order.sort_by_key(|s| (model.scopes[*s].span.start, *s));
+        let mut calls_by_receiver: HashMap<&str, Vec<CallId>> = HashMap::new();
+        for (i, c) in model.calls.iter().enumerate() {
+            if let Some(r) = c.receiver.as_deref() {
+                calls_by_receiver.entry(r).or_default().push(i);
+            }
+        }
+        let mut calls_by_start: Vec<CallId> = (0..model.calls.len()).collect();
+        calls_by_start.sort_by_key(|c| model.calls[*c].span.start);
         let mut fns_by_name: HashMap<(&str, usize), Vec<ScopeId>> = HashMap::new();
         for (i, sc) in model.scopes.iter().enumerate() {
             if let ScopeKind::Function(f) = &sc.kind {
@@ -262,6 +280,9 @@ impl<'m> Flow<'m> {
             fns_by_name,
             carries: std::cell::RefCell::new(HashMap::new()),
             attempt_lambdas: HashSet::new(),
+            calls_by_receiver,
+            calls_by_start,
+            carry_depth: std::cell::Cell::new(0),
         }
     }
 
@@ -464,7 +485,11 @@ impl<'m> Flow<'m> {
         if let Some(known) = self.carries.borrow().get(&f) {
             return known.clone();
         }
+        if self.carry_depth.get() >= MAX_CARRY_DEPTH {
+            return None;
+        }
         self.carries.borrow_mut().insert(f, None);
+        self.carry_depth.set(self.carry_depth.get() + 1);
         let answer = (|| {
             let info = m.function_info(f)?;
             let own_type = m.scopes[f]
@@ -509,6 +534,7 @@ impl<'m> Flow<'m> {
             }
             Some(std::rc::Rc::new(out))
         })();
+        self.carry_depth.set(self.carry_depth.get() - 1);
         self.carries.borrow_mut().insert(f, answer.clone());
         answer
     }
@@ -618,9 +644,14 @@ impl<'m> Flow<'m> {
             }
             self.values_of_local(name, *offset, b, &mut holders);
             let scope = m.bindings[b].scope;
-            for c in &m.calls {
+            for c in self
+                .calls_by_receiver
+                .get(name.as_str())
+                .into_iter()
+                .flatten()
+            {
+                let c = &m.calls[*c];
                 if c.args.len() == 1
-                    && c.receiver.as_deref() == Some(name.as_str())
                     && (c.callee == setter || c.callee == field)
                     && m.is_within(c.scope, scope)
                 {
@@ -630,7 +661,14 @@ impl<'m> Flow<'m> {
         }
         for h in holders {
             let span = m.values[h].span;
-            for c in &m.calls {
+            let first = self
+                .calls_by_start
+                .partition_point(|c| m.calls[*c].span.start < span.start);
+            for c in self.calls_by_start[first..]
+                .iter()
+                .map(|c| &m.calls[*c])
+                .take_while(|c| c.span.start < span.end)
+            {
                 if !span.contains(c.span) {
                     continue;
                 }
@@ -890,9 +928,11 @@ impl<'m> Flow<'m> {
     /// initialiser.
     fn mutated_in(&self, name: &str, f: ScopeId) -> bool {
         let m = self.model;
-        m.calls.iter().any(|c| {
-            !c.args.is_empty() && c.receiver.as_deref() == Some(name) && m.is_within(c.scope, f)
-        })
+        self.calls_by_receiver
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|c| !m.calls[*c].args.is_empty() && m.is_within(m.calls[*c].scope, f))
     }
 
     /// A read of an attempt counter: inside a retry loop (see [`LoopInfo::is_retry`]), a
