@@ -3,9 +3,12 @@
 //! standard input and the cargo flags. Every test runs the real binaries in a scratch
 //! directory and parses the JSON output.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::write;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -17,18 +20,7 @@ fn idemlint() -> Command {
 
 /// A fresh scratch directory under cargo's per-test temporary directory.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("adoption")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
+    common::scratch("adoption", name)
 }
 
 /// Runs `idemlint check ARGS --format json` in `dir`, asserts the exit code, parses stdout.

@@ -4,47 +4,15 @@
 //! message text escapes brackets, `--fix`/`--diff` leave baselined findings alone, and the
 //! reasons for a missing or unsafe fix say what would go wrong.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::run;
 use serde_json::Value;
 
-fn idemlint() -> Command {
-    let mut c = Command::cargo_bin("idemlint").unwrap();
-    for v in [
-        "NO_COLOR",
-        "FORCE_COLOR",
-        "CLICOLOR_FORCE",
-        "CLICOLOR",
-        "CI",
-    ] {
-        c.env_remove(v);
-    }
-    c
-}
-
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("first_hour")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Out {
-    let o = idemlint().current_dir(dir).args(args).output().unwrap();
-    Out {
-        code: o.status.code().unwrap(),
-        stdout: String::from_utf8(o.stdout).unwrap(),
-        stderr: String::from_utf8(o.stderr).unwrap(),
-    }
+    common::scratch("first_hour", name)
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {

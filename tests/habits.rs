@@ -4,29 +4,17 @@
 //! exit codes, "did you mean" prefixes, help built from the operation, one finding per bug,
 //! `extend`, `[[overrides]]`, `--add-suppression` and `catalogue`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::Out;
 
 /// `idemlint` with none of the colour variables of the environment the tests run in.
-fn idemlint() -> Command {
-    let mut c = Command::cargo_bin("idemlint").unwrap();
-    for v in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
-        c.env_remove(v);
-    }
-    c
-}
-
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("habits")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("habits", name)
 }
 
-/// A `key-in-retry-scope` error.
 const RETRY_BUG: &str = r#"
 import java.util.UUID
 
@@ -42,24 +30,8 @@ fun charge(api: Api, body: Body): Charge =
     api.createCharge(idempotencyKey = "c-${System.currentTimeMillis()}", body = body)
 "#;
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
-    let mut c = idemlint();
-    c.current_dir(dir).args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let o = c.output().unwrap();
-    Out {
-        code: o.status.code().unwrap(),
-        stdout: String::from_utf8(o.stdout).unwrap(),
-        stderr: String::from_utf8(o.stderr).unwrap(),
-    }
+    common::run_env(dir, args, env)
 }
 
 #[test]

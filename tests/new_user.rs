@@ -3,46 +3,15 @@
 //! `check`, a reader closing the pipe, a tree with nothing to check, `--format cargo`
 //! package data, `cargo idemlint` paths, and the small things of the human report.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-
-fn idemlint() -> Command {
-    let mut c = Command::cargo_bin("idemlint").unwrap();
-    for v in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR"] {
-        c.env_remove(v);
-    }
-    c
-}
+use common::{run, write};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("new_user")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Out {
-    let o = idemlint().current_dir(dir).args(args).output().unwrap();
-    Out {
-        code: o.status.code().unwrap(),
-        stdout: String::from_utf8(o.stdout).unwrap(),
-        stderr: String::from_utf8(o.stderr).unwrap(),
-    }
+    common::scratch("new_user", name)
 }
 
 /// Two Java files with syntax errors: three problems in two files.
