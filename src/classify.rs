@@ -85,6 +85,25 @@ pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts
     facts
 }
 
+/// Lambdas with parameters that a retry boundary runs once per attempt and passes its
+/// own values to (catalogue retry lambdas and lambdas passed to inferred retry
+/// combinators, once [`crate::index::apply_inferred_boundaries`] has marked them). Not
+/// reactive operators: a re-subscribed `flatMap(key -> ..)` receives the upstream's value
+/// again, which `Mono.just(..)` evaluated once.
+pub fn attempt_lambdas(model: &FileModel, facts: &FileFacts) -> Vec<ScopeId> {
+    facts
+        .boundaries
+        .iter()
+        .enumerate()
+        .filter(|(s, b)| {
+            b.as_ref().is_some_and(|b| {
+                b.kind == crate::catalogue::BoundaryKind::Retry && b.flavor != "reactive"
+            }) && matches!(&model.scopes[*s].kind, ScopeKind::Lambda(l) if !l.params.is_empty())
+        })
+        .map(|(s, _)| s)
+        .collect()
+}
+
 fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
     let lang = model.language;
     let mut map: HashMap<CallId, SourceId> = HashMap::new();

@@ -180,28 +180,33 @@ const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
 /// through a library client ([`is_spring_http_call`]); not a function name.
 const SENDS_HTTP: &str = "<sends HTTP>";
 
+/// `RestTemplate` methods that send a read (`GET`, `HEAD`, `OPTIONS`).
+pub(crate) const SPRING_READS: &[&str] = &[
+    "getForObject",
+    "getForEntity",
+    "headForHeaders",
+    "optionsForAllow",
+];
+
+/// Methods that send a write: `RestTemplate`'s `POST`/`PATCH` methods, and the `post` /
+/// `patch` verbs that start a `RestClient`, `WebClient`, reqwest or OkHttp request.
+pub(crate) const SPRING_WRITES: &[&str] = &[
+    "postForObject",
+    "postForEntity",
+    "postForLocation",
+    "patchForObject",
+    "post",
+    "patch",
+];
+
 /// A request sent through Spring's HTTP clients: a `RestTemplate` / `RestOperations`
 /// exchange method, or the verb that starts a `RestClient` / `WebClient` request, on a
 /// receiver declared (or named) as one of them.
 fn is_spring_http_call(call: &Call) -> bool {
-    const METHODS: &[&str] = &[
-        "exchange",
-        "execute",
-        "postForObject",
-        "postForEntity",
-        "postForLocation",
-        "put",
-        "patchForObject",
-        "delete",
-        "getForObject",
-        "getForEntity",
-        "post",
-        "get",
-        "patch",
-        "method",
-    ];
+    const OTHER_METHODS: &[&str] = &["exchange", "execute", "put", "delete", "get", "method"];
     const CLIENTS: &[&str] = &["resttemplate", "restoperations", "restclient", "webclient"];
-    if !METHODS.contains(&call.callee.as_str()) {
+    let c = call.callee.as_str();
+    if !(SPRING_READS.contains(&c) || SPRING_WRITES.contains(&c) || OTHER_METHODS.contains(&c)) {
         return false;
     }
     let typed = call

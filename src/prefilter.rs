@@ -1031,12 +1031,7 @@ impl FileDemand {
                 || model.calls.iter().any(|c| c.callee == "repeat")
                 // A parameter of a lambda a retry construct runs per attempt (known for
                 // inferred combinators only once the index is built: see `needs_check`).
-                || facts.boundaries.iter().enumerate().any(|(s, b)| {
-                    b.as_ref().is_some_and(|b| {
-                        b.kind == crate::catalogue::BoundaryKind::Retry && b.flavor != "reactive"
-                    }) && matches!(&model.scopes[s].kind,
-                            crate::model::ScopeKind::Lambda(l) if !l.params.is_empty())
-                }),
+                || !crate::classify::attempt_lambdas(model, facts).is_empty(),
             param_lambda_callees: sorted(
                 model
                     .scopes

@@ -213,27 +213,13 @@ fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
 /// methods, so a request id minted per attempt of a read deduplicates nothing. `false`
 /// when no verb is seen.
 fn reads_only(ctx: &Ctx, boundary: ScopeId) -> bool {
-    const READ_CALLS: &[&str] = &[
-        "getForObject",
-        "getForEntity",
-        "headForHeaders",
-        "optionsForAllow",
-    ];
-    const WRITE_CALLS: &[&str] = &[
-        "postForObject",
-        "postForEntity",
-        "postForLocation",
-        "patchForObject",
-        "post",
-        "patch",
-    ];
     let m = ctx.model;
     let (mut read, mut write) = (false, false);
     for c in m.calls.iter().filter(|c| m.is_within(c.scope, boundary)) {
-        if READ_CALLS.contains(&c.callee.as_str()) {
+        if crate::index::SPRING_READS.contains(&c.callee.as_str()) {
             read = true;
         }
-        if WRITE_CALLS.contains(&c.callee.as_str()) {
+        if crate::index::SPRING_WRITES.contains(&c.callee.as_str()) {
             write = true;
         }
         for a in &c.args {
@@ -255,29 +241,11 @@ fn retried_read(ctx: &Ctx, boundary: ScopeId) -> bool {
         && reads_only(ctx, boundary)
 }
 
-/// Lambdas with parameters that a retry boundary runs once per attempt and passes its
-/// own values to (catalogue retry lambdas and lambdas passed to inferred retry
-/// combinators). Not reactive operators: a re-subscribed `flatMap(key -> ..)` receives the
-/// upstream's value again, which `Mono.just(..)` evaluated once.
-fn attempt_lambdas(ctx: &Ctx) -> Vec<ScopeId> {
-    let m = ctx.model;
-    ctx.facts
-        .boundaries
-        .iter()
-        .enumerate()
-        .filter(|(s, b)| {
-            b.as_ref().is_some_and(|b| {
-                b.kind == crate::catalogue::BoundaryKind::Retry && b.flavor != "reactive"
-            }) && matches!(&m.scopes[*s].kind, ScopeKind::Lambda(l) if !l.params.is_empty())
-        })
-        .map(|(s, _)| s)
-        .collect()
-}
-
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
-    let flow = Flow::new(m, ctx.catalogue).with_attempt_lambdas(attempt_lambdas(ctx));
+    let flow = Flow::new(m, ctx.catalogue)
+        .with_attempt_lambdas(crate::classify::attempt_lambdas(m, ctx.facts));
     let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>)> = ctx
         .facts
         .sinks
