@@ -26,6 +26,9 @@ pub struct Origin {
     pub scope: ScopeId,
     /// Set when the origin is a call to a project helper.
     pub helper: Option<HelperInfo>,
+    /// A clock reading reduced to a window of a minute or more ([`clock_window`]): a
+    /// deliberate time bucket. Reported only by a flow built [`Flow::keeping_windows`].
+    pub window: bool,
 }
 
 /// What the project index knows about a helper that returns a fresh value.
@@ -114,6 +117,8 @@ pub struct Flow<'m> {
     /// Lambdas that a retry construct runs once per attempt (see
     /// [`Flow::with_attempt_lambdas`]): their parameters are what it passes in each time.
     attempt_lambdas: HashSet<ScopeId>,
+    /// Whether time buckets ([`Origin::window`]) are origins (see [`Flow::keeping_windows`]).
+    keep_windows: bool,
     /// Calls by receiver text and by start offset (for the calls inside a span), so field
     /// and mutation queries do not scan every call of the file.
     calls_by_receiver: HashMap<&'m str, Vec<CallId>>,
@@ -280,6 +285,7 @@ impl<'m> Flow<'m> {
             fns_by_name,
             carries: std::cell::RefCell::new(HashMap::new()),
             attempt_lambdas: HashSet::new(),
+            keep_windows: false,
             calls_by_receiver,
             calls_by_start,
             carry_depth: std::cell::Cell::new(0),
@@ -292,6 +298,18 @@ impl<'m> Flow<'m> {
     /// from it differs per attempt, like the counter of `repeat(n) { attempt -> .. }`.
     pub fn with_attempt_lambdas(mut self, lambdas: impl IntoIterator<Item = ScopeId>) -> Self {
         self.attempt_lambdas.extend(lambdas);
+        self
+    }
+
+    /// Time buckets ([`clock_window`]) become origins marked [`Origin::window`] instead of
+    /// being dropped. A bucket is stable across attempts that fall into one window, so it is
+    /// no key of its own (`time-in-key`) and no per-run mint of a periodic job (every
+    /// replica computes the same bucket); but re-evaluated per attempt of a retry it still
+    /// changes at the window's edge, so the retry rules keep it. The project index and the
+    /// prefilter use the default (dropped): a helper returning a bucket is not a minting
+    /// helper.
+    pub fn keeping_windows(mut self) -> Self {
+        self.keep_windows = true;
         self
     }
 
@@ -768,7 +786,7 @@ impl<'m> Flow<'m> {
                         if inside_blocked(src.span) {
                             continue;
                         }
-                        if src.window {
+                        if src.window && !self.keep_windows {
                             continue;
                         }
                         out.push(Origin {
@@ -777,6 +795,7 @@ impl<'m> Flow<'m> {
                             kind: src.kind,
                             scope: src.scope,
                             helper: None,
+                            window: src.window,
                         });
                     }
                     Atom::Name { name, offset } => {
@@ -886,6 +905,7 @@ impl<'m> Flow<'m> {
                                 kind: h.kind,
                                 scope: call.scope,
                                 helper: Some(h),
+                                window: false,
                             });
                             continue;
                         }
@@ -996,6 +1016,7 @@ impl<'m> Flow<'m> {
             kind: SourceKind::Random,
             scope: use_scope,
             helper: None,
+            window: false,
         })
     }
 
@@ -1097,7 +1118,7 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
     };
     // The method chain applied to the reading: `.duration_since(UNIX_EPOCH)?.as_secs()`.
     loop {
-        let t = rest.trim_start();
+        let t = skip_trivia(rest);
         if let Some(r) = t.strip_prefix('?').or_else(|| t.strip_prefix("!!")) {
             rest = r;
             continue;
@@ -1106,7 +1127,7 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
             rest = t;
             break;
         };
-        let r = r.trim_start();
+        let r = skip_trivia(r);
         let name_len = r
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(r.len());
@@ -1114,7 +1135,7 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
             return false;
         }
         let name = &r[..name_len];
-        let after = r[name_len..].trim_start();
+        let after = skip_trivia(&r[name_len..]);
         let (args, next) = match after.strip_prefix('(') {
             Some(a) => match matching_paren(a) {
                 Some(close) => (&a[..close], &a[close + 1..]),
@@ -1159,7 +1180,7 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
     if d.starts_with(['/', '*', '=']) {
         return false;
     }
-    let d = d.trim_start();
+    let d = skip_trivia(d);
     let d = d.strip_prefix('(').unwrap_or(d);
     let end = d
         .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '*' || c == ' ' || c == '.'))
@@ -1189,6 +1210,21 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
         ]
         .iter()
         .any(|w| upper.contains(w))
+    }
+}
+
+/// `s` after its leading whitespace and comments (`// ..` to the end of the line, `/* .. */`),
+/// so a comment between a clock reading and its window changes nothing.
+fn skip_trivia(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(r) = s.strip_prefix("//") {
+            s = r.find('\n').map_or("", |i| &r[i..]);
+        } else if let Some(r) = s.strip_prefix("/*") {
+            s = r.find("*/").map_or("", |i| &r[i + 2..]);
+        } else {
+            return s;
+        }
     }
 }
 
@@ -1277,6 +1313,19 @@ mod clock_window_tests {
         assert!(window("System.currentTimeMillis() / (60 * 1000)", ms));
         assert!(window("System.currentTimeMillis() / 3_600_000L;", ms));
         assert!(window("System.currentTimeMillis() / WINDOW_MS", ms));
+        // Comments between the reading and its window change nothing.
+        assert!(window(
+            "System.currentTimeMillis() /* a minute */ / 60000",
+            ms
+        ));
+        assert!(window(
+            "System.currentTimeMillis() // bucket\n    / 60000",
+            ms
+        ));
+        assert!(window(
+            "Instant.now() /* c */ .truncatedTo(ChronoUnit.HOURS)",
+            "Instant.now()"
+        ));
         let rust = "Utc::now()";
         assert!(window("Utc::now().timestamp() / 3600", rust));
         assert!(window(

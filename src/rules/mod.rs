@@ -245,7 +245,8 @@ fn retried_read(ctx: &Ctx, boundary: ScopeId) -> bool {
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
     let flow = Flow::new(m, ctx.catalogue)
-        .with_attempt_lambdas(crate::classify::attempt_lambdas(m, ctx.facts));
+        .with_attempt_lambdas(crate::classify::attempt_lambdas(m, ctx.facts))
+        .keeping_windows();
     let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>)> = ctx
         .facts
         .sinks

@@ -13,7 +13,11 @@ pub const ID: &str = "time-in-key";
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
     let test_code = crate::index::is_test_or_bench_source(ctx.path);
     for kf in &flows.key_flows {
-        if kf.origin.kind != SourceKind::Clock || (test_code && kf.boundary.is_none()) {
+        // A time bucket names a period, not a moment: only the retry rules report it.
+        if kf.origin.kind != SourceKind::Clock
+            || kf.origin.window
+            || (test_code && kf.boundary.is_none())
+        {
             continue;
         }
         let message = format!(

@@ -68,7 +68,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
     }
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
-        if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler) {
+        // Every replica computes the same time bucket for one period: that is the
+        // per-period key a job on every replica needs, not a per-run mint.
+        if kf.origin.window || ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler) {
             continue;
         }
         let Err(inert) = lock_state(ctx, b) else {
