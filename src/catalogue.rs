@@ -51,6 +51,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("locks.toml", include_str!("../rules/locks.toml")),
     ("idemkey.toml", include_str!("../rules/idemkey.toml")),
+    ("speakeasy.toml", include_str!("../rules/speakeasy.toml")),
 ];
 
 /// Conditions on a call shared by several entry kinds. Every condition that is set must
@@ -1010,6 +1011,9 @@ impl Catalogue {
         w.push("idempotency".into());
         w.push("Idempotency".into());
         w.push("IDEMPOTENCY".into());
+        w.push("idempotence".into());
+        w.push("Idempotence".into());
+        w.push("IDEMPOTENCE".into());
         w.sort();
         w.dedup();
         w

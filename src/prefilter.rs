@@ -459,6 +459,7 @@ impl Prefilter {
             }
         }
         norm.push(b.norm("idempotency"));
+        norm.push(b.norm("idempotence"));
         // Typed key fields are sinks only on their types: a file must name one.
         for t in cat.keys.typed_fields.iter().flat_map(|t| &t.types) {
             norm.push(b.norm(&crate::catalogue::normalize_name(t)));

@@ -713,9 +713,21 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                 ),
             )
         }
+        // Feign re-applies its interceptors to the one `RequestTemplate` of the method call
+        // on every `Retryer` attempt (SynchronousMethodHandler): a header an earlier attempt
+        // set is still on the template, so an interceptor that mints only a missing key mints
+        // once per call, and every attempt shares it.
+        "feign" if fallback => (
+            false,
+            "Feign re-applies request interceptors to the same `RequestTemplate` on every `Retryer` attempt, so the key this interceptor adds on the first attempt is still there on the next, but every new call of the Feign method (a caller's retry, a redelivered message) starts from an empty template and gets a new key".to_string(),
+        ),
         "feign" => (
             true,
             "Feign applies request interceptors again before every `Retryer` attempt, and `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
+        ),
+        "speakeasy-hook" => (
+            true,
+            "Speakeasy-generated SDKs rebuild the request and run `beforeRequest` hooks inside their retry action, once per attempt, so a retried request gets the hook's header anew".to_string(),
         ),
         "webclient-filter" => (
             true,
