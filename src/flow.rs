@@ -49,14 +49,15 @@ pub trait HelperOracle {
 /// An oracle that knows no helper, but records which calls it was asked about (pass 1).
 #[derive(Default)]
 pub struct Recorder {
-    pub asked: std::cell::RefCell<Vec<(String, usize)>>,
+    /// Each call asked about, with what resolves it (callee, arity, receiver).
+    pub asked: std::cell::RefCell<Vec<crate::index::CallRef>>,
 }
 
 impl HelperOracle for Recorder {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
         self.asked
             .borrow_mut()
-            .push((call.callee.clone(), call.args.len()));
+            .push(crate::index::CallRef::of(call));
         None
     }
 }

@@ -59,12 +59,13 @@ pub struct FnDecl {
     pub reads_key_header: bool,
     /// The return value derives from an ephemeral source evaluated in the body.
     pub fresh: Option<HelperInfo>,
-    /// Calls whose result flows into the return value (may be fresh helpers).
-    pub fresh_via: Vec<(String, usize)>,
+    /// Calls whose result flows into the return value (may be fresh helpers), each with
+    /// what resolves it ([`ProjectIndex::candidates_of`]).
+    pub fresh_via: Vec<CallRef>,
     /// The body puts an ephemeral value into a key sink.
     pub mints: Option<MintInfo>,
-    /// Calls whose result flows into a key sink in the body.
-    pub mint_via_fresh: Vec<(String, usize)>,
+    /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
+    pub mint_via_fresh: Vec<CallRef>,
     /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
     pub keyed_arg_candidates: Vec<(String, usize, usize, MintInfo)>,
     /// Every call made in the body with what resolves it (receiver text and declared
@@ -1398,6 +1399,16 @@ impl ProjectIndex {
         self.unanimous(&self.fresh, name, args, caller)
     }
 
+    /// What a recorded call returns fresh, inside the fixpoint: the name's unanimous state
+    /// ([`Self::name_fresh`]), and only when the call's receiver resolves to some
+    /// declaration at all ([`Self::candidates_of`]). `headers.get(name)` on a `HeaderMap`
+    /// parameter, or `map.get(id)` on any receiver that names no project type, is a library
+    /// call, never the project's own `get` that happens to return a fresh value.
+    fn ref_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
+        let info = self.name_fresh(&r.callee, r.arity, caller)?;
+        (!self.candidates_of_ref(r, &caller.path).is_empty()).then_some(info)
+    }
+
     /// Retry combinators through wrappers: a function that passes its parameter on to a
     /// parameter some declaration of the callee retries (every arity-compatible
     /// declaration of that callee in the caller's language must agree) retries it too.
@@ -1639,8 +1650,8 @@ impl ProjectIndex {
                     let info = d.fresh.clone().or_else(|| {
                         d.fresh_via
                             .iter()
-                            .filter(|(c, _)| c != n)
-                            .find_map(|(c, a)| self.name_fresh(c, *a, d).cloned())
+                            .filter(|r| r.callee != *n)
+                            .find_map(|r| self.ref_fresh(r, d).cloned())
                     });
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
@@ -1674,9 +1685,9 @@ impl ProjectIndex {
                     }
                     let mut info = d.mints.clone();
                     if info.is_none() {
-                        info = d.mint_via_fresh.iter().find_map(|(c, a)| {
-                            self.name_fresh(c, *a, d).map(|f| MintInfo {
-                                source: format!("{c}()"),
+                        info = d.mint_via_fresh.iter().find_map(|r| {
+                            self.ref_fresh(r, d).map(|f| MintInfo {
+                                source: format!("{}()", r.callee),
                                 kind: f.kind,
                                 location: f.location.clone(),
                                 function: d.name.clone(),

@@ -1098,8 +1098,8 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                 let ok = d
                     .fresh_via
                     .iter()
-                    .filter(|(c, _)| c != n)
-                    .all(|(c, a)| settled_name(index, &s, c, *a, d.jvm));
+                    .filter(|r| r.callee != *n)
+                    .all(|r| settled_name(index, &s, &r.callee, r.arity, d.jvm));
                 if ok {
                     if let Some(v) = s.get_mut(n.as_str()) {
                         v[i] = true;
@@ -1270,8 +1270,8 @@ fn resolve_ask<'a>(
         follow.extend(
             d.fresh_via
                 .iter()
-                .filter(|(v, _)| *v != d.name)
-                .map(|(v, a)| (v.as_str(), Some(*a), Some(d.jvm))),
+                .filter(|r| r.callee != d.name)
+                .map(|r| (r.callee.as_str(), Some(r.arity), Some(d.jvm))),
         );
     }
 }
@@ -1370,7 +1370,7 @@ pub fn demanded_names<'a>(
             fresh.extend(
                 f.mint_via_fresh
                     .iter()
-                    .map(|(c, a)| (c.as_str(), Some(*a), Some(f.jvm))),
+                    .map(|r| (r.callee.as_str(), Some(r.arity), Some(f.jvm))),
             );
         }
     }
@@ -1396,8 +1396,8 @@ pub fn demanded_names<'a>(
             fresh.extend(
                 f.fresh_via
                     .iter()
-                    .filter(|(c, _)| c != n)
-                    .map(|(c, a)| (c.as_str(), Some(*a), Some(f.jvm))),
+                    .filter(|r| r.callee != n)
+                    .map(|r| (r.callee.as_str(), Some(r.arity), Some(f.jvm))),
             );
         }
     }

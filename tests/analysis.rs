@@ -932,3 +932,107 @@ public class ChargeIT {
         assert_eq!(findings(&dir), want, "{path}");
     }
 }
+
+/// A helper's return value is fresh through a call only when the call's receiver resolves
+/// to a project declaration: `headers.get(name)` on a `HeaderMap` is the library's `get`,
+/// not the project's `Transfers::get` that mints a UUID, so `header_str` returns nothing
+/// fresh; a call on a receiver declared as the project type (`api.next_reference(..)` in
+/// `reference`) still makes its caller fresh.
+#[test]
+fn a_helper_call_is_fresh_only_through_a_receiver_that_resolves_to_the_project() {
+    let dir = project(
+        "receiver_aware_fixpoint",
+        &[
+            (
+                "src/transfers.rs",
+                r#"use uuid::Uuid;
+
+pub struct Transfers;
+
+impl Transfers {
+    pub fn get(&self, id: &str) -> String {
+        format!("{id}-{}", Uuid::new_v4())
+    }
+
+    pub fn next_reference(&self, id: &str) -> String {
+        format!("{id}-{}", Uuid::new_v4())
+    }
+}
+
+pub fn reference(api: &Transfers) -> String {
+    api.next_reference("tr")
+}
+"#,
+            ),
+            (
+                "src/metadata.rs",
+                r#"use reqwest::header::HeaderMap;
+
+pub struct Metadata {
+    pub idempotency_key: Option<String>,
+}
+
+pub fn header_str(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+pub fn from_headers(headers: &HeaderMap) -> Metadata {
+    Metadata { idempotency_key: header_str(headers, "idempotency-key") }
+}
+"#,
+            ),
+            (
+                "src/client.rs",
+                r#"use crate::metadata::from_headers;
+use crate::transfers::{reference, Transfers};
+
+pub async fn send(client: &reqwest::Client, api: &Transfers) -> Result<(), reqwest::Error> {
+    for attempt in 1..=3u64 {
+        let response = client.post("https://psp.example.com/v1/transfers").send().await;
+        match response {
+            Ok(r) => {
+                let _meta = from_headers(r.headers());
+                return Ok(());
+            }
+            Err(e) if attempt < 3 => {
+                tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+pub async fn send_keyed(client: &reqwest::Client, api: &Transfers) -> Result<(), reqwest::Error> {
+    for attempt in 1..=3u64 {
+        let key = reference(api);
+        let response = client
+            .post("https://psp.example.com/v1/transfers")
+            .header("Idempotency-Key", key)
+            .send()
+            .await;
+        match response {
+            Ok(_) => return Ok(()),
+            Err(e) if attempt < 3 => {
+                tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+"#,
+            ),
+        ],
+    );
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/client.rs".to_string(),
+            24,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+}
