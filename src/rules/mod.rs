@@ -241,6 +241,18 @@ fn retried_read(ctx: &Ctx, boundary: ScopeId) -> bool {
         && reads_only(ctx, boundary)
 }
 
+/// Whether the parser had to recover between the start of the boundary `scope` and
+/// `offset`: the boundary's extent past a syntax error is a guess (a method missing its
+/// closing brace swallows the methods after it), so what lies beyond the error is not
+/// known to run inside it. The syntax errors are reported with the file.
+fn damaged(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
+    let start = ctx.model.scopes[scope].span.start;
+    ctx.model
+        .errors
+        .iter()
+        .any(|e| e.span.start >= start && e.span.start < offset)
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -280,8 +292,11 @@ pub fn flows(ctx: &Ctx) -> Flows {
     for (value, scope, label, call) in sinks {
         let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
         for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
-            let boundary = common_boundary(m, ctx.facts, origin.scope, scope)
-                .filter(|b| !redelivery_handled(ctx, *b, failure_at) && !retried_read(ctx, *b));
+            let boundary = common_boundary(m, ctx.facts, origin.scope, scope).filter(|b| {
+                !redelivery_handled(ctx, *b, failure_at)
+                    && !retried_read(ctx, *b)
+                    && !damaged(ctx, *b, origin.span.start)
+            });
             key_flows.push(KeyFlow {
                 origin,
                 sink_label: label.clone(),
@@ -301,7 +316,10 @@ pub fn flows(ctx: &Ctx) -> Flows {
         else {
             continue;
         };
-        if redelivery_handled(ctx, b, call.span.start) || retried_read(ctx, b) {
+        if redelivery_handled(ctx, b, call.span.start)
+            || retried_read(ctx, b)
+            || damaged(ctx, b, call.span.start)
+        {
             continue;
         }
         let e = &ctx.catalogue.minting_calls[*entry];
@@ -337,7 +355,10 @@ pub fn flows(ctx: &Ctx) -> Flows {
         {
             continue;
         }
-        if redelivery_handled(ctx, b, call.span.start) || retried_read(ctx, b) {
+        if redelivery_handled(ctx, b, call.span.start)
+            || retried_read(ctx, b)
+            || damaged(ctx, b, call.span.start)
+        {
             continue;
         }
         // A constructor of a class this file declares is that class's, not a namesake's
