@@ -52,6 +52,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("locks.toml", include_str!("../rules/locks.toml")),
     ("idemkey.toml", include_str!("../rules/idemkey.toml")),
     ("speakeasy.toml", include_str!("../rules/speakeasy.toml")),
+    ("workflow.toml", include_str!("../rules/workflow.toml")),
 ];
 
 /// Conditions on a call shared by several entry kinds. Every condition that is set must
