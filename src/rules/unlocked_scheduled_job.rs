@@ -62,6 +62,68 @@ fn device_local(ctx: &Ctx) -> bool {
         })
 }
 
+/// Receiving from an in-process channel: tokio `watch`/`mpsc`/`broadcast`, `std::sync::mpsc`,
+/// crossbeam, Kotlin `Channel`.
+const LOCAL_RECEIVES: &[&str] = &[
+    ".has_changed()",
+    ".changed()",
+    ".try_recv()",
+    ".recv()",
+    ".recv_timeout(",
+    ".tryReceive()",
+    ".receive()",
+];
+
+/// Whether `offset` lies in a block that runs only when the job received something from an
+/// in-process channel (`if rx.has_changed()? { .. }`, `match rx.try_recv() { Ok(v) => .. }`,
+/// `if let Ok(v) = rx.try_recv() { .. }`): that work was handed to this process alone, so
+/// another replica's run of the job never sees it and sends no second key for it. The block
+/// is the first `{` after the receive in the same statement (no `;` between them), matched
+/// by its closing brace.
+fn gated_by_local_channel(ctx: &Ctx, job: crate::model::ScopeId, offset: usize) -> bool {
+    let start = ctx.model.scopes[job].span.start;
+    let Some(region) = ctx.text.get(start..offset) else {
+        return false;
+    };
+    let bytes = ctx.text.as_bytes();
+    LOCAL_RECEIVES.iter().any(|tok| {
+        region.match_indices(tok).any(|(i, _)| {
+            let mut p = start + i + tok.len();
+            let mut depth = 0i32;
+            // The block the receive guards: the first `{` outside brackets, before any `;`.
+            let open = loop {
+                match bytes.get(p) {
+                    None => return false,
+                    Some(b'(' | b'[') => depth += 1,
+                    Some(b')' | b']') => depth -= 1,
+                    Some(b';') if depth <= 0 => return false,
+                    Some(b'{') if depth <= 0 => break p,
+                    _ => {}
+                }
+                p += 1;
+                // A statement header is short: past 4 KiB it is no guard of this block.
+                if p >= offset || p - (start + i) > 4096 {
+                    return false;
+                }
+            };
+            let mut depth = 0i32;
+            for (j, b) in bytes.iter().enumerate().skip(open) {
+                match b {
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return open < offset && offset < j;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            false
+        })
+    })
+}
+
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
     if crate::index::is_test_or_bench_source(ctx.path) || device_local(ctx) {
         return;
@@ -70,7 +132,10 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let Some(b) = kf.boundary else { continue };
         // Every replica computes the same time bucket for one period: that is the
         // per-period key a job on every replica needs, not a per-run mint.
-        if kf.origin.window || ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler) {
+        if kf.origin.window
+            || ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Scheduler)
+            || gated_by_local_channel(ctx, b, kf.origin.span.start)
+        {
             continue;
         }
         let Err(inert) = lock_state(ctx, b) else {
@@ -97,6 +162,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         };
         let call = &ctx.model.calls[mc.call];
+        if gated_by_local_channel(ctx, mc.boundary, call.span.start) {
+            continue;
+        }
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
             "`{}()` mints idempotency keys (`{}` at {}) and runs on every run of {label}, which runs in every process with no distributed lock{inert}: N replicas send N different keys for the same work",
