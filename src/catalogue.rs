@@ -370,6 +370,15 @@ pub struct BoundaryEntry {
     pub exclude_return_types: Vec<String>,
     #[serde(default)]
     pub requires_nonlocal_return: bool,
+    /// Annotations that stop the method's body from ever running when the method returns
+    /// a plain value rather than one of [`Self::async_return_types`] (Resilience4j's
+    /// `@TimeLimiter` aspect throws `IllegalReturnTypeException` before the call for a
+    /// non-`CompletionStage` return type): such a method is no boundary, its body never runs.
+    #[serde(default)]
+    pub inert_with: Vec<String>,
+    /// Return types (simple names) under which [`Self::inert_with`] lets the body run.
+    #[serde(default)]
+    pub async_return_types: Vec<String>,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -611,6 +620,8 @@ const TABLES: &[(&str, Shape)] = &[
             "annotations",
             "exclude_return_types",
             "requires_nonlocal_return",
+            "inert_with",
+            "async_return_types",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

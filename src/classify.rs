@@ -403,6 +403,18 @@ fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                         continue;
                     };
                     let rt = f.return_type.trim();
+                    let simple_rt = rt.split('<').next().unwrap_or("").trim();
+                    let simple_rt = simple_rt.rsplit('.').next().unwrap_or(simple_rt);
+                    // Java only: a Kotlin `suspend` function's declared type is no guide to
+                    // what the aspect sees.
+                    if model.language == Language::Java
+                        && f.annotations
+                            .iter()
+                            .any(|x| entry.inert_with.contains(&x.name))
+                        && !entry.async_return_types.iter().any(|t| t == simple_rt)
+                    {
+                        continue;
+                    }
                     if entry
                         .exclude_return_types
                         .iter()
