@@ -201,9 +201,50 @@ fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
                 && ctx.catalogue.boundaries.iter().any(|e| {
                     e.id == b.entry && e.form == crate::catalogue::BoundaryForm::AnnotatedFunction
                 }))
-    }) && ctx
+    }) && (ctx
         .model
         .failure_handled(offset, ctx.model.scopes[boundary].span)
+        || call_never_fails(ctx, offset))
+}
+
+/// Whether the call starting at `offset` is to a function of this file (by name and number
+/// of arguments, a Java/Kotlin method without receiver or on `this`) every call of whose body
+/// sits in a `try` block whose `catch` clauses all complete without throwing
+/// ([`crate::model::FileModel::handled`]), or in such a `catch` clause: such a helper
+/// reports its failures itself and
+/// returns normally, so calling it from a `catch` clause of a listener does not make the
+/// listener fail (`catch (Exception e) { triggerManualReview(event); }`).
+fn call_never_fails(ctx: &Ctx, offset: usize) -> bool {
+    let m = ctx.model;
+    let Some(call) = m.calls.iter().find(|c| c.span.start == offset) else {
+        return false;
+    };
+    if !matches!(call.receiver.as_deref().map(str::trim), None | Some("this")) {
+        return false;
+    }
+    let mut fns = m.scopes.iter().enumerate().filter(|(_, s)| {
+        matches!(&s.kind, crate::model::ScopeKind::Function(f)
+            if f.name == call.callee && f.params.len() == call.args.len())
+    });
+    let Some((fid, _)) = fns.next() else {
+        return false;
+    };
+    if fns.next().is_some() {
+        return false; // overloads of one arity: which one is not known here
+    }
+    // Calls in the `catch` clauses themselves (the logging of the failure) are taken not to
+    // fail.
+    let inside = |spans: &[Span], c: &crate::model::Call| {
+        spans
+            .iter()
+            .any(|h| h.start <= c.span.start && c.span.end <= h.end)
+    };
+    let mut calls = m
+        .calls
+        .iter()
+        .filter(|c| m.is_within(c.scope, fid) && !inside(&m.catches, c))
+        .peekable();
+    calls.peek().is_some() && calls.all(|c| inside(&m.handled, c))
 }
 
 /// Whether every HTTP request a retry boundary makes, as far as its own calls show, is a
