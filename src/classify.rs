@@ -813,7 +813,9 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
     if let Some(id) = &v.ident {
         let constant_like =
             id.chars().all(|c| !c.is_lowercase()) || id.to_ascii_lowercase().contains("header");
-        if constant_like && crate::catalogue::normalize_name(id).contains("idempoten") {
+        if constant_like && crate::catalogue::normalize_name(id).contains("idempotency")
+            || crate::catalogue::normalize_name(id).contains("idempotence")
+        {
             return Some(id.clone());
         }
         // A constant declared in this file whose value is the header name

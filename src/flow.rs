@@ -1235,6 +1235,12 @@ fn matching_paren(s: &str) -> Option<usize> {
     let mut in_str = false;
     let mut prev = '\0';
     for (i, c) in s.char_indices() {
+        // The arguments of a call in a clock's method chain are short: past 4 KiB this is
+        // no such call (an unbalanced `'('` or `"\\"` would otherwise send every clock
+        // reading of the file to its end: quadratic).
+        if i > MAX_CHAIN_ARGS {
+            return None;
+        }
         if in_str {
             if c == '"' && prev != '\\' {
                 in_str = false;
@@ -1252,6 +1258,9 @@ fn matching_paren(s: &str) -> Option<usize> {
     }
     None
 }
+
+/// How far [`matching_paren`] looks for the closing parenthesis, in bytes.
+const MAX_CHAIN_ARGS: usize = 4096;
 
 /// The content of the first `"…"` literal in `s`.
 fn string_literal(s: &str) -> Option<&str> {
@@ -1305,6 +1314,15 @@ mod clock_window_tests {
     fn window(text: &str, source: &str) -> bool {
         let start = text.find(source).unwrap();
         clock_window(text, Span::new(start, start + source.len()), source)
+    }
+
+    /// An unbalanced `'('` or `"\\"` after a clock reading must not send every reading of
+    /// the file to its end: the look-ahead for the closing parenthesis stops at 4 KiB.
+    #[test]
+    fn the_closing_parenthesis_is_looked_for_within_a_bound() {
+        assert_eq!(super::matching_paren("a, b) + 1"), Some(4));
+        let far = format!("{})", "x".repeat(super::MAX_CHAIN_ARGS + 10));
+        assert_eq!(super::matching_paren(&far), None);
     }
 
     #[test]

@@ -1400,13 +1400,24 @@ impl ProjectIndex {
     }
 
     /// What a recorded call returns fresh, inside the fixpoint: the name's unanimous state
-    /// ([`Self::name_fresh`]), and only when the call's receiver resolves to some
-    /// declaration at all ([`Self::candidates_of`]). `headers.get(name)` on a `HeaderMap`
+    /// ([`Self::name_fresh`]), and, for a call of one of [`COMMON_NAMES`] on a named receiver,
+    /// only when that receiver resolves to some declaration at all ([`Self::candidates_of`]). `headers.get(name)` on a `HeaderMap`
     /// parameter, or `map.get(id)` on any receiver that names no project type, is a library
     /// call, never the project's own `get` that happens to return a fresh value.
     fn ref_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
         let info = self.name_fresh(&r.callee, r.arity, caller)?;
-        (!self.candidates_of_ref(r, &caller.path).is_empty()).then_some(info)
+        // Only a common collection-like name on a named receiver (`headers.get(name)`,
+        // `map.put(k, v)`) must resolve through its receiver: a call without receiver (or on
+        // `this`/`self`) may reach an inherited method, a static import or a trait's default
+        // method, and a named receiver of another name a Kotlin extension or a companion
+        // object's function, which the receiver cannot tell apart: the name decides there.
+        let own = matches!(
+            r.receiver.as_deref().map(str::trim),
+            None | Some("this" | "self" | "super" | "Self")
+        );
+        (own || !COMMON_NAMES.contains(&r.callee.as_str())
+            || !self.candidates_of_ref(r, &caller.path).is_empty())
+        .then_some(info)
     }
 
     /// Retry combinators through wrappers: a function that passes its parameter on to a

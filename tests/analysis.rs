@@ -1036,3 +1036,66 @@ pub async fn send_keyed(client: &reqwest::Client, api: &Transfers) -> Result<(),
         )]
     );
 }
+
+/// A same-file helper that returns what an inherited method, a statically imported method or
+/// an interface's default method in another file returns is fresh when that method is: a call
+/// without receiver is resolved by its name, as the receiver cannot tell these apart (found
+/// by a break-it pass after the fixpoint started to resolve calls by their receiver).
+#[test]
+fn a_helper_returning_an_inherited_or_static_import_mint_stays_fresh() {
+    let dir = project(
+        "inherited_static_import",
+        &[
+            (
+                "src/main/java/com/acme/BaseClient.java",
+                "package com.acme;\nimport java.util.UUID;\npublic abstract class BaseClient {\n    protected String newIdempotencyKey(String op) { return op + \"-\" + UUID.randomUUID(); }\n}\n",
+            ),
+            (
+                "src/main/java/com/acme/Keys.java",
+                "package com.acme;\nimport java.util.UUID;\npublic final class Keys {\n    public static String mint(String op) { return op + \"-\" + UUID.randomUUID(); }\n}\n",
+            ),
+            (
+                "src/main/java/com/acme/Tokens.java",
+                "package com.acme;\nimport java.util.UUID;\npublic interface Tokens {\n    default String freshToken() { return UUID.randomUUID().toString(); }\n}\n",
+            ),
+            (
+                "src/main/java/com/acme/PayoutClient.java",
+                r#"package com.acme;
+import static com.acme.Keys.mint;
+import org.springframework.http.HttpHeaders;
+import org.springframework.retry.annotation.Retryable;
+public class PayoutClient extends BaseClient implements Tokens {
+    @Retryable
+    public void inherited(Api api) {
+        HttpHeaders h = new HttpHeaders();
+        h.set("Idempotency-Key", keyFor("payout"));
+        api.post(h);
+    }
+    @Retryable
+    public void staticImport(Api api) {
+        HttpHeaders h = new HttpHeaders();
+        h.set("Idempotency-Key", keyFor2("payout"));
+        api.post(h);
+    }
+    @Retryable
+    public void defaultMethod(Api api) {
+        HttpHeaders h = new HttpHeaders();
+        h.set("Idempotency-Key", keyFor3());
+        api.post(h);
+    }
+    private String keyFor(String op) { return newIdempotencyKey(op); }
+    private String keyFor2(String op) { return mint(op); }
+    private String keyFor3() { return "p-" + freshToken(); }
+}
+interface Api { void post(HttpHeaders h); }
+"#,
+            ),
+        ],
+    );
+    let got: Vec<u64> = findings(&dir)
+        .into_iter()
+        .filter(|(p, _, r)| p.ends_with("PayoutClient.java") && r == "key-in-retry-scope")
+        .map(|(_, l, _)| l)
+        .collect();
+    assert_eq!(got, vec![9, 15, 21]);
+}

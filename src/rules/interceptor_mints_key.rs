@@ -33,6 +33,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, b);
+        if case.dead {
+            continue;
+        }
         if case.per_attempt {
             continue; // key-in-interceptor reports these
         }
@@ -53,6 +56,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, mc.boundary);
+        if case.dead {
+            continue;
+        }
         if case.per_attempt {
             continue;
         }

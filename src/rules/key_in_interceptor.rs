@@ -25,6 +25,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, b);
+        if case.dead {
+            continue;
+        }
         if !case.per_attempt {
             continue; // interceptor-mints-key reports these
         }
@@ -43,6 +46,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let case = interceptor_case(ctx, mc.boundary);
+        if case.dead {
+            continue;
+        }
         if !case.per_attempt {
             continue;
         }

@@ -641,6 +641,9 @@ pub struct InterceptorCase {
     pub fallback: bool,
     /// Sentence explaining which case applies.
     pub why: String,
+    /// The interceptor never runs: a hook class that nothing in the scanned code registers,
+    /// where the library runs only registered hooks (Speakeasy SDKs). Neither rule reports it.
+    pub dead: bool,
 }
 
 /// Whether the interceptor `scope` makes its own retries of `proceed` (a retry loop or
@@ -700,6 +703,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // Retrofit/Feign endpoint or OkHttp's `newCall` (an interceptor's own loop around
     // `proceed`, or a retry of a database call, is not).
     let call_level_retries = !idx.clone_sites.is_empty() || !idx.http_retry_sites.is_empty();
+    let mut dead = false;
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
             true,
@@ -775,22 +779,21 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                 ),
             )
         }
-        // Feign re-applies its interceptors to the one `RequestTemplate` of the method call
-        // on every `Retryer` attempt (SynchronousMethodHandler): a header an earlier attempt
-        // set is still on the template, so an interceptor that mints only a missing key mints
-        // once per call, and every attempt shares it.
-        "feign" if fallback => (
-            false,
-            "Feign re-applies request interceptors to the same `RequestTemplate` on every `Retryer` attempt, so the key this interceptor adds on the first attempt is still there on the next, but every new call of the Feign method (a caller's retry, a redelivered message) starts from an empty template and gets a new key".to_string(),
-        ),
         "feign" => (
             true,
             "Feign applies request interceptors again before every `Retryer` attempt, and `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
         ),
-        "speakeasy-hook" => (
-            true,
-            "Speakeasy-generated SDKs rebuild the request and run `beforeRequest` hooks inside their retry action, once per attempt, so a retried request gets the hook's header anew".to_string(),
-        ),
+        "speakeasy-hook" => {
+            if let Some(name) = b.type_name.as_deref()
+                && idx.registrations_of(name).next().is_none()
+            {
+                dead = true;
+            }
+            (
+                true,
+                "Speakeasy-generated SDKs rebuild the request and run `beforeRequest` hooks inside their retry action, once per attempt, so a retried request gets the hook's header anew".to_string(),
+            )
+        }
         "webclient-filter" => (
             true,
             "WebClient runs `ExchangeFilterFunction`s again on every `retry()`/`retryWhen()` re-subscription (Spring Framework 5.2 and later)".to_string(),
@@ -832,5 +835,6 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         per_attempt,
         fallback,
         why,
+        dead,
     }
 }
