@@ -443,6 +443,10 @@ struct LoopScan {
     inner: Vec<InnerLoop>,
     /// Labels of the labelled blocks (`'a: { .. }`) inside this loop the visit is in.
     blocks: Vec<String>,
+    /// How many failure branches (`Err(..) =>` arms, `if let Err(..) = ..` and
+    /// `if x.is_err()` blocks) the visit is in: a `break` or `return` there gives up after a
+    /// failure, it is no exit on success.
+    in_failure: usize,
 }
 
 struct InnerLoop {
@@ -514,7 +518,19 @@ impl<'ast> Visit<'ast> for LoopScan {
             if let Some((_, g)) = &arm.guard {
                 self.visit_expr(g);
             }
+            self.in_failure += 1;
             self.visit_expr(&arm.body);
+            self.in_failure -= 1;
+            return;
+        }
+        if is_err_pat(&arm.pat) {
+            self.visit_pat(&arm.pat);
+            if let Some((_, g)) = &arm.guard {
+                self.visit_expr(g);
+            }
+            self.in_failure += 1;
+            self.visit_expr(&arm.body);
+            self.in_failure -= 1;
             return;
         }
         syn::visit::visit_arm(self, arm);
@@ -538,6 +554,18 @@ impl<'ast> Visit<'ast> for LoopScan {
                 l.handles_error = h;
             }
             self.visit_block(&i.then_branch);
+            if let Some((_, e)) = &i.else_branch {
+                self.visit_expr(e);
+            }
+            return;
+        }
+        let on_failure =
+            failure_test(&i.cond) || matches!(&*i.cond, Expr::Let(l) if is_err_pat(&l.pat));
+        if on_failure {
+            self.visit_expr(&i.cond);
+            self.in_failure += 1;
+            self.visit_block(&i.then_branch);
+            self.in_failure -= 1;
             if let Some((_, e)) = &i.else_branch {
                 self.visit_expr(e);
             }
@@ -594,6 +622,11 @@ impl<'ast> Visit<'ast> for LoopScan {
         syn::visit::visit_expr_method_call(self, m);
     }
     fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        // Giving up after a failure is no exit on success.
+        if self.in_failure > 0 {
+            syn::visit::visit_expr_break(self, b);
+            return;
+        }
         // An unlabelled `break` leaves the innermost loop; `break 'l` the loop or block
         // labelled `'l`, and this loop too unless that is inside it.
         match &b.label {
@@ -617,12 +650,13 @@ impl<'ast> Visit<'ast> for LoopScan {
         syn::visit::visit_expr_break(self, b);
     }
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
-        self.has_exit = true;
+        if self.in_failure == 0 {
+            self.has_exit = true;
+        }
         syn::visit::visit_expr_return(self, r);
     }
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
-        // `?` leaves the loop on error: not a retry by itself, but it is an exit.
-        self.has_exit = true;
+        // `?` leaves the loop on error: it gives up after a failure, no exit on success.
         syn::visit::visit_expr_try(self, t);
     }
 }
@@ -1894,6 +1928,27 @@ mod tests {
         assert!(loops[0].handles_error && loops[0].has_exit);
         assert_eq!(loops[0].header, "attempt in 0..3");
         assert!(loops[1].awaits_tick && !loops[1].handles_error);
+    }
+
+    /// A `break`, `return` or `?` taken only after a failure gives up; it is no exit on
+    /// success, so a periodic cycle that logs its errors and stops on a fatal one is no retry
+    /// loop, while one that leaves when the call succeeds is.
+    #[test]
+    fn exits_after_a_failure_are_no_exit_on_success() {
+        let src = "async fn f() { loop { if let Err(e) = cycle().await { if e.fatal() { break; } } sleep(d).await; } loop { prepare().await?; match send().await { Err(e) => return Err(e), _ => {} } } loop { match send().await { Ok(r) => return Ok(r), Err(e) => { sleep(d).await; } } } }";
+        let m = lower(src);
+        let loops: Vec<&LoopInfo> = m
+            .scopes
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ScopeKind::Loop(l) => Some(l),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(loops.len(), 3);
+        assert!(loops[0].handles_error && !loops[0].has_exit);
+        assert!(!loops[1].has_exit);
+        assert!(loops[2].handles_error && loops[2].has_exit);
     }
 
     #[test]
