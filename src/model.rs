@@ -475,6 +475,11 @@ pub struct FileModel {
     pub handled: Vec<Span>,
     /// Byte spans of `catch` clauses (Java, Kotlin): code there runs after a failure.
     pub catches: Vec<Span>,
+    /// Rust: byte spans of branches that always leave their loop (a `match` arm, an `if`
+    /// or `else` block whose last statement is `return` or `break`). Rust has no exceptions
+    /// that a catch inside the loop could turn into another iteration, so code in such a
+    /// branch runs at most once per run of the loop: on the attempt that ends it.
+    pub exit_blocks: Vec<Span>,
     pub errors: Vec<ParseError>,
 }
 
@@ -503,6 +508,7 @@ impl FileModel {
             annotations: Vec::new(),
             handled: Vec::new(),
             catches: Vec::new(),
+            exit_blocks: Vec::new(),
             errors: Vec::new(),
         }
     }

@@ -490,6 +490,14 @@ fn always_exits(e: &Expr) -> bool {
     }
 }
 
+/// A block whose last statement always leaves the loop ([`always_exits`]).
+fn block_exits(b: &syn::Block) -> bool {
+    b.stmts.last().is_some_and(|s| match s {
+        syn::Stmt::Expr(e, _) => always_exits(e),
+        _ => false,
+    })
+}
+
 /// A condition that is true on failure: `x.is_err()`, `!x.is_ok()`, `!x.is_success()`.
 fn failure_test(e: &Expr) -> bool {
     match e {
@@ -1268,8 +1276,16 @@ impl<'a> Lowerer<'a> {
             }
             Expr::If(i) => {
                 self.expr(&i.cond, atoms);
+                if block_exits(&i.then_branch) {
+                    let s = self.sp(&i.then_branch);
+                    self.m.exit_blocks.push(s);
+                }
                 self.block_inline(&i.then_branch, atoms);
                 if let Some((_, els)) = &i.else_branch {
+                    if always_exits(els) {
+                        let s = self.sp(&**els);
+                        self.m.exit_blocks.push(s);
+                    }
                     self.expr(els, atoms);
                 }
                 ExprInfo::default()
@@ -1284,6 +1300,10 @@ impl<'a> Lowerer<'a> {
                     if let Some((_, g)) = &arm.guard {
                         let mut ga = Vec::new();
                         self.expr(g, &mut ga);
+                    }
+                    if always_exits(&arm.body) {
+                        let s = self.sp(&*arm.body);
+                        self.m.exit_blocks.push(s);
                     }
                     self.expr(&arm.body, atoms);
                 }

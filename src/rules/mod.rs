@@ -294,6 +294,37 @@ fn damaged(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
         .any(|e| e.span.start >= start && e.span.start < offset)
 }
 
+/// Whether `offset` lies in a Rust branch that always leaves the retry loop `boundary`
+/// ([`crate::model::FileModel::exit_blocks`]) with no other loop between them: it runs once,
+/// on the attempt that ends the loop (the event published on success, the failure recorded
+/// after the last attempt), not once per attempt.
+fn once_in_loop(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+    let m = ctx.model;
+    // A periodic job's loop left once still runs once in every replica.
+    if !matches!(m.scopes[boundary].kind, crate::model::ScopeKind::Loop(_))
+        || ctx.boundary_kind(Some(boundary)) != Some(BoundaryKind::Retry)
+    {
+        return false;
+    }
+    let lspan = m.scopes[boundary].span;
+    m.exit_blocks.iter().any(|e| {
+        e.start <= offset
+            && offset < e.end
+            && lspan.start <= e.start
+            && e.end <= lspan.end
+            // No loop nested between the boundary and the branch: a `break` there leaves
+            // that inner loop only.
+            && !m.scopes.iter().enumerate().any(|(i, s)| {
+                i != boundary
+                    && matches!(s.kind, crate::model::ScopeKind::Loop(_))
+                    && lspan.start <= s.span.start
+                    && s.span.end <= lspan.end
+                    && s.span.start <= e.start
+                    && e.end <= s.span.end
+            })
+    })
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -337,6 +368,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
                 !redelivery_handled(ctx, *b, failure_at)
                     && !retried_read(ctx, *b)
                     && !damaged(ctx, *b, origin.span.start)
+                    && !once_in_loop(ctx, *b, origin.span.start)
             });
             key_flows.push(KeyFlow {
                 origin,
@@ -399,6 +431,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         if redelivery_handled(ctx, b, call.span.start)
             || retried_read(ctx, b)
             || damaged(ctx, b, call.span.start)
+            || once_in_loop(ctx, b, call.span.start)
         {
             continue;
         }
