@@ -480,6 +480,10 @@ pub struct FileModel {
     /// that a catch inside the loop could turn into another iteration, so code in such a
     /// branch runs at most once per run of the loop: on the attempt that ends it.
     pub exit_blocks: Vec<Span>,
+    /// Rust: `(struct, field, type)` for each named field of a struct declared in the file,
+    /// the type as a simple name with smart pointers removed (`broker: Arc<AngelOneClient>`
+    /// → `AngelOneClient`), so `self.broker.f()` in an `impl` of that struct resolves by it.
+    pub field_types: Vec<(String, String, String)>,
     pub errors: Vec<ParseError>,
 }
 
@@ -509,6 +513,7 @@ impl FileModel {
             handled: Vec::new(),
             catches: Vec::new(),
             exit_blocks: Vec::new(),
+            field_types: Vec::new(),
             errors: Vec::new(),
         }
     }

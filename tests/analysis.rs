@@ -1099,3 +1099,67 @@ interface Api { void post(HttpHeaders h); }
         .collect();
     assert_eq!(got, vec![9, 15, 21]);
 }
+
+/// `self.broker.place_order(..)` where the struct declares `broker: Arc<AngelClient>` resolves
+/// to `AngelClient::place_order`, not to the caller's own `place_order` that takes a key: the field's
+/// declared type (through `Arc`) decides, so a per-attempt price is no per-attempt key.
+#[test]
+fn a_rust_self_field_call_resolves_by_the_field_type_through_arc() {
+    let dir = project(
+        "rust_self_field_type",
+        &[
+            (
+                "src/broker.rs",
+                r#"pub struct AngelClient;
+
+impl AngelClient {
+    pub async fn place_order(&self, symbol: &str, kind: &str, price: Option<f64>) -> Result<String, String> {
+        Ok(format!("{symbol}:{kind}@{price:?}"))
+    }
+}
+"#,
+            ),
+            (
+                "src/manager.rs",
+                r#"use std::sync::Arc;
+
+use crate::broker::AngelClient;
+
+pub struct Manager {
+    broker: Arc<AngelClient>,
+    http: reqwest::Client,
+}
+
+impl Manager {
+    pub async fn place_order(&self, symbol: &str, price: Option<f64>, idempotency_key: String) {
+        let _ = self
+            .http
+            .post("https://broker.example.com/v1/orders")
+            .header("Idempotency-Key", idempotency_key)
+            .body(format!("{symbol}@{price:?}"))
+            .send()
+            .await;
+    }
+
+    pub async fn run(&self, symbol: &str, key: String, steps: &[f64]) -> Result<String, String> {
+        let mut price = 100.0;
+        for attempt in 0..=3usize {
+            if attempt > 0 {
+                let step = steps[attempt - 1];
+                price = 100.0 * (1.0 + step);
+            }
+            match self.broker.place_order(symbol, "LIMIT", Some(price)).await {
+                Ok(id) => return Ok(id),
+                Err(_) => continue,
+            }
+        }
+        self.place_order(symbol, None, key).await;
+        Err("gave up".into())
+    }
+}
+"#,
+            ),
+        ],
+    );
+    assert_eq!(findings(&dir), vec![]);
+}

@@ -31,11 +31,24 @@ pub fn lower(language: Language, text: &str) -> FileModel {
 /// `let x = ..`) or it is a primitive.
 fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> String {
     let simple = |t: &str| -> String {
-        let t = t
+        let mut t = t
             .trim()
             .trim_start_matches('&')
             .trim_start_matches("mut ")
             .trim();
+        // Rust smart pointers call through to what they hold: `Arc<Client>` is a `Client`
+        // receiver, `Box<dyn Broker>` a `Broker` one.
+        if language == Language::Rust {
+            loop {
+                let inner = ["Arc<", "Rc<", "Box<", "std::sync::Arc<", "std::rc::Rc<"]
+                    .iter()
+                    .find_map(|p| t.strip_prefix(p));
+                match inner {
+                    Some(rest) => t = rest.trim_start(),
+                    None => break,
+                }
+            }
+        }
         let t = t.trim_start_matches("dyn ").trim_start_matches("impl ");
         let head = t
             .split(['<', '?', '[', ' ', '(', ',', '=', ')', '{', ';'])
@@ -140,7 +153,29 @@ fn receiver_types(m: &mut FileModel, text: &str) {
                 break;
             }
         }
-        let Some((_, bi)) = best else { continue };
+        let Some((_, bi)) = best else {
+            // Rust `self.field`: the field's type in the struct the `impl` block is for.
+            if m.language == Language::Rust
+                && c.receiver
+                    .as_deref()
+                    .is_some_and(|x| x.starts_with("self."))
+                && let Some(ty) = m
+                    .ancestors(c.scope)
+                    .find_map(|s| match &m.scopes[s].kind {
+                        crate::model::ScopeKind::Type(t) => Some(t.name.as_str()),
+                        _ => None,
+                    })
+                    .and_then(|owner| {
+                        m.field_types
+                            .iter()
+                            .find(|(o, f, _)| o == owner && f == r)
+                            .map(|(_, _, t)| t.clone())
+                    })
+            {
+                out.push((ci, ty));
+            }
+            continue;
+        };
         let ty = types
             .entry(bi)
             .or_insert_with(|| declared_type(m.language, text, &m.bindings[bi]))

@@ -490,6 +490,31 @@ fn always_exits(e: &Expr) -> bool {
     }
 }
 
+/// The simple name of the type a value of type `t` calls methods on: the last path segment,
+/// through references, `Arc`/`Rc`/`Box` and `dyn`; `None` for tuples, arrays and the like.
+fn held_type(t: &syn::Type) -> Option<String> {
+    match t {
+        syn::Type::Reference(r) => held_type(&r.elem),
+        syn::Type::Paren(p) => held_type(&p.elem),
+        syn::Type::TraitObject(o) => o.bounds.iter().find_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        }),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if matches!(name.as_str(), "Arc" | "Rc" | "Box")
+                && let syn::PathArguments::AngleBracketed(a) = &last.arguments
+                && let Some(syn::GenericArgument::Type(inner)) = a.args.first()
+            {
+                return held_type(inner);
+            }
+            Some(name)
+        }
+        _ => None,
+    }
+}
+
 /// A block whose last statement always leaves the loop ([`always_exits`]).
 fn block_exits(b: &syn::Block) -> bool {
     b.stmts.last().is_some_and(|s| match s {
@@ -830,6 +855,15 @@ impl<'a> Lowerer<'a> {
             Item::Static(s) => self.field(&s.ident, Some(&s.expr), self.sp(item)),
             Item::Struct(s) => {
                 self.annotations(&s.attrs);
+                if let syn::Fields::Named(fields) = &s.fields {
+                    for f in &fields.named {
+                        if let (Some(name), Some(ty)) = (&f.ident, held_type(&f.ty)) {
+                            self.m
+                                .field_types
+                                .push((s.ident.to_string(), name.to_string(), ty));
+                        }
+                    }
+                }
             }
             Item::Enum(e) => {
                 self.annotations(&e.attrs);
