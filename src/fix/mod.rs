@@ -489,6 +489,15 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             bd.label
         ));
     }
+    // A handler run again for each delivery (a redelivered listener, a workflow engine's
+    // job handler) also runs once per message or job: a key declared before it would be
+    // shared by every message or job it ever handles.
+    if bd.flavor == "redelivery" {
+        return Err(format!(
+            "{} runs once for every message or job it is handed, and again when one is redelivered: a key declared before it would be shared by all of them; derive the key from the message or job instead (its business id, or the broker's or engine's id for it)",
+            bd.label
+        ));
+    }
     let (insert_at, inline) = insertion_point(ctx, b, bd.owner_call, bd.flavor == "reactive")?;
     let indent: String = if inline {
         String::new()
