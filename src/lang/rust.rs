@@ -1966,18 +1966,22 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn retry_loop_and_tick_loop_flags() {
-        let src = "async fn f() { for attempt in 0..3 { match send().await { Ok(r) => return Ok(r), Err(e) => continue } } loop { interval.tick().await; run().await; } }";
-        let m = lower(src);
-        let loops: Vec<&LoopInfo> = m
-            .scopes
+    /// The loops of a file, in order.
+    fn loop_infos(m: &FileModel) -> Vec<&LoopInfo> {
+        m.scopes
             .iter()
             .filter_map(|s| match &s.kind {
                 ScopeKind::Loop(l) => Some(l),
                 _ => None,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn retry_loop_and_tick_loop_flags() {
+        let src = "async fn f() { for attempt in 0..3 { match send().await { Ok(r) => return Ok(r), Err(e) => continue } } loop { interval.tick().await; run().await; } }";
+        let m = lower(src);
+        let loops = loop_infos(&m);
         assert_eq!(loops.len(), 2);
         assert!(loops[0].handles_error && loops[0].has_exit);
         assert_eq!(loops[0].header, "attempt in 0..3");
@@ -1991,14 +1995,7 @@ mod tests {
     fn exits_after_a_failure_are_no_exit_on_success() {
         let src = "async fn f() { loop { if let Err(e) = cycle().await { if e.fatal() { break; } } sleep(d).await; } loop { prepare().await?; match send().await { Err(e) => return Err(e), _ => {} } } loop { match send().await { Ok(r) => return Ok(r), Err(e) => { sleep(d).await; } } } }";
         let m = lower(src);
-        let loops: Vec<&LoopInfo> = m
-            .scopes
-            .iter()
-            .filter_map(|s| match &s.kind {
-                ScopeKind::Loop(l) => Some(l),
-                _ => None,
-            })
-            .collect();
+        let loops = loop_infos(&m);
         assert_eq!(loops.len(), 3);
         assert!(loops[0].handles_error && !loops[0].has_exit);
         assert!(!loops[1].has_exit);
