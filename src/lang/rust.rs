@@ -447,6 +447,19 @@ struct LoopScan {
     /// `if x.is_err()` blocks) the visit is in: a `break` or `return` there gives up after a
     /// failure, it is no exit on success.
     in_failure: usize,
+    /// Where this loop's body leaves it (`break`, `return`), as (line, column).
+    exits: Vec<(usize, usize)>,
+    /// Where the first construct that handles a failure in this loop's body starts (the
+    /// `match` with an `Err` arm, the `if let Err`, the `.is_err()` call): an exit before it
+    /// (a shutdown flag checked at the top of a periodic cycle) does not follow the
+    /// operation's success.
+    guard: Option<(usize, usize)>,
+}
+
+/// (line, column) of where `node` starts, for ordering within one file.
+fn pos<T: Spanned>(node: &T) -> (usize, usize) {
+    let lc = node.span().start();
+    (lc.line, lc.column)
 }
 
 struct InnerLoop {
@@ -467,6 +480,23 @@ impl LoopScan {
         if done.handles_error && !done.has_exit {
             self.handled();
         }
+    }
+
+    /// A construct that handles a failure starts at `at`: the earliest one in this loop's
+    /// own body (not in a nested loop) is its guard.
+    fn guard_at(&mut self, at: (usize, usize)) {
+        if self.inner.is_empty() && self.guard.is_none_or(|g| at < g) {
+            self.guard = Some(at);
+        }
+    }
+
+    /// Whether the loop leaves on the success of what it handles: some exit at or after
+    /// its guard (any exit when no construct was seen).
+    fn exits_on_success(&self) -> bool {
+        self.has_exit
+            && self
+                .guard
+                .is_none_or(|g| self.exits.is_empty() || self.exits.iter().any(|e| *e >= g))
     }
 
     /// A failure handled at the current position: in the innermost loop around it.
@@ -595,6 +625,7 @@ impl<'ast> Visit<'ast> for LoopScan {
         let on_failure =
             failure_test(&i.cond) || matches!(&*i.cond, Expr::Let(l) if is_err_pat(&l.pat));
         if on_failure {
+            self.guard_at(pos(i));
             self.visit_expr(&i.cond);
             self.in_failure += 1;
             self.visit_block(&i.then_branch);
@@ -638,8 +669,15 @@ impl<'ast> Visit<'ast> for LoopScan {
     fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
         self.nested_loop(l.label.as_ref(), |s| s.visit_block(&l.body));
     }
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        if m.arms.iter().any(|a| is_err_pat(&a.pat)) {
+            self.guard_at(pos(m));
+        }
+        syn::visit::visit_expr_match(self, m);
+    }
     fn visit_pat_tuple_struct(&mut self, p: &'ast syn::PatTupleStruct) {
         if p.path.segments.last().is_some_and(|s| s.ident == "Err") {
+            self.guard_at(pos(p));
             self.handled();
         }
         syn::visit::visit_pat_tuple_struct(self, p);
@@ -648,7 +686,10 @@ impl<'ast> Visit<'ast> for LoopScan {
         let name = m.method.to_string();
         match name.as_str() {
             "is_err" | "is_ok" | "is_success" | "is_server_error" | "is_client_error"
-            | "error_for_status" => self.handled(),
+            | "error_for_status" => {
+                self.guard_at(pos(m));
+                self.handled();
+            }
             "tick" => self.awaits_tick = true,
             _ => {}
         }
@@ -665,7 +706,10 @@ impl<'ast> Visit<'ast> for LoopScan {
         match &b.label {
             None => match self.inner.last_mut() {
                 Some(l) => l.has_exit = true,
-                None => self.has_exit = true,
+                None => {
+                    self.has_exit = true;
+                    self.exits.push(pos(b));
+                }
             },
             Some(l) => {
                 let name = l.ident.to_string();
@@ -677,6 +721,7 @@ impl<'ast> Visit<'ast> for LoopScan {
                     self.inner[at].has_exit = true;
                 } else if !self.blocks.contains(&name) {
                     self.has_exit = true;
+                    self.exits.push(pos(b));
                 }
             }
         }
@@ -685,6 +730,7 @@ impl<'ast> Visit<'ast> for LoopScan {
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         if self.in_failure == 0 {
             self.has_exit = true;
+            self.exits.push(pos(r));
         }
         syn::visit::visit_expr_return(self, r);
     }
@@ -1575,7 +1621,7 @@ impl<'a> Lowerer<'a> {
                 keyword: keyword.to_string(),
                 header,
                 handles_error: scan.handles_error,
-                has_exit: scan.has_exit,
+                has_exit: scan.exits_on_success(),
                 awaits_tick: scan.awaits_tick,
             }),
             self.scope,
@@ -2000,6 +2046,19 @@ mod tests {
         assert!(loops[0].handles_error && !loops[0].has_exit);
         assert!(!loops[1].has_exit);
         assert!(loops[2].handles_error && loops[2].has_exit);
+    }
+
+    /// An exit before the construct that handles the failure (a shutdown flag checked at the
+    /// top of a periodic cycle) does not follow the operation's success: no retry loop. An
+    /// exit on the success arm of the same `match`, written before its `Err` arm, does.
+    #[test]
+    fn an_exit_before_the_failure_handling_is_no_exit_on_success() {
+        let src = "async fn f() { loop { if *stop.read() { break; } if let Err(e) = cycle().await { log(e); } sleep(d).await; } loop { if *stop.read() { break; } match send().await { Ok(r) => return Ok(r), Err(e) => sleep(d).await, } } }";
+        let m = lower(src);
+        let loops = loop_infos(&m);
+        assert_eq!(loops.len(), 2);
+        assert!(loops[0].handles_error && !loops[0].has_exit);
+        assert!(loops[1].handles_error && loops[1].has_exit);
     }
 
     #[test]
