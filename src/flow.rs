@@ -1202,6 +1202,24 @@ pub fn clock_window(text: &str, span: Span, display: &str) -> bool {
                 Err(_) => return false,
             }
         }
+        // Further divisions divide again: `/ 1000 / 3600` is a division by 3,600,000.
+        let mut more = &d[end..];
+        while let Some(r) = more.trim_start().strip_prefix('/') {
+            if r.starts_with(['/', '*', '=']) {
+                break;
+            }
+            let r = r.trim_start();
+            let n_end = r
+                .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+                .unwrap_or(r.len());
+            let digits: String = r[..n_end].chars().filter(|c| *c != '_').collect();
+            match digits.parse::<f64>() {
+                Ok(n) if !digits.is_empty() => product *= n,
+                _ => break,
+            }
+            // A type suffix (`L`, `u64`) ends the number.
+            more = r[n_end..].trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+        }
         product * unit_secs >= 60.0
     } else {
         // A named window: `/ BUCKET_MS`, `/ ONE_HOUR`, `/ windowMillis`.
@@ -1332,6 +1350,13 @@ mod clock_window_tests {
         assert!(window("System.currentTimeMillis() / (60 * 1000)", ms));
         assert!(window("System.currentTimeMillis() / 3_600_000L;", ms));
         assert!(window("System.currentTimeMillis() / WINDOW_MS", ms));
+        // Chained divisions divide again.
+        assert!(window("System.currentTimeMillis() / 1000 / 3600", ms));
+        assert!(window(
+            "Utc::now().timestamp_millis() / 1_000 / 60;",
+            "Utc::now()"
+        ));
+        assert!(!window("System.currentTimeMillis() / 1000 / 10", ms));
         // Comments between the reading and its window change nothing.
         assert!(window(
             "System.currentTimeMillis() /* a minute */ / 60000",
