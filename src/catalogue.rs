@@ -379,6 +379,12 @@ pub struct BoundaryEntry {
     /// Return types (simple names) under which [`Self::inert_with`] lets the body run.
     #[serde(default)]
     pub async_return_types: Vec<String>,
+    /// The entry applies only in files that import from one of these packages or crates:
+    /// a prefix of the path after `import` (Java, Kotlin; `import static` too) or `use`
+    /// (Rust), e.g. `dev.restate.sdk`. Empty: every file. Lets a common annotation name
+    /// (`@Handler`) stand for one framework's.
+    #[serde(default)]
+    pub imports: Vec<String>,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -622,6 +628,7 @@ const TABLES: &[(&str, Shape)] = &[
             "requires_nonlocal_return",
             "inert_with",
             "async_return_types",
+            "imports",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

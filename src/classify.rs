@@ -67,7 +67,7 @@ pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts
         boundaries: vec![None; model.scopes.len()],
         ..FileFacts::default()
     };
-    boundaries(model, cat, &mut facts);
+    boundaries(model, text, cat, &mut facts);
     paced_loops(model, &mut facts);
     self_retrying_functions(model, &mut facts);
     sinks(model, cat, &mut facts);
@@ -284,12 +284,30 @@ pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bo
         && matches!(model.scopes[lambda].kind, ScopeKind::Lambda(_))
 }
 
-fn boundaries(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+/// True when `text` has an `import` (Java, Kotlin) or `use` (Rust) line whose path starts
+/// with one of `prefixes`.
+fn imports_any(text: &str, prefixes: &[String]) -> bool {
+    text.lines().any(|line| {
+        let l = line.trim_start();
+        let path = l
+            .strip_prefix("import static ")
+            .or_else(|| l.strip_prefix("import "))
+            .or_else(|| l.strip_prefix("pub use "))
+            .or_else(|| l.strip_prefix("use "));
+        path.is_some_and(|p| {
+            let p = p.trim_start().trim_start_matches("::");
+            prefixes.iter().any(|x| p.starts_with(x.as_str()))
+        })
+    })
+}
+
+fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
     let entries: Vec<&BoundaryEntry> = cat
         .boundaries
         .iter()
         .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
+        .filter(|b| b.imports.is_empty() || imports_any(text, &b.imports))
         .collect();
     let set = |facts: &mut FileFacts, scope: ScopeId, b: Boundary| {
         if facts.boundaries[scope].is_none() {
