@@ -385,6 +385,10 @@ pub struct BoundaryEntry {
     /// (`@Handler`) stand for one framework's.
     #[serde(default)]
     pub imports: Vec<String>,
+    /// The entry comes from a user's configuration: its `label` is added to the finding's
+    /// description of the boundary when that does not already say it.
+    #[serde(skip)]
+    pub user: bool,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -660,6 +664,17 @@ const TABLES: &[(&str, Shape)] = &[
     ("stable", Shape::Entries(&[])),
 ];
 
+/// Every table with its own keys (`("boundary", ["id", "kind", ..])`); entry tables
+/// (`[[..]]`) also take [`CALL_KEYS`]. For documentation checks.
+pub fn table_keys() -> Vec<(&'static str, &'static [&'static str])> {
+    TABLES
+        .iter()
+        .map(|(n, s)| match s {
+            Shape::Table(k) | Shape::Entries(k) => (*n, *k),
+        })
+        .collect()
+}
+
 /// The names of the top-level tables a catalogue file may hold (`source`, `boundary`, ...).
 pub fn table_names() -> Vec<&'static str> {
     TABLES.iter().map(|(n, _)| *n).collect()
@@ -820,11 +835,142 @@ fn check_call_value(file: &str, key: &str, v: &Spanned<DeValue<'_>>) -> Result<(
 /// are byte offsets into the text `table` was parsed from.
 pub fn parse_table(
     file: &str,
-    table: Spanned<DeTable<'_>>,
+    mut table: Spanned<DeTable<'_>>,
 ) -> Result<CatalogueFile, CatalogueError> {
     validate(file, table.get_ref())?;
+    boundary_defaults(file, table.get_mut())?;
     CatalogueFile::deserialize(toml::de::Deserializer::from(table))
         .map_err(|e| CatalogueError::from_toml(file, &e))
+}
+
+/// Fills the fields of `[[boundary]]` entries that follow from the others, so a team's
+/// retry helper takes two lines (`[[boundary]]`, `callee = ["withBackoff"]`):
+///
+/// - `form`: `lambda-arg` with a `callee`/`callee_glob`, `annotated-function` with
+///   `annotations`, `method-of-type` with `supertypes`;
+/// - `kind`: `retry`; `flavor`: the kind's name;
+/// - `id`: `user.` and the first callee, annotation or supertype;
+/// - `label`: that name as the finding shows it (`` `withBackoff` ``, `` `@Retry` ``).
+///
+/// Every field that is missing and has no default is reported at once, in one error at the
+/// entry. Errors: an entry with no `form` and nothing it follows from; a `lambda-arg` /
+/// `receiver-lambda` entry with no callee (it would make every lambda a boundary); an
+/// `annotated-function` entry with no `annotations`; a `method-of-type` entry without
+/// `supertypes` or `methods`; a `returned-lambda` entry without `supertypes`.
+fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<(), CatalogueError> {
+    use std::borrow::Cow;
+    let Some((_, v)) = table.iter_mut().find(|(k, _)| k.get_ref() == "boundary") else {
+        return Ok(());
+    };
+    let DeValue::Array(items) = v.get_mut() else {
+        return Ok(());
+    };
+    for item in items.iter_mut() {
+        let span = item.span();
+        let DeValue::Table(t) = item.get_mut() else {
+            continue;
+        };
+        let text = |k: &str| -> Option<String> {
+            t.iter()
+                .find(|(n, _)| n.get_ref() == k)
+                .and_then(|(_, v)| v.get_ref().as_str().map(str::to_string))
+        };
+        let list = |k: &str| -> Vec<String> {
+            t.iter()
+                .find(|(n, _)| n.get_ref() == k)
+                .and_then(|(_, v)| v.get_ref().as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.get_ref().as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let callees: Vec<String> = list("callee")
+            .into_iter()
+            .chain(list("callee_glob"))
+            .collect();
+        let annotations = list("annotations");
+        let supertypes = list("supertypes");
+        let methods = list("methods");
+        let form = text("form").or_else(|| {
+            if !callees.is_empty() {
+                Some("lambda-arg".into())
+            } else if !annotations.is_empty() {
+                Some("annotated-function".into())
+            } else if !supertypes.is_empty() {
+                Some("method-of-type".into())
+            } else {
+                None
+            }
+        });
+        let mut missing: Vec<&str> = Vec::new();
+        match form.as_deref() {
+            None => missing
+                .push("`form` (or a `callee`, `annotations` or `supertypes` it follows from)"),
+            Some("lambda-arg" | "receiver-lambda") if callees.is_empty() => missing
+                .push("`callee` or `callee_glob` (without one every lambda would be a boundary)"),
+            Some("annotated-function") if annotations.is_empty() => missing.push("`annotations`"),
+            Some("method-of-type") => {
+                if supertypes.is_empty() {
+                    missing.push("`supertypes`");
+                }
+                if methods.is_empty() {
+                    missing.push("`methods`");
+                }
+            }
+            Some("returned-lambda") if supertypes.is_empty() => missing.push("`supertypes`"),
+            _ => {}
+        }
+        if !missing.is_empty() {
+            return Err(CatalogueError::at(
+                file,
+                span,
+                format!("a `[[boundary]]` entry is missing {}", missing.join(", ")),
+                Some(
+                    "a team's retry helper needs only `callee = [\"withBackoff\"]`; the fields are \
+                     documented in docs/catalogue.md"
+                        .into(),
+                ),
+            ));
+        }
+        let form = form.unwrap_or_default();
+        let kind = text("kind").unwrap_or_else(|| "retry".into());
+        let name = callees
+            .first()
+            .map(|c| format!("`{c}`"))
+            .or_else(|| annotations.first().map(|a| format!("`@{a}`")))
+            .or_else(|| {
+                supertypes.first().map(|s| match methods.first() {
+                    Some(m) => format!("`{s}.{m}()`"),
+                    None => format!("`{s}`"),
+                })
+            })
+            .unwrap_or_else(|| "boundary".into());
+        let id_name = callees
+            .first()
+            .or(annotations.first())
+            .or(supertypes.first())
+            .cloned()
+            .unwrap_or_default();
+        let present: Vec<String> = t.iter().map(|(n, _)| n.get_ref().to_string()).collect();
+        let defaults = [
+            ("form", form),
+            ("flavor", kind.clone()),
+            ("kind", kind),
+            ("id", format!("user.{id_name}")),
+            ("label", name),
+        ];
+        for (k, value) in defaults {
+            if !present.iter().any(|p| p == k) {
+                t.insert(
+                    Spanned::new(span.clone(), Cow::Borrowed(k)),
+                    Spanned::new(span.clone(), DeValue::String(Cow::Owned(value))),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 impl std::fmt::Display for CatalogueError {
@@ -1050,6 +1196,54 @@ pub fn normalize_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn one_boundary(text: &str) -> Result<BoundaryEntry, CatalogueError> {
+        let mut c = Catalogue::default();
+        c.merge_toml("t.toml", text)?;
+        assert_eq!(c.boundaries.len(), 1);
+        Ok(c.boundaries.pop().unwrap())
+    }
+
+    #[test]
+    fn boundary_fields_follow_from_the_others() {
+        let b = one_boundary("[[boundary]]\ncallee = [\"withBackoff\"]\n").unwrap();
+        assert_eq!(b.form, BoundaryForm::LambdaArg);
+        assert_eq!(b.kind, BoundaryKind::Retry);
+        assert_eq!(b.flavor, "retry");
+        assert_eq!(b.id, "user.withBackoff");
+        assert_eq!(b.label, "`withBackoff`");
+        let b = one_boundary("[[boundary]]\nannotations = [\"TeamRetry\"]\nkind = \"callback\"\n")
+            .unwrap();
+        assert_eq!(b.form, BoundaryForm::AnnotatedFunction);
+        assert_eq!(b.kind, BoundaryKind::Callback);
+        assert_eq!(b.flavor, "callback");
+        assert_eq!(b.label, "`@TeamRetry`");
+        let b = one_boundary(
+            "[[boundary]]\nsupertypes = [\"Hook\"]\nmethods = [\"before\"]\nlabel = \"hooks\"\nid = \"x\"\n",
+        )
+        .unwrap();
+        assert_eq!(b.form, BoundaryForm::MethodOfType);
+        assert_eq!((b.id.as_str(), b.label.as_str()), ("x", "hooks"));
+    }
+
+    #[test]
+    fn missing_boundary_fields_are_reported_together() {
+        let e = one_boundary("[[boundary]]\nform = \"method-of-type\"\n").unwrap_err();
+        assert!(
+            e.message.contains("`supertypes`, `methods`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.span, Some(0..12));
+        let e = one_boundary("[[boundary]]\nkind = \"retry\"\n").unwrap_err();
+        assert!(e.message.contains("missing `form`"), "{}", e.message);
+        let e = one_boundary("[[boundary]]\nform = \"lambda-arg\"\n").unwrap_err();
+        assert!(
+            e.message.contains("`callee` or `callee_glob`"),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn builtin_files_parse() {

@@ -780,6 +780,15 @@ fn boundary_of(
     type_name: Option<String>,
     owner_call: Option<CallId>,
 ) -> Boundary {
+    // A user's entry: its label names the team's helper as the team knows it.
+    let label = if entry.user
+        && !entry.label.is_empty()
+        && !label.contains(entry.label.trim_matches('`'))
+    {
+        format!("{label} ({})", entry.label)
+    } else {
+        label
+    };
     Boundary {
         kind: entry.kind,
         entry: entry.id.clone(),

@@ -816,8 +816,11 @@ fn from_table(
             .iter()
             .map(|(k, v)| (k.get_ref().to_string(), to_toml(v.get_ref())))
             .collect();
-        let parsed = crate::catalogue::parse_table(&file, Spanned::new(span, catalogue_part))
+        let mut parsed = crate::catalogue::parse_table(&file, Spanned::new(span, catalogue_part))
             .map_err(|e| ConfigError::from_catalogue(path, text, e))?;
+        for b in &mut parsed.boundary {
+            b.user = true;
+        }
         catalogue.merge(parsed);
         config.additions.push((path.to_path_buf(), as_toml));
     }

@@ -491,6 +491,15 @@ impl Prefilter {
                 norm,
             }],
         });
+        // `@Idempotent(keyExpression = ..)`: a SpEL key (rules::time_in_key), Java and Kotlin.
+        let spel = b.norm("idempotent");
+        sinks.push(Condition {
+            langs: vec![Language::Java, Language::Kotlin],
+            clauses: vec![Clause {
+                raw: Vec::new(),
+                norm: vec![spel],
+            }],
+        });
         for c in &cat.call_sinks {
             let clauses = b.call_clauses(&c.call);
             sinks.push(Condition {
@@ -1006,6 +1015,8 @@ impl FileDemand {
             .map(|(c, a)| (c.to_string(), a.into_iter().collect()))
             .collect();
         let asks_everything = crate::flow::budget_exhausted();
+        // `@Idempotent(keyExpression = ".. T(java.time.LocalDateTime).now()")`.
+        let spel_clock_key = crate::rules::time_in_key::has_spel_clock_key(model);
         if was_exhausted {
             // Leave the thread's flag as pass 1 found it.
             crate::flow::mark_exhausted();
@@ -1021,10 +1032,11 @@ impl FileDemand {
             interceptor_types: sorted(interceptor_types),
             registered_types: sorted(registered_types),
             interceptor,
-            has_sinks: !facts.sinks.is_empty(),
+            has_sinks: !facts.sinks.is_empty() || spel_clock_key,
             // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
             // attempt -> .. }`) is an origin without a catalogue source.
             has_sources: !model.sources.is_empty()
+                || spel_clock_key
                 || model.scopes.iter().any(|s| match &s.kind {
                     crate::model::ScopeKind::Loop(l) => l.is_retry(),
                     _ => false,
@@ -1546,6 +1558,8 @@ mod tests {
         assert!(scan(Language::Kotlin, "val idempotency\u{212A}ey = k").sink);
         assert!(scan(Language::Rust, "RequestStrategy::Idempotent(k)").sink);
         assert!(!scan(Language::Rust, "Idempotent(k)").sink);
+        // A SpEL key expression of `@Idempotent` (rules::time_in_key).
+        assert!(scan(Language::Java, "@Idempotent(keyExpression = \"#id\")").sink);
         assert!(!scan(Language::Java, "String requestId = UUID.randomUUID();").sink);
     }
 

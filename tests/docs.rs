@@ -319,3 +319,21 @@ fn pre_commit_snippet_names_what_exists() {
     // The snippet tells the user how to pin it.
     assert!(snippet.contains("pre-commit autoupdate"), "{snippet}");
 }
+
+/// docs/catalogue.md names every catalogue table and every key each one accepts.
+#[test]
+fn catalogue_reference_names_every_table_and_key() {
+    let doc = std::fs::read_to_string(root().join("docs/catalogue.md")).unwrap();
+    for (table, keys) in idemlint::catalogue::table_keys() {
+        assert!(
+            doc.contains(&format!("`[[{table}]]`")) || doc.contains(&format!("`[{table}]`")),
+            "docs/catalogue.md does not document the `{table}` table"
+        );
+        for k in keys.iter().chain(idemlint::catalogue::CALL_KEYS) {
+            assert!(
+                doc.contains(&format!("| `{k}` |")),
+                "docs/catalogue.md does not document `{k}` (of `{table}`)"
+            );
+        }
+    }
+}

@@ -1162,3 +1162,43 @@ fn catalogue_lists_what_idemlint_knows() {
         o.stderr
     );
 }
+
+/// The team's retry helper in two lines: the other `[[boundary]]` fields follow, the
+/// label names the helper in the finding, and every missing field is reported at once.
+#[test]
+fn retry_helper_in_two_lines_with_its_label() {
+    let d = checkout("two-lines");
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[[boundary]]\ncallee = [\"withBackoff\"]\nlabel = \"the team's retry helper\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("Pay.kt"),
+        "class Pay {\n    fun charge(api: Api) {\n        withBackoff {\n            api.createCharge(idempotencyKey = java.util.UUID.randomUUID().toString())\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", ".", "--format", "short"], &[]);
+    assert_eq!(o.code, 1, "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("Pay.kt:4:"), "{}", o.stdout);
+    assert!(o.stdout.contains("key-in-retry-scope"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("(the team's retry helper)"),
+        "{}",
+        o.stdout
+    );
+
+    std::fs::write(
+        d.join("idemlint.toml"),
+        "[[boundary]]\nform = \"method-of-type\"\n",
+    )
+    .unwrap();
+    let o = run(&d, &["check", "."], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("missing `supertypes`, `methods`"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("idemlint.toml:1:1"), "{}", o.stderr);
+}

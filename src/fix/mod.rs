@@ -436,9 +436,9 @@ fn insertion_point(
     }
     let ls = line_start(text, stmt_start);
     if ls <= m.scopes[func].span.start {
-        return Err(match m.language {
-            Language::Kotlin => EXPRESSION_BODY.into(),
-            _ => "the retry starts on the function's declaration line, so a declaration inserted before it would land outside the function's body".into(),
+        return Err(match &m.scopes[func].kind {
+            ScopeKind::Function(fi) if fi.expression_body => EXPRESSION_BODY.into(),
+            _ => "the retry starts on the function's declaration line, so a declaration inserted before it would land outside the function's body; put the retry on a line of its own".into(),
         });
     }
     let at = Span::new(stmt_start, stmt_start);

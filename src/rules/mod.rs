@@ -325,6 +325,56 @@ fn once_in_loop(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
     })
 }
 
+/// Whether the fresh value at `origin` is the "get or create" of a store that outlives the
+/// attempt: it is assigned to a name that was read from `store.get(..)` earlier in the same
+/// function and is written back with `store.put(.., name)` / `store.set(name)` after it
+/// (`String id = MDC.get(H); if (id == null) { id = newId(); MDC.put(H, id); }`, a
+/// `ThreadLocal`, a map). The next attempt reads the stored value instead of minting again,
+/// so the value is not per attempt.
+fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
+    let m = ctx.model;
+    let holds = |v: crate::model::ValueId, inner: Span| m.values[v].span.contains(inner);
+    let name_of = |inner: Span| -> Option<&str> {
+        m.assigns
+            .iter()
+            .find(|a| holds(a.value, inner))
+            .map(|a| a.name.as_str())
+            .or_else(|| {
+                m.bindings
+                    .iter()
+                    .find(|b| b.value.is_some_and(|v| holds(v, inner)))
+                    .map(|b| b.name.as_str())
+            })
+    };
+    let Some(name) = name_of(origin.span) else {
+        return false;
+    };
+    let Some(func) = m.enclosing_function(origin.scope) else {
+        return false;
+    };
+    let in_func = |c: &crate::model::Call| m.enclosing_function(c.scope) == Some(func);
+    m.calls.iter().any(|put| {
+        matches!(
+            put.callee.as_str(),
+            "put" | "set" | "putIfAbsent" | "setAttribute" | "insert"
+        ) && put.span.start >= origin.span.end
+            && in_func(put)
+            && put
+                .args
+                .iter()
+                .any(|a| m.values[a.value].ident.as_deref() == Some(name))
+            && put.receiver.as_deref().is_some_and(|store| {
+                m.calls.iter().any(|get| {
+                    matches!(get.callee.as_str(), "get" | "getAttribute")
+                        && get.receiver.as_deref() == Some(store)
+                        && get.span.end <= origin.span.start
+                        && in_func(get)
+                        && name_of(get.span) == Some(name)
+                })
+            })
+    })
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -369,6 +419,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
                     && !retried_read(ctx, *b)
                     && !damaged(ctx, *b, origin.span.start)
                     && !once_in_loop(ctx, *b, origin.span.start)
+                    && !stored_for_next_attempt(ctx, &origin)
             });
             key_flows.push(KeyFlow {
                 origin,
