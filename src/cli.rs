@@ -768,6 +768,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                                 }
                             );
                         }
+                        // The summary counts the file problems as "reported above".
+                        eprint!("{}", crate::report::human::render_errors(&report));
                         eprint!("{}", crate::report::human::summary(&report));
                         eprintln!(
                             "idemlint: --diff: {} file{} would be changed; {unfixable} finding{} without an applicable fix",

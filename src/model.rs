@@ -204,6 +204,9 @@ pub struct LoopInfo {
     pub has_exit: bool,
     /// Rust: the body awaits `.tick()` (a `tokio::time::interval` loop).
     pub awaits_tick: bool,
+    /// Java, Kotlin: each iteration takes the next item from a queue, channel or iterator
+    /// (`val e = queue.poll() ?: break`): a drain loop, whose iterations are different items.
+    pub drains: bool,
 }
 
 impl LoopInfo {
@@ -214,20 +217,32 @@ impl LoopInfo {
     /// such as `0..3`, `1..=max`, `until`, or a C-style `for (int i = 0; i < n; i++)`) or
     /// a header naming attempts can be.
     pub fn is_retry(&self) -> bool {
+        const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
         let h = self.header.to_ascii_lowercase();
-        let hint = ["attempt", "retr", "tries", "tried"]
-            .iter()
-            .any(|w| h.contains(w));
-        if self.keyword == "for" && !hint {
+        let mut hint = HINTS.iter().any(|w| h.contains(w));
+        if self.keyword == "for" {
             let counted = h.contains("..")
                 || h.contains(" until ")
                 || h.contains(" downto ")
                 || h.contains(';');
             if !counted {
-                return false;
+                // Over a collection, each iteration is another item whatever the collection
+                // is called (`for (Installment i : installmentsForRetry)`): only the loop
+                // variable can name attempts (`for (attempt in attempts)`).
+                let var = h
+                    .split(" in ")
+                    .next()
+                    .unwrap_or("")
+                    .split(':')
+                    .next()
+                    .unwrap_or("");
+                hint = HINTS.iter().any(|w| var.contains(w));
+                if !hint {
+                    return false;
+                }
             }
         }
-        self.handles_error && (self.has_exit || hint)
+        !self.drains && self.handles_error && (self.has_exit || hint)
     }
 }
 

@@ -256,3 +256,26 @@ mod escape_tests {
         assert!(t.contains("\r\n") && !t.contains("z\r"));
     }
 }
+
+/// Whether `word` occurs in `text` as a whole identifier: not preceded or followed by an
+/// identifier character (`attempt` in `attempt: attempt as u32`, not in `attempts`).
+pub fn has_word(text: &str, word: &str) -> bool {
+    if word.is_empty() {
+        return false;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
+}
+
+#[cfg(test)]
+mod word_tests {
+    #[test]
+    fn whole_identifiers_only() {
+        assert!(super::has_word("(x, attempt as u32)", "attempt"));
+        assert!(!super::has_word("(attempts, retry_attempt)", "attempt"));
+        assert!(!super::has_word("", "attempt"));
+    }
+}

@@ -585,6 +585,13 @@ fn diff_exits_like_check_and_keeps_the_summary() {
         .code,
         0
     );
+    // A file problem is printed too, not only counted as "reported above".
+    // (Not UTF-8: reported whatever the prefilter reads.)
+    std::fs::write(d.join("Broken.kt"), b"fun f() = \xff\xfe\n").unwrap();
+    let o = run(&d, &["check", "--diff", "Broken.kt", "Time.kt"], &[]);
+    assert!(o.stderr.contains("reported above"), "{}", o.stderr);
+    assert!(o.stderr.contains("Broken.kt"), "{}", o.stderr);
+    std::fs::remove_file(d.join("Broken.kt")).unwrap();
     // A fixable finding: the diff on standard output, exit 1 even under --fail-on error's
     // threshold being met anyway; the file is unchanged.
     let fixable = "import java.util.UUID\n\nsuspend fun charge(api: Api, body: Body): Charge {\n    return retryOnTransient {\n        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), body = body)\n    }\n}\n";

@@ -301,7 +301,7 @@ fn cargo_format_never_looks_above_the_repository() {
     write(
         &d,
         "Cargo.toml",
-        "[package]\nname = \"newuser\"\nversion = \"0.0.0\"\n",
+        "[package]\nname = \"zz-manifest-above-the-repo\"\nversion = \"0.0.0\"\n",
     );
     let repo = d.join("repo");
     std::fs::create_dir_all(repo.join(".git")).unwrap();
@@ -314,7 +314,8 @@ fn cargo_format_never_looks_above_the_repository() {
     assert_eq!(msgs.len(), 1, "{msgs:?}");
     let (id, manifest, _) = &msgs[0];
     assert!(id.ends_with("/src#unpackaged@0.0.0"), "{id}");
-    assert!(!id.contains("newuser"), "{id}");
+    // The package of the manifest above is not used (its name is not a path a checkout has).
+    assert!(!id.contains("zz-manifest-above-the-repo"), "{id}");
     assert!(!Path::new(manifest).exists(), "{manifest}");
     // Outside any repository, nothing above the checked path and the current directory.
     std::fs::remove_dir_all(repo.join(".git")).unwrap();

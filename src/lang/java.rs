@@ -117,6 +117,8 @@ fn lower_decoded(text: &str) -> FileModel {
         buf: Vec::new(),
         collecting: 0,
         brk: Vec::new(),
+        catch_depth: 0,
+        loop_catch: Vec::new(),
         pending_owner: None,
         depth_error: false,
         cursors: Vec::new(),
@@ -447,6 +449,11 @@ struct Lower<'a> {
     /// Number of values being built (0 outside expressions: no atoms are recorded).
     collecting: u32,
     brk: Vec<Brk<'a>>,
+    /// Number of `catch` bodies being visited.
+    catch_depth: usize,
+    /// Each open loop with the `catch` depth at its start: a `break` / `return` at a greater
+    /// depth leaves the loop from a failure handler, which is no exit on success.
+    loop_catch: Vec<(ScopeId, usize)>,
     /// `(call, arg index, lambda node id)`: the lambda about to be visited is that argument.
     pending_owner: Option<(CallId, usize, usize)>,
     depth_error: bool,
@@ -642,6 +649,18 @@ impl<'a> Lower<'a> {
     }
 
     fn mark_loop(&mut self, id: ScopeId, exit: bool) {
+        // Leaving the loop from a `catch` inside it ends the loop after a failure, not on
+        // success: `catch (InterruptedException e) { break; }` of a polling loop.
+        if exit
+            && self
+                .loop_catch
+                .iter()
+                .rev()
+                .find(|(l, _)| *l == id)
+                .is_some_and(|(_, d)| self.catch_depth > *d)
+        {
+            return;
+        }
         if let Some(scope) = self.m.scopes.get_mut(id)
             && let ScopeKind::Loop(info) = &mut scope.kind
         {
@@ -1694,6 +1713,7 @@ impl<'a> Lower<'a> {
             func: cx.func,
         };
         self.brk.push(Brk::Loop(id));
+        self.loop_catch.push((id, self.catch_depth));
         let mut c = self.cursor(node);
         if c.goto_first_child() {
             loop {
@@ -1709,12 +1729,15 @@ impl<'a> Lower<'a> {
         }
         self.cursors.push(c);
         self.brk.pop();
+        self.loop_catch.pop();
         Ret::default()
     }
 
     fn catch_clause(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
         if let Some(body) = self.catch_facts(node, cx, depth) {
+            self.catch_depth += 1;
             self.visit(body, cx, depth + 1);
+            self.catch_depth -= 1;
         }
         Ret::default()
     }

@@ -74,6 +74,7 @@ pub fn lower(text: &str) -> FileModel {
         atoms: Vec::new(),
         vstack: Vec::new(),
         frames: Vec::new(),
+        catch_depth: 0,
         depth: 0,
         depth_reported: false,
         pending_label: None,
@@ -191,6 +192,9 @@ enum Frame<'a> {
         label: Option<&'a str>,
         handles_error: bool,
         has_exit: bool,
+        /// The walker's `catch_depth` when the loop started: a jump out of it from a deeper
+        /// `catch` leaves after a failure, which is no exit on success.
+        catches: usize,
     },
     /// A lambda literal; `label` is an explicit `label@{ }`.
     Lambda {
@@ -284,6 +288,8 @@ struct Lowerer<'a> {
     atoms: Vec<Atom>,
     vstack: Vec<usize>,
     frames: Vec<Frame<'a>>,
+    /// Number of `catch` bodies being visited.
+    catch_depth: usize,
     depth: usize,
     depth_reported: bool,
     /// `name@` just seen, with the byte offset where it ends.
@@ -1659,7 +1665,9 @@ impl<'a> Lowerer<'a> {
     fn h_catch(&mut self, n: Node) -> Option<CallId> {
         self.m.catches.push(Span::new(n.start_byte(), n.end_byte()));
         if let Some(b) = self.catch_head(n) {
+            self.catch_depth += 1;
             self.children(b);
+            self.catch_depth -= 1;
         }
         None
     }
@@ -2247,21 +2255,28 @@ impl<'a> Lowerer<'a> {
 
     /// `break` leaves the innermost loop; `break@l` the loop labelled `l`.
     fn mark_break(&mut self, label: Option<&str>) {
+        let depth = self.catch_depth;
         for f in self.frames.iter_mut().rev() {
             match (f, label) {
-                (Frame::Loop { has_exit, .. }, None) => {
-                    *has_exit = true;
+                (
+                    Frame::Loop {
+                        has_exit, catches, ..
+                    },
+                    None,
+                ) => {
+                    *has_exit |= depth == *catches;
                     return;
                 }
                 (
                     Frame::Loop {
                         label: Some(ll),
                         has_exit,
+                        catches,
                         ..
                     },
                     Some(l),
                 ) if *ll == l => {
-                    *has_exit = true;
+                    *has_exit |= depth == *catches;
                     return;
                 }
                 (Frame::Loop { .. } | Frame::Lambda { .. }, Some(_)) => {}
@@ -2273,9 +2288,12 @@ impl<'a> Lowerer<'a> {
     /// Kotlin `return` leaves the innermost named / anonymous function (non-local from
     /// lambdas), so it also leaves every loop on the way.
     fn unlabelled_return_target(&mut self) -> ScopeId {
+        let depth = self.catch_depth;
         for f in self.frames.iter_mut().rev() {
             match f {
-                Frame::Loop { has_exit, .. } => *has_exit = true,
+                Frame::Loop {
+                    has_exit, catches, ..
+                } => *has_exit |= depth == *catches,
                 Frame::Lambda { .. } => {}
                 Frame::Func { scope } => return *scope,
                 Frame::Type => break,
@@ -2309,9 +2327,13 @@ impl<'a> Lowerer<'a> {
         let Some((scope, at)) = found.or(innermost) else {
             return self.scope;
         };
+        let depth = self.catch_depth;
         for f in &mut self.frames[at + 1..] {
-            if let Frame::Loop { has_exit, .. } = f {
-                *has_exit = true;
+            if let Frame::Loop {
+                has_exit, catches, ..
+            } = f
+            {
+                *has_exit |= depth == *catches;
             }
         }
         scope
@@ -2488,6 +2510,7 @@ impl<'a> Lowerer<'a> {
             label: head.label,
             handles_error: false,
             has_exit: false,
+            catches: self.catch_depth,
         });
         let (first, second) = if n.kind() == "do_while_statement" {
             (head.body, head.cond)

@@ -20,6 +20,7 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     }
     if language != Language::Rust {
         status_checked_loops(&mut m, text);
+        drain_loops(&mut m);
     }
     normalize_identifiers(&mut m);
     receiver_types(&mut m, text);
@@ -232,6 +233,51 @@ fn status_checked_loops(m: &mut FileModel, text: &str) {
         let reads_status = STATUS.iter().any(|w| body.contains(w));
         if reads_status && (li.has_exit || body.contains("continue")) {
             li.handles_error = true;
+        }
+    }
+}
+
+/// Marks [`crate::model::LoopInfo::drains`]: a local declared directly in the loop's body
+/// whose initializer takes the next item of a queue, channel or iterator (`poll`,
+/// `dequeue`, `take`, `next`, `receive`, ..), called directly in the loop. Each iteration
+/// then works on another item, so the loop is no retry of one operation, whatever failure
+/// handling it has (issue 10: drain loops are not retries).
+fn drain_loops(m: &mut FileModel) {
+    const TAKE: &[&str] = &[
+        "poll",
+        "pollFirst",
+        "pollLast",
+        "dequeue",
+        "take",
+        "pop",
+        "removeFirst",
+        "removeLast",
+        "next",
+        "receive",
+        "tryReceive",
+        "receiveCatching",
+        "nextElement",
+    ];
+    let mut drains = Vec::new();
+    for (i, s) in m.scopes.iter().enumerate() {
+        if !matches!(s.kind, crate::model::ScopeKind::Loop(_)) {
+            continue;
+        }
+        // The declaration's whole text holds the call: destructuring declarations
+        // (`val (item, ts) = queue.dequeue() ?: break`) bind each name without a value.
+        let takes = m.bindings.iter().any(|b| {
+            b.scope == i
+                && m.calls.iter().any(|c| {
+                    c.scope == i && b.span.contains(c.span) && TAKE.contains(&c.callee.as_str())
+                })
+        });
+        if takes {
+            drains.push(i);
+        }
+    }
+    for i in drains {
+        if let crate::model::ScopeKind::Loop(li) = &mut m.scopes[i].kind {
+            li.drains = true;
         }
     }
 }

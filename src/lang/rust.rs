@@ -1623,6 +1623,7 @@ impl<'a> Lowerer<'a> {
                 handles_error: scan.handles_error,
                 has_exit: scan.exits_on_success(),
                 awaits_tick: scan.awaits_tick,
+                drains: false,
             }),
             self.scope,
             span,

@@ -56,7 +56,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
             "{} and is called on every run of {label}{}, and {}",
-            mc.mints_phrase(&call.callee),
+            mc.mints_phrase(call),
             fallback_phrase(case.fallback),
             case.why
         );

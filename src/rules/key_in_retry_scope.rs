@@ -47,7 +47,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
             "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
-            mc.mints_phrase(&call.callee)
+            mc.mints_phrase(call)
         );
         let help = format!(
             "create the key once, {} (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so every attempt reuses it",
@@ -56,7 +56,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.mint_example(),
             call.callee
         );
-        let sink = format!("the key `{}()` mints", call.callee);
+        let sink = format!("the key `{}()` mints", super::helper_name(call));
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
     }
 }

@@ -134,7 +134,8 @@ impl MintCall {
     /// (`UUID.randomUUID()` at A.java:3)", or, when only some of the declarations it may
     /// refer to mint one, "`f()` may mint a new idempotency key (2 of the 3 declarations
     /// it may call do: `UUID.randomUUID()` at A.java:3; at B.java:9)".
-    pub fn mints_phrase(&self, callee: &str) -> String {
+    pub fn mints_phrase(&self, call: &Call) -> String {
+        let callee = helper_name(call);
         match self.ambiguous {
             None => format!(
                 "`{callee}()` mints a new idempotency key ({})",
@@ -164,6 +165,18 @@ impl MintCall {
             s.push_str(&format!("; at {l}"));
         }
         s
+    }
+}
+
+/// How messages name a called helper: `Event::new` for a Rust associated function called
+/// through its type's path, the callee alone otherwise.
+pub fn helper_name(call: &Call) -> String {
+    if call.receiver.is_some() {
+        return call.callee.clone();
+    }
+    match call.path.last() {
+        Some(t) if !t.is_empty() && t != "self" && t != "Self" => format!("{t}::{}", call.callee),
+        _ => call.callee.clone(),
     }
 }
 
@@ -375,6 +388,40 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
     })
 }
 
+/// Whether `call`, inside the counted retry loop `boundary`, is given the loop's attempt
+/// counter (`Event::new(OrderRetrying { attempt, .. })` in `for attempt in 0..=max`): it
+/// builds a record of this attempt, which is a different thing on every attempt, so a key it
+/// mints per attempt is what it should be.
+fn records_the_attempt(ctx: &Ctx, boundary: ScopeId, call: &Call) -> bool {
+    let crate::model::ScopeKind::Loop(li) = &ctx.model.scopes[boundary].kind else {
+        return false;
+    };
+    if li.keyword != "for" {
+        return false;
+    }
+    let var = li
+        .header
+        .split(" in ")
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_start_matches('(')
+        .trim();
+    let var = var.rsplit([' ', ':']).next().unwrap_or("").trim();
+    if var.is_empty()
+        || var == "_"
+        || !var.chars().all(|c| c.is_alphanumeric() || c == '_')
+        || !["attempt", "retr", "tries", "try"]
+            .iter()
+            .any(|w| var.to_ascii_lowercase().contains(w))
+    {
+        return false;
+    }
+    let args = ctx.snippet(call.span);
+    let args = args.find('(').map_or("", |i| &args[i..]);
+    crate::text::has_word(args, var)
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -483,6 +530,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
             || retried_read(ctx, b)
             || damaged(ctx, b, call.span.start)
             || once_in_loop(ctx, b, call.span.start)
+            || records_the_attempt(ctx, b, call)
         {
             continue;
         }
