@@ -1158,19 +1158,6 @@ pub fn is_test_or_bench_source(path: &str) -> bool {
     test_layout(path, false)
 }
 
-/// Whether `path` is in an example or sample program's directory: `examples/`, `example/`,
-/// `samples/`, `sample/`, or a directory named like `xendit-java-library-example` or
-/// `demo_samples`. Example programs run once, by hand, with made-up data.
-pub fn is_example_source(path: &str) -> bool {
-    let dirs: Vec<&str> = path.split(['/', '\\']).collect();
-    dirs[..dirs.len().saturating_sub(1)].iter().any(|seg| {
-        let s = seg.to_ascii_lowercase();
-        ["example", "examples", "sample", "samples"]
-            .iter()
-            .any(|w| s == *w || s.ends_with(&format!("-{w}")) || s.ends_with(&format!("_{w}")))
-    })
-}
-
 fn test_layout(path: &str, examples: bool) -> bool {
     // Directories only: the file name itself says nothing (`src/testing.rs`).
     let dirs: Vec<&str> = path.split(['/', '\\']).collect();
@@ -1913,26 +1900,7 @@ impl HelperOracle for IndexView<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_example_source, is_test_source};
-
-    #[test]
-    fn example_sources_by_directory() {
-        for p in [
-            "examples/pay.rs",
-            "xendit-java-library-example/src/main/java/Demo.java",
-            "sdk/samples/kotlin/Demo.kt",
-            "demo_sample/A.kt",
-        ] {
-            assert!(is_example_source(p), "{p}");
-        }
-        for p in [
-            "src/example.rs",
-            "src/main/java/exampleco/Pay.java",
-            "counterexamples/A.kt",
-        ] {
-            assert!(!is_example_source(p), "{p}");
-        }
-    }
+    use super::is_test_source;
 
     #[test]
     fn test_sources_by_layout() {

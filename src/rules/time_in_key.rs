@@ -2,9 +2,8 @@
 //! differs per attempt and per node, so retries are not recognised as the same operation.
 //! Documentation: `rules/docs/time-in-key.md`. In test and benchmark code
 //! ([`crate::index::is_test_or_bench_source`]) a clock key with no retry boundary in reach
-//! is not reported: a test makes a unique key per run on purpose, and runs once. The same
-//! holds for example programs ([`crate::index::is_example_source`]): run once by hand, each
-//! call a separate demonstration.
+//! is not reported: a test makes a unique key per run on purpose, and runs once. Example
+//! programs are reported: users copy them into services (corpus policy, eval/README.md).
 
 use super::{Ctx, Flows};
 use crate::finding::Finding;
@@ -13,8 +12,7 @@ use crate::model::{Language, SourceKind, Span};
 pub const ID: &str = "time-in-key";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
-    let test_code = crate::index::is_test_or_bench_source(ctx.path)
-        || crate::index::is_example_source(ctx.path);
+    let test_code = crate::index::is_test_or_bench_source(ctx.path);
     for kf in &flows.key_flows {
         // A time bucket names a period, not a moment: only the retry rules report it.
         if kf.origin.kind != SourceKind::Clock
