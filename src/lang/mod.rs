@@ -21,6 +21,7 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     if language != Language::Rust {
         status_checked_loops(&mut m, text);
         drain_loops(&mut m);
+        flag_exits(&mut m);
     }
     normalize_identifiers(&mut m);
     receiver_types(&mut m, text);
@@ -233,6 +234,47 @@ fn status_checked_loops(m: &mut FileModel, text: &str) {
         let reads_status = STATUS.iter().any(|w| body.contains(w));
         if reads_status && (li.has_exit || body.contains("continue")) {
             li.handles_error = true;
+        }
+    }
+}
+
+/// Sets [`crate::model::LoopInfo::has_exit`] for a `while` / `do` loop whose condition
+/// reads a local that the body assigns outside its `catch` clauses: `while (!done) { try {
+/// charge(); done = true; } catch (e: IOException) { .. } }` ends on success through the
+/// flag instead of a `break`.
+fn flag_exits(m: &mut FileModel) {
+    let mut exits = Vec::new();
+    for (i, s) in m.scopes.iter().enumerate() {
+        let crate::model::ScopeKind::Loop(li) = &s.kind else {
+            continue;
+        };
+        if li.has_exit || !matches!(li.keyword.as_str(), "while" | "do") {
+            continue;
+        }
+        let names: Vec<&str> = li
+            .header
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| {
+                !w.is_empty()
+                    && !w.starts_with(|c: char| c.is_ascii_digit())
+                    && !matches!(*w, "true" | "false" | "null" | "this")
+            })
+            .collect();
+        let flagged = m.assigns.iter().any(|a| {
+            names.contains(&a.name.as_str())
+                && s.span.contains(a.span)
+                && !m
+                    .catches
+                    .iter()
+                    .any(|c| s.span.contains(*c) && c.contains(a.span))
+        });
+        if flagged {
+            exits.push(i);
+        }
+    }
+    for i in exits {
+        if let crate::model::ScopeKind::Loop(li) = &mut m.scopes[i].kind {
+            li.has_exit = true;
         }
     }
 }
