@@ -115,11 +115,33 @@ pub fn derive_call(lang: Language, op: &Operation) -> String {
 /// documentation).
 pub fn personalise_help(model: &FileModel, generic: &str, findings: &mut [Finding]) {
     for f in findings.iter_mut() {
-        if !f.help.contains(generic) {
-            continue;
+        if f.help.contains(generic) {
+            let op = operation_at(model, f.span.start);
+            f.help = f.help.replace(generic, &derive_call(model.language, &op));
         }
-        let op = operation_at(model, f.span.start);
-        f.help = f.help.replace(generic, &derive_call(model.language, &op));
+    }
+}
+
+/// Ends each help that suggests an idemkey helper with where that helper comes from:
+/// idemlint ships it (`crates/idemkey`), no package registry has it. Run after the help is
+/// final ([`crate::fix::align_help`] rewrites its tail).
+pub fn say_where_helpers_come_from(lang: Language, findings: &mut [Finding]) {
+    let origin = match lang {
+        Language::Rust => {
+            "`idemkey` is idemlint's helper crate (`crates/idemkey` in its repository, as a git dependency)"
+        }
+        Language::Java | Language::Kotlin => {
+            "`IdemKey` is idemlint's helper: copy `crates/idemkey/java/IdemKey.java` from its repository"
+        }
+    };
+    let mention = match lang {
+        Language::Rust => "idemkey::",
+        _ => "IdemKey.",
+    };
+    for f in findings.iter_mut() {
+        if f.help.contains(mention) && !f.help.contains(origin) {
+            f.help = format!("{}; {origin}", f.help.trim_end_matches('.'));
+        }
     }
 }
 

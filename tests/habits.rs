@@ -730,6 +730,14 @@ fn help_derives_from_the_operations_own_identity() {
         h[0]
     );
     assert!(!h[0].contains("billingPeriod"), "{}", h[0]);
+    // And says where `IdemKey` comes from, once.
+    assert_eq!(
+        h[0].matches("copy `crates/idemkey/java/IdemKey.java`")
+            .count(),
+        1,
+        "{}",
+        h[0]
+    );
     // Java, a leading verb dropped, two identifiers.
     let java = "class Billing {\n  Charge createCharge(Api api, String customerId, String billingPeriod) {\n    return retryTemplate.execute(ctx -> api.charge(UUID.randomUUID().toString(), customerId));\n  }\n  interface Api { @POST(\"c\") Charge charge(@Header(\"Idempotency-Key\") String key, String c); }\n}\n";
     let h = help_of(&d, "Billing.java", java);

@@ -193,6 +193,7 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
         }
         f.help = help;
     }
+    crate::identity::say_where_helpers_come_from(lang, findings);
 }
 
 fn edit(ctx: &FixCtx, start: usize, end: usize, content: String) -> Edit {
