@@ -389,6 +389,9 @@ pub struct BoundaryEntry {
     /// description of the boundary when that does not already say it.
     #[serde(skip)]
     pub user: bool,
+    /// `label` was not written: it is the default [`boundary_defaults`] filled in.
+    #[serde(skip)]
+    pub label_default: bool,
     #[serde(flatten)]
     pub call: CallMatch,
 }
@@ -838,9 +841,13 @@ pub fn parse_table(
     mut table: Spanned<DeTable<'_>>,
 ) -> Result<CatalogueFile, CatalogueError> {
     validate(file, table.get_ref())?;
-    boundary_defaults(file, table.get_mut())?;
-    CatalogueFile::deserialize(toml::de::Deserializer::from(table))
-        .map_err(|e| CatalogueError::from_toml(file, &e))
+    let defaulted = boundary_defaults(file, table.get_mut())?;
+    let mut f = CatalogueFile::deserialize(toml::de::Deserializer::from(table))
+        .map_err(|e| CatalogueError::from_toml(file, &e))?;
+    for (b, d) in f.boundary.iter_mut().zip(defaulted) {
+        b.label_default = d;
+    }
+    Ok(f)
 }
 
 /// Fills the fields of `[[boundary]]` entries that follow from the others, so a team's
@@ -857,13 +864,14 @@ pub fn parse_table(
 /// `receiver-lambda` entry with no callee (it would make every lambda a boundary); an
 /// `annotated-function` entry with no `annotations`; a `method-of-type` entry without
 /// `supertypes` or `methods`; a `returned-lambda` entry without `supertypes`.
-fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<(), CatalogueError> {
+fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<Vec<bool>, CatalogueError> {
     use std::borrow::Cow;
+    let mut defaulted = Vec::new();
     let Some((_, v)) = table.iter_mut().find(|(k, _)| k.get_ref() == "boundary") else {
-        return Ok(());
+        return Ok(defaulted);
     };
     let DeValue::Array(items) = v.get_mut() else {
-        return Ok(());
+        return Ok(defaulted);
     };
     for item in items.iter_mut() {
         let span = item.span();
@@ -954,6 +962,7 @@ fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<(), Catalogu
             .cloned()
             .unwrap_or_default();
         let present: Vec<String> = t.iter().map(|(n, _)| n.get_ref().to_string()).collect();
+        defaulted.push(!present.iter().any(|p| p == "label"));
         let defaults = [
             ("form", form),
             ("flavor", kind.clone()),
@@ -970,7 +979,7 @@ fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<(), Catalogu
             }
         }
     }
-    Ok(())
+    Ok(defaulted)
 }
 
 impl std::fmt::Display for CatalogueError {
@@ -1212,6 +1221,7 @@ mod tests {
         assert_eq!(b.flavor, "retry");
         assert_eq!(b.id, "user.withBackoff");
         assert_eq!(b.label, "`withBackoff`");
+        assert!(b.label_default);
         let b = one_boundary("[[boundary]]\nannotations = [\"TeamRetry\"]\nkind = \"callback\"\n")
             .unwrap();
         assert_eq!(b.form, BoundaryForm::AnnotatedFunction);
@@ -1224,6 +1234,7 @@ mod tests {
         .unwrap();
         assert_eq!(b.form, BoundaryForm::MethodOfType);
         assert_eq!((b.id.as_str(), b.label.as_str()), ("x", "hooks"));
+        assert!(!b.label_default);
     }
 
     #[test]

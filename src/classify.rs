@@ -782,6 +782,7 @@ fn boundary_of(
 ) -> Boundary {
     // A user's entry: its label names the team's helper as the team knows it.
     let label = if entry.user
+        && !entry.label_default
         && !entry.label.is_empty()
         && !label.contains(entry.label.trim_matches('`'))
     {

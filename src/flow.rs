@@ -1289,7 +1289,7 @@ fn string_literal(s: &str) -> Option<&str> {
 
 /// A `java.time.format.DateTimeFormatter` pattern shows seconds or finer (`s`, `S`, `n`,
 /// `A`, `N`), outside quoted literal text.
-fn java_pattern_has_seconds(p: &str) -> bool {
+pub(crate) fn java_pattern_has_seconds(p: &str) -> bool {
     let mut quoted = false;
     p.chars().any(|c| {
         if c == '\'' {

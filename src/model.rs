@@ -209,6 +209,12 @@ pub struct LoopInfo {
     pub drains: bool,
 }
 
+/// Words that name attempts in a loop header.
+const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
+
+/// Words that name a schedule of waits between attempts, in the iterable of a `for`.
+const SCHEDULE: [&str; 5] = ["delay", "backoff", "interval", "wait", "sleep"];
+
 impl LoopInfo {
     /// Whether the loop retries: its body handles a failure and can go round again
     /// ([`LoopInfo::handles_error`]), and it either leaves on success or its header counts
@@ -217,32 +223,61 @@ impl LoopInfo {
     /// such as `0..3`, `1..=max`, `until`, or a C-style `for (int i = 0; i < n; i++)`) or
     /// a header naming attempts can be.
     pub fn is_retry(&self) -> bool {
-        const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
         let h = self.header.to_ascii_lowercase();
         let mut hint = HINTS.iter().any(|w| h.contains(w));
-        if self.keyword == "for" {
-            let counted = h.contains("..")
-                || h.contains(" until ")
-                || h.contains(" downto ")
-                || h.contains(';');
-            if !counted {
-                // Over a collection, each iteration is another item whatever the collection
-                // is called (`for (Installment i : installmentsForRetry)`): only the loop
-                // variable can name attempts (`for (attempt in attempts)`).
-                let var = h
-                    .split(" in ")
-                    .next()
-                    .unwrap_or("")
-                    .split(':')
-                    .next()
-                    .unwrap_or("");
-                hint = HINTS.iter().any(|w| var.contains(w));
-                if !hint {
-                    return false;
-                }
+        if self.keyword == "for" && !self.counted() {
+            // Over a collection, each iteration is another item whatever the collection
+            // is called (`for (Installment i : installmentsForRetry)`): only the loop
+            // variable can name attempts (`for (attempt in attempts)`), or a schedule of
+            // waits names the iterations as attempts (`for (delay in retryDelays)`,
+            // `for delay in ExponentialBackoff::from_millis(10).take(3)`).
+            let (var, iterable) = self.for_parts();
+            hint = HINTS.iter().any(|w| var.contains(w))
+                || SCHEDULE
+                    .iter()
+                    .any(|w| var.contains(w) || iterable.contains(w));
+            if !hint {
+                return false;
             }
         }
         !self.drains && self.handles_error && (self.has_exit || hint)
+    }
+
+    /// A range or C-style header: `0..3`, `1..=max`, `until`, `downTo`, `for (;;)`.
+    fn counted(&self) -> bool {
+        let h = self.header.to_ascii_lowercase();
+        h.contains("..") || h.contains(" until ") || h.contains(" downto ") || h.contains(';')
+    }
+
+    /// Whether the header counts attempts: a counted `for`, or a header naming attempts
+    /// (`while (attempts < 3)`).
+    pub fn counts_attempts(&self) -> bool {
+        let h = self.header.to_ascii_lowercase();
+        (self.keyword == "for" && self.counted()) || HINTS.iter().any(|w| h.contains(w))
+    }
+
+    /// A `for` over a collection, lower-cased: the loop variable's name (without its type:
+    /// Java `Type name : items`, Kotlin `name: Type in items`) and the iterable's text.
+    fn for_parts(&self) -> (String, String) {
+        let h = self.header.to_ascii_lowercase();
+        let (pat, iterable) = match h.split_once(" in ") {
+            Some((p, i)) => (p.to_string(), i.to_string()),
+            None => match h.split_once(':') {
+                Some((p, i)) => (p.to_string(), i.to_string()),
+                None => (h.clone(), String::new()),
+            },
+        };
+        // Kotlin `name: Type`; Java `final Type name`.
+        let pat = pat.split(':').next().unwrap_or("").trim();
+        let var = if pat.starts_with('(') {
+            pat.to_string()
+        } else {
+            pat.rsplit(char::is_whitespace)
+                .next()
+                .unwrap_or("")
+                .to_string()
+        };
+        (var, iterable)
     }
 }
 

@@ -660,7 +660,10 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         .calls
         .iter()
         .flat_map(|c| c.args.iter())
+        // A lambda argument is code run later, not a value to compute once.
+        .filter(|a| a.lambda.is_none())
         .map(|a| m.values[a.value].span)
+        .filter(|s| !text[s.start..s.end].trim_start().starts_with('{'))
         .chain(m.field_inits.iter().map(|fi| m.values[fi.value].span))
         .chain(m.pairs.iter().map(|p| m.values[p.value].span))
         .filter(|s| s.contains(f.span) && m.scopes[b].span.contains(*s))

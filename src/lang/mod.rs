@@ -20,7 +20,7 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     }
     if language != Language::Rust {
         status_checked_loops(&mut m, text);
-        drain_loops(&mut m);
+        drain_loops(&mut m, text);
         flag_exits(&mut m);
     }
     normalize_identifiers(&mut m);
@@ -279,12 +279,15 @@ fn flag_exits(m: &mut FileModel) {
     }
 }
 
-/// Marks [`crate::model::LoopInfo::drains`]: a local declared directly in the loop's body
-/// whose initializer takes the next item of a queue, channel or iterator (`poll`,
-/// `dequeue`, `take`, `next`, `receive`, ..), called directly in the loop. Each iteration
-/// then works on another item, so the loop is no retry of one operation, whatever failure
-/// handling it has (issue 10: drain loops are not retries).
-fn drain_loops(m: &mut FileModel) {
+/// Marks [`crate::model::LoopInfo::drains`]: a `while` / `do` loop (not counting attempts)
+/// that takes the next item of a queue, channel or iterator (`poll()`, `dequeue()`,
+/// `take()`, `next()`, `receive()`, ..) in its condition
+/// (`while ((req = queue.poll()) != null)`), or first thing in its body, into a local
+/// (`val (e, at) = queue.dequeue() ?: break`, `req = queue.poll()`). Each iteration then
+/// works on another item, so the loop is no retry of one operation, whatever failure
+/// handling it has (issue 10: drain loops are not retries). A take later in the body (a
+/// failover host, a backoff delay, a parsed element) says nothing about the loop.
+fn drain_loops(m: &mut FileModel, text: &str) {
     const TAKE: &[&str] = &[
         "poll",
         "pollFirst",
@@ -297,24 +300,57 @@ fn drain_loops(m: &mut FileModel) {
         "next",
         "receive",
         "tryReceive",
-        "receiveCatching",
         "nextElement",
     ];
     let mut drains = Vec::new();
+    // `while (it.hasNext())`, `while (!queue.isEmpty())`: an iteration over items.
     for (i, s) in m.scopes.iter().enumerate() {
-        if !matches!(s.kind, crate::model::ScopeKind::Loop(_)) {
+        if let crate::model::ScopeKind::Loop(li) = &s.kind {
+            let h = li.header.to_ascii_lowercase().replace(' ', "");
+            if li.keyword == "while"
+                && !li.counts_attempts()
+                && (h.contains("hasnext()")
+                    || h.contains("hasmoreelements()")
+                    || h.contains("isnotempty()")
+                    || (h.starts_with('!') && h.ends_with(".isempty()")))
+            {
+                drains.push(i);
+            }
+        }
+    }
+    for (ci, c) in m.calls.iter().enumerate() {
+        if !TAKE.contains(&c.callee.as_str()) {
             continue;
         }
-        // The declaration's whole text holds the call: destructuring declarations
-        // (`val (item, ts) = queue.dequeue() ?: break`) bind each name without a value.
-        let takes = m.bindings.iter().any(|b| {
-            b.scope == i
-                && m.calls.iter().any(|c| {
-                    c.scope == i && b.span.contains(c.span) && TAKE.contains(&c.callee.as_str())
-                })
+        let Some(l) = m.scopes.get(c.scope) else {
+            continue;
+        };
+        let crate::model::ScopeKind::Loop(li) = &l.kind else {
+            continue;
+        };
+        // The body starts after the header; a take in the header (`while ((r = q.poll())
+        // != null)`, `for (r = q.poll(); r != null; r = q.poll())`) makes any loop a drain,
+        // a take first in the body only a `while` / `do` that does not count attempts.
+        let src = text.get(l.span.start..l.span.end).unwrap_or("");
+        let body_start = src
+            .find(li.header.as_str())
+            .map_or(l.span.start, |i| l.span.start + i + li.header.len());
+        let in_header = c.span.end <= body_start;
+        if !in_header && (!matches!(li.keyword.as_str(), "while" | "do") || li.counts_attempts()) {
+            continue;
+        }
+        let first = m.calls[..ci].iter().all(|o| {
+            o.scope != c.scope || o.span.start < body_start || o.span.start >= c.span.start
         });
-        if takes {
-            drains.push(i);
+        let held = m
+            .bindings
+            .iter()
+            .any(|b| b.scope == c.scope && b.span.contains(c.span))
+            || m.assigns
+                .iter()
+                .any(|a| a.scope == c.scope && m.values[a.value].span.contains(c.span));
+        if in_header || (first && held) {
+            drains.push(c.scope);
         }
     }
     for i in drains {

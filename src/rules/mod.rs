@@ -366,6 +366,25 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
         return false;
     };
     let in_func = |c: &crate::model::Call| m.enclosing_function(c.scope) == Some(func);
+    // A store declared inside the loop or lambda that runs per attempt is new each time.
+    let per_attempt_local = |store: &str| {
+        m.bindings.iter().any(|b| {
+            b.name == store
+                && m.ancestors(b.scope).any(|s| {
+                    matches!(m.scopes[s].kind, ScopeKind::Loop(_) | ScopeKind::Lambda(_))
+                        && m.scopes[s].span.contains(origin.span)
+                })
+        })
+    };
+    // A store emptied in the function (`MDC.remove(..)` in a `finally`, `keys.clear()` in a
+    // `catch`) does not hand the value to the next attempt.
+    let emptied = |store: &str| {
+        m.calls.iter().any(|c| {
+            in_func(c)
+                && c.receiver.as_deref() == Some(store)
+                && matches!(c.callee.as_str(), "remove" | "clear" | "delete" | "evict")
+        })
+    };
     m.calls.iter().any(|put| {
         matches!(
             put.callee.as_str(),
@@ -377,25 +396,46 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
                 .iter()
                 .any(|a| m.values[a.value].ident.as_deref() == Some(name))
             && put.receiver.as_deref().is_some_and(|store| {
-                m.calls.iter().any(|get| {
-                    matches!(get.callee.as_str(), "get" | "getAttribute")
-                        && get.receiver.as_deref() == Some(store)
-                        && get.span.end <= origin.span.start
-                        && in_func(get)
-                        && name_of(get.span) == Some(name)
-                })
+                !per_attempt_local(store)
+                    && !emptied(store)
+                    && m.calls.iter().any(|get| {
+                        matches!(get.callee.as_str(), "get" | "getAttribute")
+                            && get.receiver.as_deref() == Some(store)
+                            && get.span.end <= origin.span.start
+                            && in_func(get)
+                            && name_of(get.span) == Some(name)
+                            // Minted only when the store had none.
+                            && ctx.text.get(get.span.end..origin.span.start).is_some_and(|t| {
+                                ["null", "isEmpty", "isBlank", "?:", "is_none", "orElse"]
+                                    .iter()
+                                    .any(|w| t.contains(w))
+                            })
+                    })
             })
     })
 }
 
-/// Whether `call`, inside the counted retry loop `boundary`, is given the loop's attempt
-/// counter (`Event::new(OrderRetrying { attempt, .. })` in `for attempt in 0..=max`): it
-/// builds a record of this attempt, which is a different thing on every attempt, so a key it
+/// Whether `call`, inside the counted retry loop `boundary`, constructs a value from the
+/// loop's attempt counter (`Event::new(OrderRetrying { attempt, .. })` in `for attempt in
+/// 0..=max`): it builds a record of this attempt, which is a different thing on every attempt, so a key it
 /// mints per attempt is what it should be.
 fn records_the_attempt(ctx: &Ctx, boundary: ScopeId, call: &Call) -> bool {
     let crate::model::ScopeKind::Loop(li) = &ctx.model.scopes[boundary].kind else {
         return false;
     };
+    // A record is constructed (`Event::new(..)`, `RetryEvent(..)`, `new RetryEvent(..)`); a
+    // function given the counter (`send_charge(order, attempt)`) may send the request itself.
+    let constructs = call.is_new
+        || call.callee.starts_with(char::is_uppercase)
+        || (call.receiver.is_none()
+            && call
+                .path
+                .last()
+                .is_some_and(|t| t.starts_with(char::is_uppercase))
+            && matches!(call.callee.as_str(), "new" | "of" | "from" | "create"));
+    if !constructs {
+        return false;
+    }
     if li.keyword != "for" {
         return false;
     }
@@ -700,7 +740,11 @@ impl Ctx<'_> {
     /// and is short (`UUID.randomUUID().toString()`), else the origin itself.
     pub fn hoist_expr(&self, kf: &KeyFlow) -> String {
         let sink = self.snippet(kf.sink_span);
-        if kf.sink_span.contains(kf.origin.span) && sink.len() <= 80 && !sink.contains('\n') {
+        if kf.sink_span.contains(kf.origin.span)
+            && sink.len() <= 80
+            && !sink.contains('\n')
+            && !sink.trim_start().starts_with('{')
+        {
             sink.to_string()
         } else {
             self.snippet(kf.origin.span).to_string()
