@@ -36,6 +36,32 @@ pub struct Sink {
     pub call: Option<CallId>,
 }
 
+/// What a [`NamedWrite`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SlotKind {
+    /// A header (or map entry) named by a constant: `addHeader(CLIENT_CORRELATION_ID, v)`.
+    Header,
+    /// A Camel exchange property: `exchange.setProperty(CORRELATION_ID, v)`.
+    ExchangeProperty,
+}
+
+/// A value written under a name that only the project index can tell is a key: a header
+/// set under a constant declared in another file, or an Apache Camel exchange property
+/// that a route elsewhere copies into a key header
+/// (`.setHeader("X-Reference-Id", simple("${exchangeProperty." + CORRELATION_ID + "}"))`).
+/// Pass 2 turns it into a sink when [`crate::index::ProjectIndex::named_key`] knows the
+/// name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NamedWrite {
+    /// The constant's simple name (`CLIENT_CORRELATION_ID` of
+    /// `Props.CLIENT_CORRELATION_ID`), or a property's literal name.
+    pub name: String,
+    pub slot: SlotKind,
+    pub value: ValueId,
+    pub scope: ScopeId,
+    pub call: CallId,
+}
+
 /// A distributed lock or claim acquisition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lock {
@@ -58,6 +84,8 @@ pub struct FileFacts {
     /// Library calls that mint a key per request (`[[minting_call]]`): the call and the
     /// index of its catalogue entry.
     pub library_mints: Vec<(CallId, usize)>,
+    /// Writes under a name another file may declare a key (see [`NamedWrite`]).
+    pub named_writes: Vec<NamedWrite>,
 }
 
 /// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
@@ -71,6 +99,7 @@ pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts
     paced_loops(model, &mut facts);
     self_retrying_functions(model, &mut facts);
     sinks(model, cat, &mut facts);
+    named_writes(model, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
     for (cid, call) in model.calls.iter().enumerate() {
@@ -286,7 +315,7 @@ pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bo
 
 /// True when `text` has an `import` (Java, Kotlin) or `use` (Rust) line whose path starts
 /// with one of `prefixes`.
-fn imports_any(text: &str, prefixes: &[String]) -> bool {
+pub(crate) fn imports_any(text: &str, prefixes: &[String]) -> bool {
     text.lines().any(|line| {
         let l = line.trim_start();
         let path = l
@@ -863,6 +892,55 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
         .iter()
         .find(|s| v.span.contains(s.span) && cat.is_key_header(&s.text))
         .map(|s| s.text.clone())
+}
+
+/// A name that reads as a constant: upper case, digits and `_` (`CLIENT_CORRELATION_ID`),
+/// or any name containing `header` (`referenceIdHeader`).
+fn constant_like(name: &str) -> bool {
+    (name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        || name.to_ascii_lowercase().contains("header")
+}
+
+/// Records [`FileFacts::named_writes`]: header setters whose name is a constant this file
+/// cannot resolve to a key header, and Camel `setProperty(name, value)` calls.
+fn named_writes(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    let sunk: std::collections::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
+    for (cid, call) in model.calls.iter().enumerate() {
+        if call.args.len() != 2 || call.args.iter().any(|a| a.name.is_some()) {
+            continue;
+        }
+        let (name_v, value) = (&model.values[call.args[0].value], call.args[1].value);
+        if sunk.contains(&value) {
+            continue;
+        }
+        let slot = if call.callee == "setProperty" {
+            SlotKind::ExchangeProperty
+        } else if cat
+            .header_setters
+            .iter()
+            .any(|hs| hs.name_arg == 0 && hs.value_arg == 1 && hs.call.matches(lang, call))
+        {
+            SlotKind::Header
+        } else {
+            continue;
+        };
+        let name = match (&name_v.ident, &name_v.literal, slot) {
+            (Some(id), _, _) if constant_like(id) => id.clone(),
+            (None, Some(l), SlotKind::ExchangeProperty) if !l.is_empty() => l.clone(),
+            _ => continue,
+        };
+        facts.named_writes.push(NamedWrite {
+            name,
+            slot,
+            value,
+            scope: call.scope,
+            call: cid,
+        });
+    }
 }
 
 fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {

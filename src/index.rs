@@ -79,6 +79,11 @@ pub struct FnDecl {
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
     /// position and the reason, "calls `block` again after a failure (path:line)".
     pub retry_params: Vec<(usize, String)>,
+    /// Parameters passed unchanged where a catalogue boundary takes its lambda
+    /// (`.handler(handler)` of a Zeebe worker chain, `retryTemplate.execute(callback)`):
+    /// the library runs them as that boundary does. 0-based position, the reason, and the
+    /// boundary.
+    pub boundary_params: Vec<(usize, String, ParamBoundary)>,
     /// Parameters passed on unchanged as an argument of another call, for wrappers of a
     /// combinator.
     pub passes_params: Vec<PassedParam>,
@@ -92,6 +97,21 @@ pub struct FnDecl {
     /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
     pub http: bool,
 }
+
+/// The catalogue boundary a function hands one of its parameters to (see
+/// [`FnDecl::boundary_params`]): a lambda given to the function is that boundary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamBoundary {
+    pub kind: crate::catalogue::BoundaryKind,
+    /// Catalogue entry id.
+    pub entry: String,
+    pub flavor: String,
+}
+
+/// How a declaration runs one of its parameters per attempt: 0-based position, the
+/// reason, and the catalogue boundary it is handed to (`None`: the function retries it
+/// itself).
+type RetryState = (usize, String, Option<ParamBoundary>);
 
 /// A call as the index resolves it: the callee, its number of arguments and its
 /// receiver (see [`ProjectIndex::candidates_of`]).
@@ -255,6 +275,25 @@ pub struct Registration {
     pub retrying: bool,
 }
 
+/// A name under which a value becomes an idempotency key in another file: a constant
+/// whose value is a key header (`static final String CLIENT_CORRELATION_ID =
+/// "X-CorrelationID"`), or an Apache Camel exchange property that a route copies into a
+/// key header (`.setHeader("X-Reference-Id", simple("${exchangeProperty." +
+/// CORRELATION_ID + "}"))`). See [`crate::classify::NamedWrite`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NamedKey {
+    /// The constant's simple name, or the property's name as the route writes it (a
+    /// constant's simple name or a literal).
+    pub name: String,
+    pub slot: crate::classify::SlotKind,
+    /// The key header's name as written (`X-CorrelationID`).
+    pub header: String,
+    /// `path:line` of the constant or of the route's `setHeader`.
+    pub location: String,
+    /// Declared in Java or Kotlin (JVM code reads it), else Rust.
+    pub jvm: bool,
+}
+
 /// Pass 1 output for one file.
 #[derive(Clone, Debug, Default)]
 pub struct FileSummary {
@@ -269,6 +308,8 @@ pub struct FileSummary {
     pub retry_boundaries: usize,
     /// Retry boundaries outside interceptors, with their calls (JVM files only).
     pub retry_sites: Vec<RetrySite>,
+    /// Constants and exchange properties declared here that name or carry a key header.
+    pub named_keys: Vec<NamedKey>,
 }
 
 fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String {
@@ -358,6 +399,7 @@ pub fn summarize(
     }
 
     infer_retry_params(path, text, lines, model, &mut decls);
+    infer_boundary_params(path, text, lines, model, cat, &mut decls);
 
     // Sinks inside functions: direct mints and mints through helpers.
     for sink in &facts.sinks {
@@ -655,6 +697,89 @@ pub fn summarize(
                 .push(location(path, lines, text, c.name_span.start));
         }
     }
+    out.named_keys = named_keys(path, text, lines, model, cat);
+    out
+}
+
+/// The [`NamedKey`]s a file declares: its constants whose value is a key header, and the
+/// exchange properties its Camel routes copy into a key header.
+fn named_keys(
+    path: &str,
+    text: &str,
+    lines: &LineIndex,
+    model: &FileModel,
+    cat: &Catalogue,
+) -> Vec<NamedKey> {
+    use crate::classify::SlotKind;
+    let jvm = model.language != Language::Rust;
+    let mut out = Vec::new();
+    for b in model
+        .bindings
+        .iter()
+        .filter(|b| b.kind == BindingKind::Field)
+    {
+        if let Some(l) = b.value.and_then(|v| model.values[v].literal.as_deref())
+            && cat.is_key_header(l)
+        {
+            out.push(NamedKey {
+                name: b.name.clone(),
+                slot: SlotKind::Header,
+                header: l.to_string(),
+                location: location(path, lines, text, b.name_span.start),
+                jvm,
+            });
+        }
+    }
+    for call in &model.calls {
+        if call.args.len() != 2
+            || !cat.header_setters.iter().any(|hs| {
+                hs.name_arg == 0 && hs.value_arg == 1 && hs.call.matches(model.language, call)
+            })
+        {
+            continue;
+        }
+        let Some(header) =
+            crate::classify::names_key_header(model, cat, &model.values[call.args[0].value])
+        else {
+            continue;
+        };
+        let v = &model.values[call.args[1].value];
+        let src = text.get(v.span.start..v.span.end).unwrap_or("");
+        for name in exchange_properties_read(src) {
+            out.push(NamedKey {
+                name,
+                slot: SlotKind::ExchangeProperty,
+                header: header.clone(),
+                location: location(path, lines, text, call.name_span.start),
+                jvm,
+            });
+        }
+    }
+    out
+}
+
+/// The exchange properties a Camel expression reads, by the name written after
+/// `exchangeProperty`: `exchangeProperty("id")`, `exchangeProperty(Props.ID)`,
+/// `"${exchangeProperty.id}"`, `"${exchangeProperty[id]}"`, the concatenation
+/// `"${exchangeProperty." + ID + "}"` and the Kotlin template
+/// `"\${exchangeProperty.${Props.ID}}"`; the last segment of a qualified name
+/// (<https://camel.apache.org/components/latest/languages/simple-language.html>).
+pub(crate) fn exchange_properties_read(src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in src.match_indices("exchangeProperty") {
+        let rest = &src[i + "exchangeProperty".len()..];
+        let rest = rest.trim_start_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '.' | '[' | '(' | '"' | '+' | '$' | '{')
+        });
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        let last = name.rsplit('.').next().unwrap_or("").to_string();
+        if !last.is_empty() && !out.contains(&last) {
+            out.push(last);
+        }
+    }
     out
 }
 
@@ -779,9 +904,12 @@ fn infer_retry_params(
         let ScopeKind::Function(f) = &s.kind else {
             continue;
         };
-        if NOT_COMBINATORS.contains(&f.name.as_str()) || f.params.is_empty() {
+        if f.params.is_empty() {
             continue;
         }
+        // A name that is never a combinator (`submit`, `map`) still passes parameters on:
+        // key parameters follow them ([`ProjectIndex::propagate_key_params`]).
+        let may_retry = !NOT_COMBINATORS.contains(&f.name.as_str());
         let Some(calls) = calls_of.get(&fi) else {
             continue;
         };
@@ -794,6 +922,9 @@ fn infer_retry_params(
             }
             for call in calls.iter().copied() {
                 if invokes_param(call, &p.name) {
+                    if !may_retry {
+                        continue;
+                    }
                     let retried = model
                         .ancestors(call.scope)
                         .take_while(|a| *a != fi)
@@ -829,7 +960,7 @@ fn infer_retry_params(
                     }
                     let at = location(path, lines, text, call.span.start);
                     if call.callee == f.name && ai == pi && call.args.len() == f.params.len() {
-                        if !d.retry_params.iter().any(|(i, _)| *i == pi) {
+                        if may_retry && !d.retry_params.iter().any(|(i, _)| *i == pi) {
                             d.retry_params.push((
                                 pi,
                                 format!("calls itself with `{}` again to retry ({at})", p.name),
@@ -848,6 +979,92 @@ fn infer_retry_params(
                     }
                 }
             }
+        }
+    }
+}
+
+/// Records [`FnDecl::boundary_params`]: a parameter passed, as a plain name, where a
+/// catalogue boundary of the `lambda-arg` form takes its lambda (every argument of a
+/// matching call) makes a lambda given to the function that boundary: a project wrapper
+/// such as `void newWorker(Worker w, JobHandler handler) {
+/// zeebeClient.newWorker().jobType(..).handler(handler).open(); }` turns
+/// `newWorker(W, (client, job) -> ..)` into a Zeebe job handler.
+fn infer_boundary_params(
+    path: &str,
+    text: &str,
+    lines: &LineIndex,
+    model: &FileModel,
+    cat: &Catalogue,
+    decls: &mut HashMap<ScopeId, FnDecl>,
+) {
+    let lang = model.language;
+    let entries: Vec<&crate::catalogue::BoundaryEntry> = cat
+        .boundaries
+        .iter()
+        .filter(|b| {
+            b.form == crate::catalogue::BoundaryForm::LambdaArg && !b.requires_nonlocal_return
+        })
+        .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
+        .filter(|b| b.imports.is_empty() || crate::classify::imports_any(text, &b.imports))
+        .collect();
+    if entries.is_empty() {
+        return;
+    }
+    for call in &model.calls {
+        let Some(fi) = model.enclosing_function(call.scope) else {
+            continue;
+        };
+        let ScopeKind::Function(f) = &model.scopes[fi].kind else {
+            continue;
+        };
+        // Only the function's own body: not a lambda inside it, which runs when it runs.
+        if model
+            .ancestors(call.scope)
+            .take_while(|a| *a != fi)
+            .any(|a| {
+                matches!(
+                    model.scopes[a].kind,
+                    ScopeKind::Lambda(_) | ScopeKind::Object(_)
+                )
+            })
+        {
+            continue;
+        }
+        let Some(entry) = entries.iter().find(|e| e.call.matches(lang, call)) else {
+            continue;
+        };
+        let Some(d) = decls.get_mut(&fi) else {
+            continue;
+        };
+        for arg in &call.args {
+            let v = &model.values[arg.value];
+            let Some(pi) = f.params.iter().position(|p| {
+                !p.name.is_empty()
+                    && v.ident.as_deref() == Some(p.name.as_str())
+                    && v.atoms.len() == 1
+                    && arg.lambda.is_none()
+            }) else {
+                continue;
+            };
+            if d.boundary_params.iter().any(|(i, _, _)| *i == pi) {
+                continue;
+            }
+            let at = location(path, lines, text, call.span.start);
+            let to = crate::classify::call_label(model, call, false);
+            let what = if entry.label.is_empty() {
+                String::new()
+            } else {
+                format!("{}; ", entry.label)
+            };
+            d.boundary_params.push((
+                pi,
+                format!("hands `{}` to {to} ({what}{at})", f.params[pi].name),
+                ParamBoundary {
+                    kind: entry.kind,
+                    entry: entry.id.clone(),
+                    flavor: entry.flavor.clone(),
+                },
+            ));
         }
     }
 }
@@ -877,14 +1094,22 @@ pub fn apply_inferred_boundaries(
             if facts.boundaries[l].is_some() {
                 continue;
             }
-            let Some(why) = index.retried_arg(call, ai, path) else {
+            let Some((why, via)) = index.retried_arg(call, ai, path) else {
                 continue;
             };
             let trailing = is_trailing_lambda(model, call, l);
+            let (kind, entry, flavor) = match via {
+                Some(b) => (b.kind, b.entry, b.flavor),
+                None => (
+                    crate::catalogue::BoundaryKind::Retry,
+                    "inferred.retry-combinator".to_string(),
+                    "retry".to_string(),
+                ),
+            };
             facts.boundaries[l] = Some(Boundary {
-                kind: crate::catalogue::BoundaryKind::Retry,
-                entry: "inferred.retry-combinator".into(),
-                flavor: "retry".into(),
+                kind,
+                entry,
+                flavor,
                 label: format!("{}, which {why}", call_label(model, call, trailing)),
                 anchor: call.name_span,
                 type_name: None,
@@ -1033,6 +1258,12 @@ pub struct ProjectIndex {
     pub http_retry_sites: Vec<String>,
     /// Every retry site of the summaries merged so far (see [`RetrySite`]).
     retry_sites: Vec<RetrySite>,
+    /// Constants and exchange properties that name or carry a key header, sorted.
+    named_keys: Vec<NamedKey>,
+    /// JVM types declared in each file (by display path), and each JVM type's declared
+    /// supertypes: a call with no receiver may reach a method a caller's type inherits.
+    file_types: HashMap<String, Vec<String>>,
+    type_supers: HashMap<String, Vec<String>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
     with_key_params: HashSet<String>,
@@ -1041,7 +1272,7 @@ pub struct ProjectIndex {
     with_header_reads: HashSet<String>,
     /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
     /// by passing them to a combinator (see [`FnDecl::retry_params`]).
-    retry: HashMap<String, Vec<Vec<(usize, String)>>>,
+    retry: HashMap<String, Vec<Vec<RetryState>>>,
 }
 
 /// True when a function declaration's text has no body: Java and Rust declarations that
@@ -1227,7 +1458,27 @@ impl ProjectIndex {
             idx.retrying_types.extend(s.retrying_types);
             idx.clone_sites.extend(s.clone_sites);
             idx.retry_boundaries += s.retry_boundaries;
+            idx.named_keys.extend(s.named_keys);
         }
+        idx.file_types.clear();
+        idx.type_supers.clear();
+        for d in idx.functions.values().flatten() {
+            if !d.jvm || d.type_name.is_empty() {
+                continue;
+            }
+            let ts = idx.file_types.entry(d.path.clone()).or_default();
+            if !ts.contains(&d.type_name) {
+                ts.push(d.type_name.clone());
+            }
+            let ss = idx.type_supers.entry(d.type_name.clone()).or_default();
+            for sup in &d.type_supers {
+                if !ss.contains(sup) {
+                    ss.push(sup.clone());
+                }
+            }
+        }
+        idx.named_keys.sort();
+        idx.named_keys.dedup();
         for decls in idx.functions.values_mut() {
             decls.sort_by(|a, b| a.location.cmp(&b.location));
         }
@@ -1241,6 +1492,7 @@ impl ProjectIndex {
                 r.retrying = true;
             }
         }
+        idx.propagate_key_params();
         idx.resolve();
         idx.resolve_retry();
         let sites = std::mem::take(&mut idx.retry_sites);
@@ -1290,6 +1542,26 @@ impl ProjectIndex {
         )
     }
 
+    /// The project supertypes, transitively, of the JVM types declared in `path`.
+    fn inherited_types(&self, path: &str) -> HashSet<&str> {
+        let mut out: HashSet<&str> = HashSet::new();
+        let mut work: Vec<&str> = self
+            .file_types
+            .get(path)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        while let Some(t) = work.pop() {
+            for sup in self.type_supers.get(t).into_iter().flatten() {
+                if out.insert(sup.as_str()) {
+                    work.push(sup.as_str());
+                }
+            }
+        }
+        out
+    }
+
     /// [`Self::candidates`] of a recorded call ([`CallRef`]).
     pub fn candidates_of_ref<'a>(
         &'a self,
@@ -1336,7 +1608,18 @@ impl ProjectIndex {
                     if !same.is_empty() {
                         same
                     } else {
-                        all.filter(|(_, d)| d.type_name.is_empty()).collect()
+                        // A top-level function, or a method a type of the caller's file
+                        // inherits from a project supertype (`newWorker(..)` in a class
+                        // extending `BaseWorker`).
+                        let inherited = if jvm {
+                            self.inherited_types(from_path)
+                        } else {
+                            HashSet::new()
+                        };
+                        all.filter(|(_, d)| {
+                            d.type_name.is_empty() || inherited.contains(d.type_name.as_str())
+                        })
+                        .collect()
                     }
                 }
                 Some(r) => {
@@ -1429,7 +1712,19 @@ impl ProjectIndex {
         for n in &names {
             let v = self.functions[n]
                 .iter()
-                .map(|d| d.retry_params.clone())
+                .map(|d| {
+                    let mut st: Vec<RetryState> = d
+                        .retry_params
+                        .iter()
+                        .map(|(p, why)| (*p, why.clone(), None))
+                        .collect();
+                    for (p, why, b) in &d.boundary_params {
+                        if !st.iter().any(|(x, _, _)| x == p) {
+                            st.push((*p, why.clone(), Some(b.clone())));
+                        }
+                    }
+                    st
+                })
                 .collect();
             self.retry.insert(n.clone(), v);
         }
@@ -1444,13 +1739,16 @@ impl ProjectIndex {
         for _ in 0..16 {
             let mut changed = false;
             for n in &names {
+                if NOT_COMBINATORS.contains(&n.as_str()) {
+                    continue;
+                }
                 for i in 0..self.functions[n].len() {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
                         let (pi, callee, at) = (&pp.param, &pp.callee, &pp.at);
-                        if self.retry[n][i].iter().any(|(x, _)| x == pi)
-                            || add.iter().any(|(x, _)| x == pi)
+                        if self.retry[n][i].iter().any(|(x, _, _)| x == pi)
+                            || add.iter().any(|(x, _, _)| x == pi)
                         {
                             continue;
                         }
@@ -1467,7 +1765,18 @@ impl ProjectIndex {
                                 },
                                 None => pp.arg,
                             };
-                            self.retry[callee][j].iter().any(|(x, _)| *x == ai)
+                            self.retry[callee][j].iter().any(|(x, _, _)| *x == ai)
+                        };
+                        // The boundary the first retrying declaration hands it to.
+                        let via = |j: usize, c: &FnDecl| -> Option<ParamBoundary> {
+                            let ai = match &pp.arg_name {
+                                Some(nm) => c.param_names.iter().position(|p| p == nm)?,
+                                None => pp.arg,
+                            };
+                            self.retry[callee][j]
+                                .iter()
+                                .find(|(x, _, _)| *x == ai)
+                                .and_then(|(_, _, b)| b.clone())
                         };
                         let fitting: Vec<(usize, &FnDecl)> =
                             decls.iter().enumerate().filter(|(_, c)| fits(c)).collect();
@@ -1496,9 +1805,19 @@ impl ProjectIndex {
                             }
                         }
                         if yes > 0 && all {
+                            let b = fitting
+                                .iter()
+                                .find(|(j, c)| retries(*j, c))
+                                .and_then(|(j, c)| via(*j, c));
+                            let how = if b.is_some() {
+                                "runs it per attempt"
+                            } else {
+                                "retries it"
+                            };
                             add.push((
                                 *pi,
-                                format!("passes it to `{callee}`, which retries it ({at})"),
+                                format!("passes it to `{callee}`, which {how} ({at})"),
+                                b,
                             ));
                         }
                     }
@@ -1521,7 +1840,12 @@ impl ProjectIndex {
     /// [`ProjectIndex::candidates`]) must retry that parameter. `arg` is the argument's
     /// position in the call; a trailing lambda (the last argument) binds the last
     /// parameter.
-    pub fn retried_arg(&self, call: &Call, arg: usize, from_path: &str) -> Option<String> {
+    pub fn retried_arg(
+        &self,
+        call: &Call,
+        arg: usize,
+        from_path: &str,
+    ) -> Option<(String, Option<ParamBoundary>)> {
         if NOT_COMBINATORS.contains(&call.callee.as_str()) {
             return None;
         }
@@ -1537,8 +1861,8 @@ impl ProjectIndex {
             } else {
                 arg
             };
-            let (_, why) = states[i].iter().find(|(x, _)| *x == p)?;
-            reason.get_or_insert_with(|| why.clone());
+            let (_, why, via) = states[i].iter().find(|(x, _, _)| *x == p)?;
+            reason.get_or_insert_with(|| (why.clone(), via.clone()));
         }
         reason
     }
@@ -1619,7 +1943,12 @@ impl ProjectIndex {
                 } else {
                     *arg
                 };
-                d.jvm && st.iter().any(|(x, _)| *x == p)
+                d.jvm
+                    && st.iter().any(|(x, _, b)| {
+                        *x == p
+                            && b.as_ref()
+                                .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+                    })
             })
         };
         let mut out: Vec<String> = sites
@@ -1631,6 +1960,94 @@ impl ProjectIndex {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// Key parameters through wrappers: a parameter a function passes on unchanged to a key
+    /// parameter of a function the call resolves to ([`Self::candidates_of`]; any
+    /// candidate, as [`Self::key_params`] reads them) is a key parameter too
+    /// (`invoke(.., cid, ..)` calling `entity(.., cid, ..)`, which puts `cid` into the
+    /// `X-CorrelationID` header). A least fixpoint; the sink location is the callee's.
+    fn propagate_key_params(&mut self) {
+        let mut names: Vec<String> = self.functions.keys().cloned().collect();
+        names.sort();
+        for _ in 0..16 {
+            let mut adds: Vec<(String, usize, usize, String, String)> = Vec::new();
+            for n in &names {
+                for (i, d) in self.functions[n].iter().enumerate() {
+                    for pp in &d.passes_params {
+                        if d.key_params.iter().any(|(p, _)| *p == pp.param)
+                            || adds
+                                .iter()
+                                .any(|a| a.0 == *n && a.1 == i && a.2 == pp.param)
+                        {
+                            continue;
+                        }
+                        if !self.with_key_params.contains(&pp.callee)
+                            && !self
+                                .functions
+                                .get(&pp.callee)
+                                .is_some_and(|cs| cs.iter().any(|c| !c.key_params.is_empty()))
+                        {
+                            continue;
+                        }
+                        let receiver = pp
+                            .receiver
+                            .as_deref()
+                            .map(|r| crate::catalogue::last_segment(r).to_string());
+                        let cands = self.candidates_of(
+                            &pp.callee,
+                            pp.arity,
+                            receiver.as_deref(),
+                            None,
+                            &d.path,
+                        );
+                        // Only a call that resolves by scope (no receiver or `this`: the
+                        // caller's file, its supertypes, top-level functions) or by a
+                        // receiver naming the type, and only when every candidate takes the
+                        // key there: a name shared by unrelated classes
+                        // (`notifier.sendCriticalAlert(..)`) proves nothing.
+                        let scoped = match receiver.as_deref().map(str::trim) {
+                            None | Some("this" | "self" | "super" | "Self") => true,
+                            Some(r) => cands.iter().all(|(_, c)| {
+                                !c.type_name.is_empty() && receiver_names_type(r, &c.type_name)
+                            }),
+                        };
+                        let key_at = |c: &FnDecl| -> Option<String> {
+                            let ai = match &pp.arg_name {
+                                Some(nm) => c.param_names.iter().position(|p| p == nm)?,
+                                None => pp.arg,
+                            };
+                            c.key_params.iter().any(|(x, _)| *x == ai).then(|| {
+                                c.key_param_sinks
+                                    .iter()
+                                    .find(|(x, _)| *x == ai)
+                                    .map_or_else(|| c.location.clone(), |(_, at)| at.clone())
+                            })
+                        };
+                        let hit = (scoped
+                            && !cands.is_empty()
+                            && cands.iter().all(|(_, c)| key_at(c).is_some()))
+                        .then(|| key_at(cands[0].1))
+                        .flatten();
+                        if let Some(at) = hit {
+                            let pname = d.param_names.get(pp.param).cloned().unwrap_or_default();
+                            adds.push((n.clone(), i, pp.param, pname, at));
+                        }
+                    }
+                }
+            }
+            if adds.is_empty() {
+                break;
+            }
+            for (n, i, p, pname, at) in adds {
+                if let Some(d) = self.functions.get_mut(&n).and_then(|v| v.get_mut(i))
+                    && !d.key_params.iter().any(|(x, _)| *x == p)
+                {
+                    d.key_params.push((p, pname));
+                    d.key_param_sinks.push((p, at));
+                }
+            }
+        }
     }
 
     fn key_params_by_name(&self, name: &str, args: usize, caller: &FnDecl) -> bool {
@@ -1858,6 +2275,21 @@ impl ProjectIndex {
             .chain(&self.with_key_params)
             .chain(&self.with_header_reads)
             .map(String::as_str)
+            .chain(self.named_keys.iter().map(|k| k.name.as_str()))
+    }
+
+    /// The key a write under `name` of kind `slot` makes, for code in Java or Kotlin
+    /// (`jvm`) or Rust: the first (by location) constant or route that declares it.
+    pub fn named_key(
+        &self,
+        name: &str,
+        slot: crate::classify::SlotKind,
+        jvm: bool,
+    ) -> Option<&NamedKey> {
+        self.named_keys
+            .iter()
+            .filter(|k| k.name == name && k.slot == slot && k.jvm == jvm)
+            .min_by(|a, b| a.location.cmp(&b.location))
     }
 
     /// A view answering helper questions for calls made in `path`.
@@ -1900,7 +2332,35 @@ impl HelperOracle for IndexView<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_test_source;
+    use super::{exchange_properties_read, is_test_source};
+
+    #[test]
+    fn camel_expressions_name_the_exchange_properties_they_read() {
+        for (src, want) in [
+            (
+                r#"simple("${exchangeProperty." + CORRELATION_ID + "}")"#,
+                vec!["CORRELATION_ID"],
+            ),
+            (
+                r#"simple("${exchangeProperty.correlationId}")"#,
+                vec!["correlationId"],
+            ),
+            (
+                r#"exchangeProperty(Props.CORRELATION_ID)"#,
+                vec!["CORRELATION_ID"],
+            ),
+            (r#"exchangeProperty("ref")"#, vec!["ref"]),
+            (r#"simple("${exchangeProperty[ref]}")"#, vec!["ref"]),
+            (r#"simple("\${exchangeProperty.${Props.ID}}")"#, vec!["ID"]),
+            (
+                r#"simple("${exchangeProperty.a}-${exchangeProperty.b}")"#,
+                vec!["a", "b"],
+            ),
+            (r#"simple("${header.ref}")"#, vec![]),
+        ] {
+            assert_eq!(exchange_properties_read(src), want, "{src}");
+        }
+    }
 
     #[test]
     fn test_sources_by_layout() {

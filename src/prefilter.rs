@@ -13,7 +13,8 @@
 //!    ([`normalized_view`]: lower-cased, `_` and `-` removed, Rust string escapes decoded).
 //! 2. [`NameScan`] (later rounds, files not parsed yet): does the file contain, as a token,
 //!    one of the names pass 1 found ([`demanded_names`]): functions that mint a key, take a
-//!    key parameter or read a key header; the callees a key can come from (those the value
+//!    key parameter or read a key header; constants whose value is a key header and Camel
+//!    exchange properties a route copies into one ([`crate::index::NamedKey`]); the callees a key can come from (those the value
 //!    flows of the parsed files' sinks pass through, and what their declarations return,
 //!    transitively); possible retry combinators called where a key flow or a minting call
 //!    is; and, where a file that can have a key flow holds an interceptor boundary, its
@@ -103,7 +104,12 @@
 //!   interceptor boundary, every declaration of each possible combinator name is followed
 //!   instead (the quoted call-level retry sites count declarations by name). Finally a file
 //!   outside P has no finding: that needs a sink (word or key-parameter call, in N), or a
-//!   call of a minting function (in N).
+//!   call of a minting function (in N). A named write (a header set under a constant, a
+//!   Camel `setProperty`, [`crate::classify::NamedWrite`]) is a sink only once the index
+//!   holds a [`crate::index::NamedKey`] of its name; those are declared by files with a
+//!   key-header literal (sink words, so in P), and their names are in N, so every file
+//!   writing under them is in P too ([`FileDemand::keyed`] counts such writes, and their
+//!   values' flows are among the asked calls).
 //!
 //! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
 //!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
@@ -796,6 +802,9 @@ pub struct FileDemand {
     pub interceptor: bool,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
+    /// Writes under a name another file may declare a key
+    /// ([`crate::classify::NamedWrite`]): name, kind, and whether the file is JVM code.
+    pub named_writes: Vec<(String, crate::classify::SlotKind, bool)>,
     /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one,
     /// or a catalogue retry lambda with parameters.
     pub has_sources: bool,
@@ -983,6 +992,10 @@ impl FileDemand {
         for sink in &facts.sinks {
             flow.origins(sink.value, &rec);
         }
+        // A named write is a sink once the index knows its name.
+        for w in &facts.named_writes {
+            flow.origins(w.value, &rec);
+        }
         let asks: Vec<CallRef> = rec
             .asked
             .into_inner()
@@ -1033,6 +1046,17 @@ impl FileDemand {
             registered_types: sorted(registered_types),
             interceptor,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
+            named_writes: {
+                let jvm = model.language != crate::model::Language::Rust;
+                let mut w: Vec<_> = facts
+                    .named_writes
+                    .iter()
+                    .map(|w| (w.name.clone(), w.slot, jvm))
+                    .collect();
+                w.sort();
+                w.dedup();
+                w
+            },
             // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
             // attempt -> .. }`) is an origin without a catalogue source.
             has_sources: !model.sources.is_empty()
@@ -1065,7 +1089,12 @@ impl FileDemand {
 
     /// A sink here, or a call of a function with a key parameter: key flows can start here.
     fn keyed(&self, index: &ProjectIndex) -> bool {
-        self.has_sinks || self.callees.iter().any(|c| index.has_key_params(c))
+        self.has_sinks
+            || self.callees.iter().any(|c| index.has_key_params(c))
+            || self
+                .named_writes
+                .iter()
+                .any(|(n, k, jvm)| index.named_key(n, *k, *jvm).is_some())
     }
 }
 
@@ -1158,6 +1187,7 @@ fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool)
             c.jvm == jvm
                 && crate::index::arity_ok(c, pp.arity)
                 && c.retry_params.is_empty()
+                && c.boundary_params.is_empty()
                 && c.passes_params.is_empty()
                 && match &receiver {
                     None => true,
@@ -1357,7 +1387,9 @@ pub fn demanded_names<'a>(
                 // a candidate that neither retries nor passes on a parameter never does.
                 for c in &d.lambda_calls {
                     let cands = resolve_call(index, c, &d.path, &mut out, |_, f| {
-                        f.retry_params.is_empty() && f.passes_params.is_empty()
+                        f.retry_params.is_empty()
+                            && f.boundary_params.is_empty()
+                            && f.passes_params.is_empty()
                     });
                     for (_, f) in cands {
                         combinators.extend(

@@ -1163,3 +1163,108 @@ impl Manager {
     );
     assert_eq!(findings(&dir), vec![]);
 }
+
+#[test]
+fn keys_named_in_other_files_reach_their_sinks_through_constants_routes_wrappers_and_helpers() {
+    // Shapes of payment-hub connectors: the header constant, the Camel route, the
+    // `newWorker` wrapper and the helper that sets the header each live in another file.
+    let dir = project(
+        "named_keys_across_files",
+        &[
+            (
+                "src/main/java/hub/Props.java",
+                r#"package hub;
+public final class Props {
+    public static final String CLIENT_CORRELATION_ID = "X-CorrelationID";
+    public static final String CORRELATION_ID = "correlationId";
+    public static final String TRACE = "X-Trace";
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/BaseWorker.java",
+                r#"package hub;
+import io.camunda.zeebe.client.ZeebeClient;
+import io.camunda.zeebe.client.api.worker.JobHandler;
+public abstract class BaseWorker {
+    protected ZeebeClient zeebeClient;
+    public void newWorker(String type, JobHandler handler) {
+        zeebeClient.newWorker().jobType(type).handler(handler).open();
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/BatchApi.java",
+                r#"package hub;
+import org.springframework.http.*;
+public class BatchApi {
+    public String submit(String file, String correlationId) {
+        return send(entity(file, correlationId));
+    }
+    private HttpEntity<String> entity(String file, String correlationId) {
+        HttpHeaders headers = new HttpHeaders();
+        headers.set("X-CorrelationID", correlationId);
+        return new HttpEntity<>(file, headers);
+    }
+    private String send(HttpEntity<String> e) { return ""; }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Routes.java",
+                r#"package hub;
+import org.apache.camel.builder.RouteBuilder;
+public class Routes extends RouteBuilder {
+    public void configure() {
+        from("direct:pay")
+            .setHeader("X-Reference-Id", simple("${exchangeProperty." + Props.CORRELATION_ID + "}"))
+            .to("https://momo.example/requesttopay");
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Workers.java",
+                r#"package hub;
+import java.util.UUID;
+import org.apache.camel.Exchange;
+import org.springframework.http.HttpHeaders;
+public class Workers extends BaseWorker {
+    private BatchApi batchApi;
+    void setup() {
+        newWorker("batch", (client, job) -> {
+            String id = String.valueOf(UUID.randomUUID());
+            batchApi.submit("f.csv", id);
+        });
+        zeebeClient.newWorker().jobType("transfer").handler((client, job) -> {
+            HttpHeaders h = new HttpHeaders();
+            h.add(Props.CLIENT_CORRELATION_ID, UUID.randomUUID().toString());
+            h.add(Props.TRACE, UUID.randomUUID().toString());
+        }).open();
+        zeebeClient.newWorker().jobType("pay").handler((client, job) -> {
+            Exchange exchange = newExchange();
+            exchange.setProperty(Props.CORRELATION_ID, UUID.randomUUID());
+            exchange.setProperty("audit", UUID.randomUUID());
+        }).open();
+        newWorker("batch-keyed", (client, job) -> {
+            batchApi.submit("f.csv", String.valueOf(job.getKey()));
+        });
+    }
+    private Exchange newExchange() { return null; }
+}
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let w = "src/main/java/hub/Workers.java".to_string();
+    assert_eq!(
+        got,
+        vec![
+            (w.clone(), 9, "key-in-retry-scope".to_string()),
+            (w.clone(), 14, "key-in-retry-scope".to_string()),
+            (w.clone(), 19, "key-in-retry-scope".to_string()),
+        ]
+    );
+}

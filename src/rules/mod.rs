@@ -497,6 +497,29 @@ pub fn flows(ctx: &Ctx) -> Flows {
             ));
         }
     }
+    // Writes under a name another file declares a key: a header constant, or a Camel
+    // exchange property a route copies into a key header.
+    for w in &ctx.facts.named_writes {
+        let Some(k) =
+            ctx.index
+                .named_key(&w.name, w.slot, m.language != crate::model::Language::Rust)
+        else {
+            continue;
+        };
+        let label = match w.slot {
+            crate::classify::SlotKind::Header => {
+                format!(
+                    "the `{}` header (`{}`, declared at {})",
+                    k.header, w.name, k.location
+                )
+            }
+            crate::classify::SlotKind::ExchangeProperty => format!(
+                "the exchange property `{}`, which the route at {} sends as the `{}` header",
+                w.name, k.location, k.header
+            ),
+        };
+        sinks.push((w.value, w.scope, label, Some(w.call)));
+    }
     let mut key_flows = Vec::new();
     for (value, scope, label, call) in sinks {
         let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
