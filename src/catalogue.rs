@@ -26,6 +26,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("stripe.toml", include_str!("../rules/stripe.toml")),
     ("providers.toml", include_str!("../rules/providers.toml")),
     ("volley.toml", include_str!("../rules/volley.toml")),
+    ("apollo.toml", include_str!("../rules/apollo.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
     ("ktor.toml", include_str!("../rules/ktor.toml")),
     (

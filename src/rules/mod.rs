@@ -978,6 +978,10 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                 ),
             )
         }
+        "apollo" => (
+            false,
+            "Apollo runs its interceptors once per execution of an operation, so the key belongs to that execution, not to the mutation: executing it again (a retry around the call, a \"try again\", Apollo Kotlin's `RetryOnErrorInterceptor`) runs the interceptor again and sends a new key".to_string(),
+        ),
         "feign" => (
             true,
             "Feign applies request interceptors again before every `Retryer` attempt, and `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
