@@ -56,6 +56,8 @@ pub struct NamedWrite {
     /// The constant's simple name (`CLIENT_CORRELATION_ID` of
     /// `Props.CLIENT_CORRELATION_ID`), or a property's literal name.
     pub name: String,
+    /// The type the constant is qualified with (`Props`), when it is.
+    pub qualifier: Option<String>,
     pub slot: SlotKind,
     pub value: ValueId,
     pub scope: ScopeId,
@@ -99,7 +101,7 @@ pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts
     paced_loops(model, &mut facts);
     self_retrying_functions(model, &mut facts);
     sinks(model, cat, &mut facts);
-    named_writes(model, cat, &mut facts);
+    named_writes(model, text, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
     for (cid, call) in model.calls.iter().enumerate() {
@@ -894,21 +896,39 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
         .map(|s| s.text.clone())
 }
 
-/// A name that reads as a constant: upper case, digits and `_` (`CLIENT_CORRELATION_ID`),
-/// or any name containing `header` (`referenceIdHeader`).
-fn constant_like(name: &str) -> bool {
-    (name.chars().any(|c| c.is_ascii_uppercase())
+/// A name written as a constant: upper case, digits and `_`, with a letter
+/// (`CLIENT_CORRELATION_ID`).
+pub(crate) fn constant_case(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
         && name
             .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-        || name.to_ascii_lowercase().contains("header")
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The qualifier of a constant reference as written (`Props` of `Props.ID`,
+/// `a.b.Props.ID`, `Props::ID`), if any.
+pub(crate) fn qualifier_of(src: &str) -> Option<String> {
+    let src = src.trim();
+    let (q, _) = src.rsplit_once("::").or_else(|| src.rsplit_once('.'))?;
+    let q = q.rsplit(['.', ':']).next().unwrap_or(q).trim();
+    (!q.is_empty() && q.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| q.to_string())
 }
 
 /// Records [`FileFacts::named_writes`]: header setters whose name is a constant this file
-/// cannot resolve to a key header, and Camel `setProperty(name, value)` calls.
-fn named_writes(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
+/// neither declares nor resolves to a key header, and, in a file importing Apache Camel,
+/// `setProperty(name, value)` calls (an exchange property; `System.setProperty` and
+/// `java.util.Properties` are not).
+fn named_writes(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
     let sunk: std::collections::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
+    let camel = imports_any(text, &["org.apache.camel".to_string()]);
+    // Constants this file declares itself: a write under one of them is resolved here.
+    let own: std::collections::HashSet<&str> = model
+        .bindings
+        .iter()
+        .filter(|b| b.kind == BindingKind::Field)
+        .map(|b| b.name.as_str())
+        .collect();
     for (cid, call) in model.calls.iter().enumerate() {
         if call.args.len() != 2 || call.args.iter().any(|a| a.name.is_some()) {
             continue;
@@ -918,6 +938,16 @@ fn named_writes(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             continue;
         }
         let slot = if call.callee == "setProperty" {
+            if !camel
+                || call.receiver.as_deref().is_some_and(|r| {
+                    matches!(
+                        crate::catalogue::last_segment(r),
+                        "System" | "props" | "properties"
+                    )
+                })
+            {
+                continue;
+            }
             SlotKind::ExchangeProperty
         } else if cat
             .header_setters
@@ -928,13 +958,20 @@ fn named_writes(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
         } else {
             continue;
         };
+        let src = text.get(name_v.span.start..name_v.span.end).unwrap_or("");
+        let qualifier = qualifier_of(src);
         let name = match (&name_v.ident, &name_v.literal, slot) {
-            (Some(id), _, _) if constant_like(id) => id.clone(),
+            (Some(id), _, _)
+                if constant_case(id) && (qualifier.is_some() || !own.contains(id.as_str())) =>
+            {
+                id.clone()
+            }
             (None, Some(l), SlotKind::ExchangeProperty) if !l.is_empty() => l.clone(),
             _ => continue,
         };
         facts.named_writes.push(NamedWrite {
             name,
+            qualifier,
             slot,
             value,
             scope: call.scope,

@@ -40,6 +40,17 @@ pub struct FnDecl {
     /// For key parameters found by flow (not by name): `(position, path:line)` of the key
     /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
     pub key_param_sinks: Vec<(usize, String)>,
+    /// Parameters that reach a write under a name only the project index can resolve
+    /// ([`crate::classify::NamedWrite`]): position, the name, its qualifier, the kind and
+    /// `path:line`. [`ProjectIndex::build`] makes them key parameters once a
+    /// [`NamedKey`] of that name is known.
+    pub named_param_writes: Vec<(
+        usize,
+        String,
+        Option<String>,
+        crate::classify::SlotKind,
+        String,
+    )>,
     /// `path:line` of the declaration.
     pub location: String,
     /// The file's display path.
@@ -174,6 +185,8 @@ pub struct PassedParam {
     /// The call's receiver text, when any (`RetryHelper` in `RetryHelper.run(block)`):
     /// candidates on a type it names are preferred.
     pub receiver: Option<String>,
+    /// The receiver's declared type, when known ([`Call::receiver_type`]).
+    pub receiver_type: Option<String>,
     /// `path:line` of the call.
     pub at: String,
 }
@@ -292,6 +305,17 @@ pub struct NamedKey {
     pub location: String,
     /// Declared in Java or Kotlin (JVM code reads it), else Rust.
     pub jvm: bool,
+    /// For a constant, the type declaring it (`Props`; empty at top level); for an
+    /// exchange property, the qualifier the route wrote (`Props` of `Props.ID`; empty).
+    pub owner: String,
+    /// Declared in test, example or benchmark code ([`is_test_source`]): only such code
+    /// can use it.
+    pub test_source: bool,
+    /// For an exchange property whose route names the header by a constant of another
+    /// file (`.setHeader(Props.REFERENCE_ID, ..)`): that constant's qualifier and name,
+    /// resolved against the header constants when the property is looked up (`header`
+    /// is then empty).
+    pub header_via: Option<(Option<String>, String)>,
 }
 
 /// Pass 1 output for one file.
@@ -310,6 +334,11 @@ pub struct FileSummary {
     pub retry_sites: Vec<RetrySite>,
     /// Constants and exchange properties declared here that name or carry a key header.
     pub named_keys: Vec<NamedKey>,
+    /// JVM types declared here: simple name, declared supertypes, and whether the type is
+    /// top-level (not nested in another type).
+    pub types: Vec<(String, Vec<String>, bool)>,
+    /// The file's display path.
+    pub path: String,
 }
 
 fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String {
@@ -438,6 +467,32 @@ pub fn summarize(
                         location(path, lines, text, model.values[sink.value].span.start),
                     ));
                 }
+            }
+        }
+    }
+
+    // Parameters written under names another file may declare keys.
+    for w in &facts.named_writes {
+        let Some(f) = owner_fn[w.scope] else {
+            continue;
+        };
+        let ScopeKind::Function(info) = &model.scopes[f].kind else {
+            continue;
+        };
+        let Some(d) = decls.get_mut(&f) else { continue };
+        for b in flow.params_reaching(w.value) {
+            let binding = &model.bindings[b];
+            if binding.scope != f {
+                continue;
+            }
+            if let Some(pi) = info.params.iter().position(|p| p.name == binding.name) {
+                d.named_param_writes.push((
+                    pi,
+                    w.name.clone(),
+                    w.qualifier.clone(),
+                    w.slot,
+                    location(path, lines, text, model.values[w.value].span.start),
+                ));
             }
         }
     }
@@ -698,6 +753,19 @@ pub fn summarize(
         }
     }
     out.named_keys = named_keys(path, text, lines, model, cat);
+    out.path = path.to_string();
+    if lang != Language::Rust {
+        for (i, s) in model.scopes.iter().enumerate() {
+            if let ScopeKind::Type(t) = &s.kind
+                && !t.name.is_empty()
+            {
+                let top = model.scopes[i]
+                    .parent
+                    .is_none_or(|p| model.enclosing_type(p).is_none());
+                out.types.push((t.name.clone(), t.supertypes.clone(), top));
+            }
+        }
+    }
     out
 }
 
@@ -712,6 +780,7 @@ fn named_keys(
 ) -> Vec<NamedKey> {
     use crate::classify::SlotKind;
     let jvm = model.language != Language::Rust;
+    let test_source = is_test_source(path);
     let mut out = Vec::new();
     for b in model
         .bindings
@@ -720,13 +789,24 @@ fn named_keys(
     {
         if let Some(l) = b.value.and_then(|v| model.values[v].literal.as_deref())
             && cat.is_key_header(l)
+            && crate::classify::constant_case(&b.name)
         {
+            let owner = std::iter::once(b.scope)
+                .chain(model.ancestors(b.scope))
+                .find_map(|t| match &model.scopes[t].kind {
+                    ScopeKind::Type(t) | ScopeKind::Object(t) => Some(t.name.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
             out.push(NamedKey {
                 name: b.name.clone(),
                 slot: SlotKind::Header,
-                header: l.to_string(),
+                header: l.trim().to_string(),
                 location: location(path, lines, text, b.name_span.start),
                 jvm,
+                owner,
+                test_source,
+                header_via: None,
             });
         }
     }
@@ -738,20 +818,32 @@ fn named_keys(
         {
             continue;
         }
-        let Some(header) =
-            crate::classify::names_key_header(model, cat, &model.values[call.args[0].value])
-        else {
-            continue;
+        let name_v = &model.values[call.args[0].value];
+        let (header, header_via) = match crate::classify::names_key_header(model, cat, name_v) {
+            Some(h) => (h, None),
+            None => match &name_v.ident {
+                Some(id) if crate::classify::constant_case(id) => {
+                    let src = text.get(name_v.span.start..name_v.span.end).unwrap_or("");
+                    (
+                        String::new(),
+                        Some((crate::classify::qualifier_of(src), id.clone())),
+                    )
+                }
+                _ => continue,
+            },
         };
         let v = &model.values[call.args[1].value];
         let src = text.get(v.span.start..v.span.end).unwrap_or("");
-        for name in exchange_properties_read(src) {
+        for (owner, name) in exchange_properties_read(src) {
             out.push(NamedKey {
                 name,
                 slot: SlotKind::ExchangeProperty,
                 header: header.clone(),
                 location: location(path, lines, text, call.name_span.start),
                 jvm,
+                owner,
+                test_source,
+                header_via: header_via.clone(),
             });
         }
     }
@@ -764,8 +856,8 @@ fn named_keys(
 /// `"${exchangeProperty." + ID + "}"` and the Kotlin template
 /// `"\${exchangeProperty.${Props.ID}}"`; the last segment of a qualified name
 /// (<https://camel.apache.org/components/latest/languages/simple-language.html>).
-pub(crate) fn exchange_properties_read(src: &str) -> Vec<String> {
-    let mut out = Vec::new();
+pub(crate) fn exchange_properties_read(src: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
     for (i, _) in src.match_indices("exchangeProperty") {
         let rest = &src[i + "exchangeProperty".len()..];
         let rest = rest.trim_start_matches(|c: char| {
@@ -775,9 +867,11 @@ pub(crate) fn exchange_properties_read(src: &str) -> Vec<String> {
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
             .collect();
-        let last = name.rsplit('.').next().unwrap_or("").to_string();
-        if !last.is_empty() && !out.contains(&last) {
-            out.push(last);
+        let mut parts = name.rsplit('.');
+        let last = parts.next().unwrap_or("").to_string();
+        let owner = parts.next().unwrap_or("").to_string();
+        if !last.is_empty() && !out.iter().any(|(_, n)| *n == last) {
+            out.push((owner, last));
         }
     }
     out
@@ -974,6 +1068,7 @@ fn infer_retry_params(
                             arg: ai,
                             arg_name: arg.name.clone(),
                             receiver: crate::catalogue::receiver_text(call),
+                            receiver_type: call.receiver_type.clone(),
                             at,
                         });
                     }
@@ -1459,23 +1554,28 @@ impl ProjectIndex {
             idx.clone_sites.extend(s.clone_sites);
             idx.retry_boundaries += s.retry_boundaries;
             idx.named_keys.extend(s.named_keys);
-        }
-        idx.file_types.clear();
-        idx.type_supers.clear();
-        for d in idx.functions.values().flatten() {
-            if !d.jvm || d.type_name.is_empty() {
-                continue;
-            }
-            let ts = idx.file_types.entry(d.path.clone()).or_default();
-            if !ts.contains(&d.type_name) {
-                ts.push(d.type_name.clone());
-            }
-            let ss = idx.type_supers.entry(d.type_name.clone()).or_default();
-            for sup in &d.type_supers {
-                if !ss.contains(sup) {
-                    ss.push(sup.clone());
+            for (name, _, top) in &s.types {
+                if *top {
+                    let ts = idx.file_types.entry(s.path.clone()).or_default();
+                    if !ts.contains(name) {
+                        ts.push(name.clone());
+                    }
                 }
             }
+            for (name, supers, _) in s.types {
+                let ss = idx.type_supers.entry(name).or_default();
+                for sup in supers {
+                    if !ss.contains(&sup) {
+                        ss.push(sup);
+                    }
+                }
+            }
+        }
+        for ts in idx.file_types.values_mut() {
+            ts.sort();
+        }
+        for ss in idx.type_supers.values_mut() {
+            ss.sort();
         }
         idx.named_keys.sort();
         idx.named_keys.dedup();
@@ -1542,24 +1642,43 @@ impl ProjectIndex {
         )
     }
 
-    /// The project supertypes, transitively, of the JVM types declared in `path`.
-    fn inherited_types(&self, path: &str) -> HashSet<&str> {
-        let mut out: HashSet<&str> = HashSet::new();
-        let mut work: Vec<&str> = self
-            .file_types
-            .get(path)
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
-        while let Some(t) = work.pop() {
-            for sup in self.type_supers.get(t).into_iter().flatten() {
-                if out.insert(sup.as_str()) {
-                    work.push(sup.as_str());
+    /// The supertypes, transitively and nearest first (one set per inheritance level), that
+    /// every top-level JVM type declared in `path` inherits: a call without a receiver in
+    /// such a file may reach a method of one of them, the nearest level declaring it first.
+    /// Empty when the file declares no type, or its types share no supertype.
+    fn inherited_levels(&self, path: &str) -> Vec<Vec<&str>> {
+        let Some(types) = self.file_types.get(path).filter(|t| !t.is_empty()) else {
+            return Vec::new();
+        };
+        let levels_of = |t: &str| -> Vec<Vec<&str>> {
+            let mut seen: HashSet<&str> = HashSet::from([t]);
+            let mut levels = Vec::new();
+            let mut frontier = vec![t];
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for f in frontier {
+                    for sup in self.type_supers.get(f).into_iter().flatten() {
+                        if seen.insert(sup.as_str()) {
+                            next.push(sup.as_str());
+                        }
+                    }
                 }
+                if !next.is_empty() {
+                    levels.push(next.clone());
+                }
+                frontier = next;
+            }
+            levels
+        };
+        let mut levels = levels_of(&types[0]);
+        for t in &types[1..] {
+            let common: HashSet<&str> = levels_of(t).into_iter().flatten().collect();
+            for l in &mut levels {
+                l.retain(|x| common.contains(x));
             }
         }
-        out
+        levels.retain(|l| !l.is_empty());
+        levels
     }
 
     /// [`Self::candidates`] of a recorded call ([`CallRef`]).
@@ -1608,18 +1727,26 @@ impl ProjectIndex {
                     if !same.is_empty() {
                         same
                     } else {
-                        // A top-level function, or a method a type of the caller's file
-                        // inherits from a project supertype (`newWorker(..)` in a class
-                        // extending `BaseWorker`).
-                        let inherited = if jvm {
-                            self.inherited_types(from_path)
-                        } else {
-                            HashSet::new()
-                        };
-                        all.filter(|(_, d)| {
-                            d.type_name.is_empty() || inherited.contains(d.type_name.as_str())
-                        })
-                        .collect()
+                        // A top-level function, or a method the caller's type inherits
+                        // from a project supertype (`newWorker(..)` in a class extending
+                        // `BaseWorker`), from the nearest supertype declaring it.
+                        let mut out: Vec<_> = all
+                            .clone()
+                            .filter(|(_, d)| d.type_name.is_empty())
+                            .collect();
+                        if jvm {
+                            for level in self.inherited_levels(from_path) {
+                                let found: Vec<_> = all
+                                    .clone()
+                                    .filter(|(_, d)| level.contains(&d.type_name.as_str()))
+                                    .collect();
+                                if !found.is_empty() {
+                                    out.extend(found);
+                                    break;
+                                }
+                            }
+                        }
+                        out
                     }
                 }
                 Some(r) => {
@@ -1736,7 +1863,9 @@ impl ProjectIndex {
             .filter(|d| !d.passes_params.is_empty() || !d.type_name.is_empty())
             .map(|d| (d.type_name.as_str(), normalized(&d.type_name)))
             .collect();
-        for _ in 0..16 {
+        // A least fixpoint: every round adds a state, and there are finitely many, so it
+        // ends; no cap, or a long wrapper chain would depend on how files were batched.
+        loop {
             let mut changed = false;
             for n in &names {
                 if NOT_COMBINATORS.contains(&n.as_str()) {
@@ -1970,24 +2099,81 @@ impl ProjectIndex {
     fn propagate_key_params(&mut self) {
         let mut names: Vec<String> = self.functions.keys().cloned().collect();
         names.sort();
-        for _ in 0..16 {
+        // Parameters written under a name the project declares a key are key parameters.
+        let mut named: Vec<(String, usize, usize, String, String)> = Vec::new();
+        for n in &names {
+            for (i, d) in self.functions[n].iter().enumerate() {
+                for (pi, name, q, slot, at) in &d.named_param_writes {
+                    if !d.key_params.iter().any(|(p, _)| p == pi)
+                        && self
+                            .named_key(name, q.as_deref(), *slot, d.jvm, &d.path)
+                            .is_some()
+                    {
+                        let pname = d.param_names.get(*pi).cloned().unwrap_or_default();
+                        named.push((n.clone(), i, *pi, pname, at.clone()));
+                    }
+                }
+            }
+        }
+        for (n, i, p, pname, at) in named {
+            if let Some(d) = self.functions.get_mut(&n).and_then(|v| v.get_mut(i))
+                && !d.key_params.iter().any(|(x, _)| *x == p)
+            {
+                d.key_params.push((p, pname));
+                d.key_param_sinks.push((p, at));
+            }
+        }
+        // Which names each file declares: a free call resolves in its own file first.
+        let declared_in: HashSet<(String, String)> = self
+            .functions
+            .iter()
+            .flat_map(|(n, ds)| ds.iter().map(move |d| (d.path.clone(), n.clone())))
+            .collect();
+        // Files whose types inherit project supertypes (free calls may reach those).
+        let inheriting: HashSet<String> = self
+            .file_types
+            .keys()
+            .filter(|p| !self.inherited_levels(p).is_empty())
+            .cloned()
+            .collect();
+        // A least fixpoint (each round adds a key parameter; finitely many), uncapped so
+        // the result does not depend on how the prefilter batched the files.
+        loop {
             let mut adds: Vec<(String, usize, usize, String, String)> = Vec::new();
+            let mut added: HashSet<(String, usize, usize)> = HashSet::new();
+            let keyed: HashSet<&str> = self
+                .functions
+                .iter()
+                .filter(|(_, ds)| ds.iter().any(|c| !c.key_params.is_empty()))
+                .map(|(n, _)| n.as_str())
+                .collect();
+            // A free positional call from a file that neither declares the callee nor
+            // inherits: its candidates are the same top-level functions from anywhere, so
+            // the answer is shared (callee, arity, position, test source).
+            let mut free_cache: HashMap<(String, usize, usize, bool), Option<String>> =
+                HashMap::new();
             for n in &names {
                 for (i, d) in self.functions[n].iter().enumerate() {
                     for pp in &d.passes_params {
                         if d.key_params.iter().any(|(p, _)| *p == pp.param)
-                            || adds
-                                .iter()
-                                .any(|a| a.0 == *n && a.1 == i && a.2 == pp.param)
+                            || added.contains(&(n.clone(), i, pp.param))
+                            || !keyed.contains(pp.callee.as_str())
                         {
                             continue;
                         }
-                        if !self.with_key_params.contains(&pp.callee)
-                            && !self
-                                .functions
-                                .get(&pp.callee)
-                                .is_some_and(|cs| cs.iter().any(|c| !c.key_params.is_empty()))
-                        {
+                        let free = pp.receiver.is_none()
+                            && pp.receiver_type.is_none()
+                            && pp.arg_name.is_none()
+                            && !inheriting.contains(&d.path)
+                            && !declared_in.contains(&(d.path.clone(), pp.callee.clone()));
+                        let cache_key = (pp.callee.clone(), pp.arity, pp.arg, d.test_source);
+                        if free && let Some(hit) = free_cache.get(&cache_key) {
+                            if let Some(at) = hit.clone() {
+                                let pname =
+                                    d.param_names.get(pp.param).cloned().unwrap_or_default();
+                                added.insert((n.clone(), i, pp.param));
+                                adds.push((n.clone(), i, pp.param, pname, at));
+                            }
                             continue;
                         }
                         let receiver = pp
@@ -1998,7 +2184,7 @@ impl ProjectIndex {
                             &pp.callee,
                             pp.arity,
                             receiver.as_deref(),
-                            None,
+                            pp.receiver_type.as_deref(),
                             &d.path,
                         );
                         // Only a call that resolves by scope (no receiver or `this`: the
@@ -2006,12 +2192,13 @@ impl ProjectIndex {
                         // receiver naming the type, and only when every candidate takes the
                         // key there: a name shared by unrelated classes
                         // (`notifier.sendCriticalAlert(..)`) proves nothing.
-                        let scoped = match receiver.as_deref().map(str::trim) {
-                            None | Some("this" | "self" | "super" | "Self") => true,
-                            Some(r) => cands.iter().all(|(_, c)| {
-                                !c.type_name.is_empty() && receiver_names_type(r, &c.type_name)
-                            }),
-                        };
+                        let scoped = pp.receiver_type.is_some()
+                            || match receiver.as_deref().map(str::trim) {
+                                None | Some("this" | "self" | "super" | "Self") => true,
+                                Some(r) => cands.iter().all(|(_, c)| {
+                                    !c.type_name.is_empty() && receiver_names_type(r, &c.type_name)
+                                }),
+                            };
                         let key_at = |c: &FnDecl| -> Option<String> {
                             let ai = match &pp.arg_name {
                                 Some(nm) => c.param_names.iter().position(|p| p == nm)?,
@@ -2029,8 +2216,12 @@ impl ProjectIndex {
                             && cands.iter().all(|(_, c)| key_at(c).is_some()))
                         .then(|| key_at(cands[0].1))
                         .flatten();
+                        if free {
+                            free_cache.insert(cache_key, hit.clone());
+                        }
                         if let Some(at) = hit {
                             let pname = d.param_names.get(pp.param).cloned().unwrap_or_default();
+                            added.insert((n.clone(), i, pp.param));
                             adds.push((n.clone(), i, pp.param, pname, at));
                         }
                     }
@@ -2279,17 +2470,44 @@ impl ProjectIndex {
     }
 
     /// The key a write under `name` of kind `slot` makes, for code in Java or Kotlin
-    /// (`jvm`) or Rust: the first (by location) constant or route that declares it.
+    /// (`jvm`) or Rust at `from_path`: the first (by location) constant or route that
+    /// declares it. A write qualified with a type (`Props.ID`) needs a constant of that
+    /// type, or a route that qualified the property the same way (or not at all); test
+    /// sources' declarations count only for test sources.
     pub fn named_key(
         &self,
         name: &str,
+        qualifier: Option<&str>,
         slot: crate::classify::SlotKind,
         jvm: bool,
-    ) -> Option<&NamedKey> {
+        from_path: &str,
+    ) -> Option<(&NamedKey, String)> {
+        let test = is_test_source(from_path);
         self.named_keys
             .iter()
             .filter(|k| k.name == name && k.slot == slot && k.jvm == jvm)
-            .min_by(|a, b| a.location.cmp(&b.location))
+            .filter(|k| test || !k.test_source)
+            .filter(|k| match (qualifier, slot) {
+                (None, _) => true,
+                (Some(q), crate::classify::SlotKind::Header) => k.owner == q,
+                (Some(q), crate::classify::SlotKind::ExchangeProperty) => {
+                    k.owner.is_empty() || k.owner == q
+                }
+            })
+            .filter_map(|k| match &k.header_via {
+                None => Some((k, k.header.clone())),
+                // The route named the header by a constant: it must be a key header.
+                Some((q, n)) => self
+                    .named_key(
+                        n,
+                        q.as_deref(),
+                        crate::classify::SlotKind::Header,
+                        jvm,
+                        from_path,
+                    )
+                    .map(|(_, h)| (k, h)),
+            })
+            .min_by(|a, b| a.0.location.cmp(&b.0.location))
     }
 
     /// A view answering helper questions for calls made in `path`.
@@ -2334,6 +2552,10 @@ impl HelperOracle for IndexView<'_> {
 mod tests {
     use super::{exchange_properties_read, is_test_source};
 
+    fn names(v: Vec<(String, String)>) -> Vec<String> {
+        v.into_iter().map(|(_, n)| n).collect()
+    }
+
     #[test]
     fn camel_expressions_name_the_exchange_properties_they_read() {
         for (src, want) in [
@@ -2358,7 +2580,7 @@ mod tests {
             ),
             (r#"simple("${header.ref}")"#, vec![]),
         ] {
-            assert_eq!(exchange_properties_read(src), want, "{src}");
+            assert_eq!(names(exchange_properties_read(src)), want, "{src}");
         }
     }
 

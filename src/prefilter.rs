@@ -803,8 +803,8 @@ pub struct FileDemand {
     /// The file has a catalogue sink.
     pub has_sinks: bool,
     /// Writes under a name another file may declare a key
-    /// ([`crate::classify::NamedWrite`]): name, kind, and whether the file is JVM code.
-    pub named_writes: Vec<(String, crate::classify::SlotKind, bool)>,
+    /// ([`crate::classify::NamedWrite`]): name, qualifier and kind.
+    pub named_writes: Vec<(String, Option<String>, crate::classify::SlotKind)>,
     /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one,
     /// or a catalogue retry lambda with parameters.
     pub has_sources: bool,
@@ -1047,11 +1047,10 @@ impl FileDemand {
             interceptor,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
             named_writes: {
-                let jvm = model.language != crate::model::Language::Rust;
                 let mut w: Vec<_> = facts
                     .named_writes
                     .iter()
-                    .map(|w| (w.name.clone(), w.slot, jvm))
+                    .map(|w| (w.name.clone(), w.qualifier.clone(), w.slot))
                     .collect();
                 w.sort();
                 w.dedup();
@@ -1091,10 +1090,13 @@ impl FileDemand {
     fn keyed(&self, index: &ProjectIndex) -> bool {
         self.has_sinks
             || self.callees.iter().any(|c| index.has_key_params(c))
-            || self
-                .named_writes
-                .iter()
-                .any(|(n, k, jvm)| index.named_key(n, *k, *jvm).is_some())
+            || self.named_writes.iter().any(|(n, q, k)| {
+                let jvm =
+                    Language::from_path(std::path::Path::new(&self.path)) != Some(Language::Rust);
+                index
+                    .named_key(n, q.as_deref(), *k, jvm, &self.path)
+                    .is_some()
+            })
     }
 }
 

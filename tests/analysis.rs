@@ -1268,3 +1268,158 @@ public class Workers extends BaseWorker {
         ]
     );
 }
+
+#[test]
+fn named_keys_resolve_by_declaring_type_import_and_source_set_and_inherit_from_the_nearest_type() {
+    let dir = project(
+        "named_keys_precision",
+        &[
+            (
+                "src/main/java/hub/GsmaProps.java",
+                r#"package hub;
+public final class GsmaProps {
+    public static final String CLIENT_CORRELATION_ID = "X-CorrelationID";
+    public static final String REFERENCE_HEADER = "X-Reference-Id";
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/TraceProps.java",
+                r#"package hub;
+public final class TraceProps {
+    public static final String CLIENT_CORRELATION_ID = "X-Trace-Id";
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Routes.java",
+                r#"package hub;
+import org.apache.camel.builder.RouteBuilder;
+public class Routes extends RouteBuilder {
+    public void configure() {
+        from("direct:pay")
+            .setHeader(GsmaProps.REFERENCE_HEADER, simple("${exchangeProperty." + Keys.REF + "}"))
+            .to("https://momo.example/requesttopay");
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Gsma.java",
+                r#"package hub;
+import org.springframework.http.HttpHeaders;
+public class Gsma {
+    public HttpHeaders headers(String cid) {
+        HttpHeaders h = new HttpHeaders();
+        h.add(GsmaProps.CLIENT_CORRELATION_ID, cid);
+        return h;
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/KeyBase.java",
+                r#"package hub;
+import org.springframework.http.HttpHeaders;
+public abstract class KeyBase {
+    public void submit(String key) {
+        HttpHeaders h = new HttpHeaders();
+        h.set("Idempotency-Key", key);
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Middle.java",
+                r#"package hub;
+public abstract class Middle extends KeyBase {
+    @Override
+    public void submit(String note) { System.out.println(note); }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Workers.java",
+                r#"package hub;
+import java.util.UUID;
+import org.apache.camel.Exchange;
+import org.springframework.http.HttpHeaders;
+public class Workers {
+    private Gsma gsma;
+    void setup(io.camunda.zeebe.client.ZeebeClient zeebeClient) {
+        zeebeClient.newWorker().jobType("a").handler((client, job) -> {
+            HttpHeaders h = new HttpHeaders();
+            h.add(TraceProps.CLIENT_CORRELATION_ID, UUID.randomUUID().toString());
+            h.add(GsmaProps.CLIENT_CORRELATION_ID, UUID.randomUUID().toString());
+            gsma.headers(UUID.randomUUID().toString());
+            Exchange exchange = null;
+            exchange.setProperty(Keys.REF, UUID.randomUUID());
+            for (String header : java.util.List.of("X-A", "X-B")) {
+                h.add(header, UUID.randomUUID().toString());
+            }
+        }).open();
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Plain.java",
+                r#"package hub;
+import java.util.UUID;
+public class Plain {
+    void setup(io.camunda.zeebe.client.ZeebeClient zeebeClient) {
+        zeebeClient.newWorker().jobType("b").handler((client, job) -> {
+            System.setProperty(Keys.REF, UUID.randomUUID().toString());
+        }).open();
+    }
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Leaf.java",
+                r#"package hub;
+import java.util.UUID;
+public class Leaf extends Middle {
+    @org.springframework.retry.annotation.Retryable
+    void run() {
+        submit(UUID.randomUUID().toString());
+    }
+}
+"#,
+            ),
+            (
+                "src/test/java/hub/TestProps.java",
+                r#"package hub;
+public final class TestProps {
+    public static final String AUDIT = "Idempotency-Key";
+}
+"#,
+            ),
+            (
+                "src/main/java/hub/Audit.java",
+                r#"package hub;
+import java.util.UUID;
+import org.springframework.http.HttpHeaders;
+public class Audit {
+    @org.springframework.retry.annotation.Retryable
+    void run() {
+        new HttpHeaders().add(AUDIT, UUID.randomUUID().toString());
+    }
+}
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let w = "src/main/java/hub/Workers.java".to_string();
+    // Only GsmaProps' constant (line 11), the helper writing under it (12) and the
+    // property the route reads through a constant header name (14).
+    assert_eq!(
+        got,
+        vec![
+            (w.clone(), 11, "key-in-retry-scope".to_string()),
+            (w.clone(), 12, "key-in-retry-scope".to_string()),
+            (w.clone(), 14, "key-in-retry-scope".to_string()),
+        ]
+    );
+}

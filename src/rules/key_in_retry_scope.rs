@@ -21,21 +21,24 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             kf.sink_label
         );
         let before = ctx.before_boundary(b);
-        let help = match ctx.local_holding(kf.origin.span, b) {
-            Some(binding) => format!(
-                "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`) and keep it; at least move the declaration of `{}` (line {}) out of the retry so every attempt reuses one key",
-                ctx.derive_example(),
-                ctx.mint_example(),
-                binding.name,
-                ctx.line_of(binding.span.start),
-            ),
-            None => format!(
-                "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`); at least hoist it — add `{}` there and use `{}` inside",
-                ctx.derive_example(),
-                ctx.mint_example(),
-                ctx.hoist_line(&ctx.hoist_expr(kf)),
-                ctx.key_local(),
-            ),
+        let help = match whole_method_help(ctx, b) {
+            Some(h) => h,
+            None => match ctx.local_holding(kf.origin.span, b) {
+                Some(binding) => format!(
+                    "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`) and keep it; at least move the declaration of `{}` (line {}) out of the retry so every attempt reuses one key",
+                    ctx.derive_example(),
+                    ctx.mint_example(),
+                    binding.name,
+                    ctx.line_of(binding.span.start),
+                ),
+                None => format!(
+                    "compute the key once, {before}: derive it from the operation's identity (`{}`), or mint it once when the intent is formed (`{}`); at least hoist it — add `{}` there and use `{}` inside",
+                    ctx.derive_example(),
+                    ctx.mint_example(),
+                    ctx.hoist_line(&ctx.hoist_expr(kf)),
+                    ctx.key_local(),
+                ),
+            },
         };
         out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
     }
@@ -49,14 +52,31 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
             mc.mints_phrase(call)
         );
-        let help = format!(
+        let help = whole_method_help(ctx, mc.boundary).unwrap_or_else(|| format!(
             "create the key once, {} (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so every attempt reuses it",
             ctx.before_boundary(mc.boundary),
             ctx.derive_example(),
             ctx.mint_example(),
             call.callee
-        );
+        ));
         let sink = format!("the key `{}()` mints", super::helper_name(call));
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
     }
+}
+
+/// The help for a boundary that is a whole function run again per attempt (`@Retryable`,
+/// a listener method, a self-retrying method): nothing inside it runs once, so the key
+/// must come from the caller as a parameter; a declaration "before" the method would be a
+/// field shared by every operation.
+fn whole_method_help(ctx: &Ctx, b: crate::model::ScopeId) -> Option<String> {
+    let crate::model::ScopeKind::Function(f) = &ctx.model.scopes[b].kind else {
+        return None;
+    };
+    let key = ctx.key_local();
+    Some(format!(
+        "every attempt runs the whole of `{name}()`, so the key must come from its caller: add a parameter `{key}` to `{name}()`, have the caller compute it once per operation (`{}`, or `{}` when the intent is formed) and pass the same value on every call, and use `{key}` here (a key declared beside the method, as a field, would be shared by every operation)",
+        ctx.derive_example(),
+        ctx.mint_example(),
+        name = f.name,
+    ))
 }

@@ -500,22 +500,25 @@ pub fn flows(ctx: &Ctx) -> Flows {
     // Writes under a name another file declares a key: a header constant, or a Camel
     // exchange property a route copies into a key header.
     for w in &ctx.facts.named_writes {
-        let Some(k) =
-            ctx.index
-                .named_key(&w.name, w.slot, m.language != crate::model::Language::Rust)
-        else {
+        let Some((k, header)) = ctx.index.named_key(
+            &w.name,
+            w.qualifier.as_deref(),
+            w.slot,
+            m.language != crate::model::Language::Rust,
+            ctx.path,
+        ) else {
             continue;
         };
         let label = match w.slot {
             crate::classify::SlotKind::Header => {
                 format!(
                     "the `{}` header (`{}`, declared at {})",
-                    k.header, w.name, k.location
+                    header, w.name, k.location
                 )
             }
             crate::classify::SlotKind::ExchangeProperty => format!(
                 "the exchange property `{}`, which the route at {} sends as the `{}` header",
-                w.name, k.location, k.header
+                w.name, k.location, header
             ),
         };
         sinks.push((w.value, w.scope, label, Some(w.call)));
