@@ -611,18 +611,40 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
         if text[delete_end..].starts_with('\n') {
             delete_end += 1;
         }
+        // In Rust an attempt that passes the key by value (`.header(NAME, key)`) would move
+        // it out of the hoisted declaration: every such argument becomes `key.clone()`.
+        let mut clones = Vec::new();
+        if rust {
+            for call in &m.calls {
+                for a in &call.args {
+                    let v = &m.values[a.value];
+                    if a.lambda.is_none()
+                        && m.scopes[b].span.contains(v.span)
+                        && v.span.start > binding.span.end
+                        && text.get(v.span.start..v.span.end) == Some(binding.name.as_str())
+                    {
+                        clones.push(edit(
+                            ctx,
+                            v.span.start,
+                            v.span.end,
+                            format!("{}.clone()", binding.name),
+                        ));
+                    }
+                }
+            }
+        }
         let (applicability, reason) = if rust {
             (
                 Applicability::Unsafe,
                 Some(if matches!(m.scopes[b].kind, ScopeKind::Loop(_)) {
                     // A retry loop has no closure: the key now lives across iterations.
                     format!(
-                        "in Rust the loop now uses `{0}` declared before it instead of creating it on every iteration: where an iteration moves it (a `String` argument, a value kept by the request), the next iteration does not compile until you pass `{0}.clone()`",
+                        "in Rust the loop now uses `{0}` declared before it instead of creating it on every iteration: arguments that pass `{0}` by value are changed to `{0}.clone()`, but another use that moves it (a struct field, a `move` closure) does not compile until you clone it there too",
                         binding.name
                     )
                 } else {
                     format!(
-                        "in Rust the retried closure now borrows `{}` from outside instead of creating it: where it needs an owned value (a `move` closure, a `String` argument), it does not compile until you add `.clone()` or `move`",
+                        "in Rust the retried closure now borrows `{0}` from outside instead of creating it: arguments that pass `{0}` by value are changed to `{0}.clone()`, but where the closure needs an owned value otherwise (a `move` closure, a struct field), it does not compile until you add `.clone()` or `move`",
                         binding.name
                     )
                 }),
@@ -647,10 +669,14 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
                 "move the declaration of `{}` before {} so every attempt reuses one key",
                 binding.name, bd.label
             ),
-            edits: vec![
-                edit(ctx, insert_at, insert_at, format!("{moved}{sep}")),
-                edit(ctx, decl_start, delete_end, String::new()),
-            ],
+            edits: {
+                let mut e = vec![
+                    edit(ctx, insert_at, insert_at, format!("{moved}{sep}")),
+                    edit(ctx, decl_start, delete_end, String::new()),
+                ];
+                e.extend(clones);
+                e
+            },
         });
     }
 
