@@ -386,6 +386,11 @@ pub struct BoundaryEntry {
     /// (`@Handler`) stand for one framework's.
     #[serde(default)]
     pub imports: Vec<String>,
+    /// For the `lambda-arg` form: the 0-based argument positions that run per attempt
+    /// (`RetryTemplate.execute(retryCallback, recoveryCallback)`: `[0]`, the recovery
+    /// callback runs once, after the last attempt). Empty: every lambda argument.
+    #[serde(default)]
+    pub lambda_args: Vec<usize>,
     /// The entry comes from a user's configuration: its `label` is added to the finding's
     /// description of the boundary when that does not already say it.
     #[serde(skip)]
@@ -637,6 +642,7 @@ const TABLES: &[(&str, Shape)] = &[
             "inert_with",
             "async_return_types",
             "imports",
+            "lambda_args",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

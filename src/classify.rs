@@ -369,7 +369,10 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             targets.push((l, false));
                         }
                     } else {
-                        for arg in &call.args {
+                        for (ai, arg) in call.args.iter().enumerate() {
+                            if !entry.lambda_args.is_empty() && !entry.lambda_args.contains(&ai) {
+                                continue;
+                            }
                             if let Some(l) = arg.lambda {
                                 targets.push((l, is_trailing_lambda(model, call, l)));
                             } else if let Some(l) = model.values[arg.value]

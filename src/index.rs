@@ -1131,7 +1131,10 @@ fn infer_boundary_params(
         let Some(d) = decls.get_mut(&fi) else {
             continue;
         };
-        for arg in &call.args {
+        for (ai, arg) in call.args.iter().enumerate() {
+            if !entry.lambda_args.is_empty() && !entry.lambda_args.contains(&ai) {
+                continue;
+            }
             let v = &model.values[arg.value];
             let Some(pi) = f.params.iter().position(|p| {
                 !p.name.is_empty()
