@@ -639,7 +639,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
                 Some(if matches!(m.scopes[b].kind, ScopeKind::Loop(_)) {
                     // A retry loop has no closure: the key now lives across iterations.
                     format!(
-                        "in Rust the loop now uses `{0}` declared before it instead of creating it on every iteration: arguments that pass `{0}` by value are changed to `{0}.clone()`, but another use that moves it (a struct field, a `move` closure) does not compile until you clone it there too",
+                        "in Rust the loop now uses `{0}` declared before it instead of creating it on every iteration: arguments that pass `{0}` by value are changed to `{0}.clone()`, but another use that moves it (a struct field, a value captured by `move`) does not compile until you clone it there too",
                         binding.name
                     )
                 } else {
