@@ -91,6 +91,8 @@ const VERSION: &str = env!("IDEMLINT_VERSION");
 #[command(
     name = "idemlint",
     version = VERSION,
+    // The command is optional (`check` is the default, see `main`'s argument rewrite).
+    override_usage = "idemlint [COMMAND] [OPTIONS] [PATH]...",
     about = "Finds idempotency keys that are generated again on every retry attempt",
     long_about = "Finds idempotency keys that are generated again on every retry attempt.\n\n`check` is the default command: `idemlint src/` is `idemlint check src/`, and `idemlint` alone checks the current directory.",
     // `-h` shows `about` and `after_help`, `--help` `long_about` and `after_long_help`:
