@@ -1385,6 +1385,7 @@ mod tests {
                 let v = match (*name, *k) {
                     ("source", "kind") => "\"random\"".to_string(),
                     ("lock", "form") => "\"call\"".to_string(),
+                    ("boundary", "lambda_args") => "[0]".to_string(),
                     ("keys", "typed_fields") => {
                         "[{ names = [\"x\"], types = [\"T\"] }]".to_string()
                     }
