@@ -402,6 +402,14 @@ pub struct BoundaryEntry {
     pub call: CallMatch,
 }
 
+impl BoundaryEntry {
+    /// Whether the lambda at 0-based argument position `arg` of a matching `lambda-arg`
+    /// call runs per attempt ([`Self::lambda_args`]; every position when it is empty).
+    pub fn runs_lambda_at(&self, arg: usize) -> bool {
+        self.lambda_args.is_empty() || self.lambda_args.contains(&arg)
+    }
+}
+
 /// Where interceptors / middlewares are registered, to learn their stage and order.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

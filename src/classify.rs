@@ -317,7 +317,7 @@ pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bo
 
 /// True when `text` has an `import` (Java, Kotlin) or `use` (Rust) line whose path starts
 /// with one of `prefixes`.
-pub(crate) fn imports_any(text: &str, prefixes: &[String]) -> bool {
+fn imports_any(text: &str, prefixes: &[String]) -> bool {
     text.lines().any(|line| {
         let l = line.trim_start();
         let path = l
@@ -332,14 +332,23 @@ pub(crate) fn imports_any(text: &str, prefixes: &[String]) -> bool {
     })
 }
 
-fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
-    let lang = model.language;
-    let entries: Vec<&BoundaryEntry> = cat
-        .boundaries
+/// The catalogue's boundary entries that apply to a file of `lang` with this text: their
+/// `langs` include it (or are empty) and, when they list `imports`, the file imports one.
+pub(crate) fn applicable_boundaries<'c>(
+    cat: &'c Catalogue,
+    lang: Language,
+    text: &str,
+) -> Vec<&'c BoundaryEntry> {
+    cat.boundaries
         .iter()
         .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
         .filter(|b| b.imports.is_empty() || imports_any(text, &b.imports))
-        .collect();
+        .collect()
+}
+
+fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
+    let lang = model.language;
+    let entries = applicable_boundaries(cat, lang, text);
     let set = |facts: &mut FileFacts, scope: ScopeId, b: Boundary| {
         if facts.boundaries[scope].is_none() {
             facts.boundaries[scope] = Some(b);
@@ -370,7 +379,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         }
                     } else {
                         for (ai, arg) in call.args.iter().enumerate() {
-                            if !entry.lambda_args.is_empty() && !entry.lambda_args.contains(&ai) {
+                            if !entry.runs_lambda_at(ai) {
                                 continue;
                             }
                             if let Some(l) = arg.lambda {

@@ -191,6 +191,18 @@ pub struct PassedParam {
     pub at: String,
 }
 
+impl PassedParam {
+    /// The 0-based parameter of a declaration `c` of the callee that the argument binds:
+    /// by name for a Kotlin named argument (`None` when `c` has no such parameter), else
+    /// by position.
+    fn position_in(&self, c: &FnDecl) -> Option<usize> {
+        match &self.arg_name {
+            Some(nm) => c.param_names.iter().position(|p| p == nm),
+            None => Some(self.arg),
+        }
+    }
+}
+
 /// Annotations that declare a method as an HTTP call of a client interface (Retrofit,
 /// Feign, Spring HTTP interfaces).
 const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
@@ -1093,15 +1105,10 @@ fn infer_boundary_params(
     decls: &mut HashMap<ScopeId, FnDecl>,
 ) {
     let lang = model.language;
-    let entries: Vec<&crate::catalogue::BoundaryEntry> = cat
-        .boundaries
-        .iter()
-        .filter(|b| {
-            b.form == crate::catalogue::BoundaryForm::LambdaArg && !b.requires_nonlocal_return
-        })
-        .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
-        .filter(|b| b.imports.is_empty() || crate::classify::imports_any(text, &b.imports))
-        .collect();
+    let mut entries = crate::classify::applicable_boundaries(cat, lang, text);
+    entries.retain(|b| {
+        b.form == crate::catalogue::BoundaryForm::LambdaArg && !b.requires_nonlocal_return
+    });
     if entries.is_empty() {
         return;
     }
@@ -1132,7 +1139,7 @@ fn infer_boundary_params(
             continue;
         };
         for (ai, arg) in call.args.iter().enumerate() {
-            if !entry.lambda_args.is_empty() && !entry.lambda_args.contains(&ai) {
+            if !entry.runs_lambda_at(ai) {
                 continue;
             }
             let v = &model.values[arg.value];
@@ -1890,21 +1897,14 @@ impl ProjectIndex {
                         let fits = |c: &FnDecl| arity_ok(c, pp.arity) && c.jvm == d.jvm;
                         // Does declaration `j` of the callee retry the argument?
                         let retries = |j: usize, c: &FnDecl| -> bool {
-                            let ai = match &pp.arg_name {
-                                Some(nm) => match c.param_names.iter().position(|p| p == nm) {
-                                    Some(p) => p,
-                                    None => return false,
-                                },
-                                None => pp.arg,
+                            let Some(ai) = pp.position_in(c) else {
+                                return false;
                             };
                             self.retry[callee][j].iter().any(|(x, _, _)| *x == ai)
                         };
                         // The boundary the first retrying declaration hands it to.
                         let via = |j: usize, c: &FnDecl| -> Option<ParamBoundary> {
-                            let ai = match &pp.arg_name {
-                                Some(nm) => c.param_names.iter().position(|p| p == nm)?,
-                                None => pp.arg,
-                            };
+                            let ai = pp.position_in(c)?;
                             self.retry[callee][j]
                                 .iter()
                                 .find(|(x, _, _)| *x == ai)
@@ -2203,10 +2203,7 @@ impl ProjectIndex {
                                 }),
                             };
                         let key_at = |c: &FnDecl| -> Option<String> {
-                            let ai = match &pp.arg_name {
-                                Some(nm) => c.param_names.iter().position(|p| p == nm)?,
-                                None => pp.arg,
-                            };
+                            let ai = pp.position_in(c)?;
                             c.key_params.iter().any(|(x, _)| *x == ai).then(|| {
                                 c.key_param_sinks
                                     .iter()
