@@ -290,6 +290,17 @@ pub fn write_atomic(
                     .map_err(|e| format!("could not create its directory: {e}"))?;
             }
             match std::fs::symlink_metadata(path) {
+                // A link to a device, pipe or socket (`/dev/stdout` → `/proc/self/fd/1`)
+                // names a stream, not a file: replacing the link would break it for
+                // everyone, so it is refused like the stream itself.
+                Ok(m)
+                    if m.file_type().is_symlink()
+                        && std::fs::metadata(path).is_ok_and(|t| !t.is_file()) =>
+                {
+                    return Err(
+                        "it is a link to something that is not a regular file (use `-` for standard output)".into(),
+                    );
+                }
                 Ok(m) if m.file_type().is_symlink() || m.is_file() => {}
                 Ok(_) => {
                     return Err(

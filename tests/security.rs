@@ -284,6 +284,38 @@ fn outputs_do_not_follow_symbolic_links() {
     assert!(tree.join("out/deep/report.txt").is_file());
 }
 
+/// A named output that is a link to a stream (`/dev/stdout` is a link to
+/// `/proc/self/fd/1`) is refused, not replaced by a regular file: replacing it would break
+/// that stream for every later program.
+#[test]
+fn outputs_never_replace_links_to_devices_or_pipes() {
+    let root = scratch("output_device_links");
+    write(&root, "Pay.kt", PAY);
+    mkfifo(&root.join("pipe"));
+    let dev = root.join("to-dev-null");
+    let fifo = root.join("to-pipe");
+    link("/dev/null", &dev);
+    link(root.join("pipe"), &fifo);
+    for out in [&dev, &fifo] {
+        let abs = out.to_str().unwrap();
+        let o = run(
+            &root,
+            &["check", "Pay.kt", "--format", "json", "--output", abs],
+        );
+        assert_eq!(o.code, 2, "{abs}: {}", o.stderr);
+        assert!(o.stderr.contains("not a regular file"), "{}", o.stderr);
+        let o = run(&root, &["check", "Pay.kt", "--write-baseline", abs]);
+        assert_eq!(o.code, 2, "{abs}: {}", o.stderr);
+        assert!(
+            std::fs::symlink_metadata(out)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "{abs} was replaced"
+        );
+    }
+}
+
 /// Item 5: files whose displayed names would coincide are both analysed, and `--fix`
 /// writes each file at its real path.
 #[test]

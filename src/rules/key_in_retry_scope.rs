@@ -21,7 +21,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             kf.sink_label
         );
         let before = ctx.before_boundary(b);
-        let help = match whole_method_help(ctx, b) {
+        let help = match redelivery_help(ctx, b).or_else(|| whole_method_help(ctx, b)) {
             Some(h) => h,
             None => match ctx.local_holding(kf.origin.span, b) {
                 Some(binding) => format!(
@@ -52,7 +52,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
             mc.mints_phrase(call)
         );
-        let help = whole_method_help(ctx, mc.boundary).unwrap_or_else(|| format!(
+        let help = redelivery_help(ctx, mc.boundary)
+            .or_else(|| whole_method_help(ctx, mc.boundary))
+            .unwrap_or_else(|| format!(
             "create the key once, {} (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so every attempt reuses it",
             ctx.before_boundary(mc.boundary),
             ctx.derive_example(),
@@ -79,4 +81,17 @@ fn whole_method_help(ctx: &Ctx, b: crate::model::ScopeId) -> Option<String> {
         ctx.mint_example(),
         name = f.name,
     ))
+}
+
+/// The help for a boundary that runs once per message or job and again when it is
+/// redelivered (a listener, a job handler): the key must come from what is handled, since
+/// a key computed before the boundary would be shared by every message or job.
+fn redelivery_help(ctx: &Ctx, b: crate::model::ScopeId) -> Option<String> {
+    (ctx.boundary(b).flavor == "redelivery").then(|| {
+        format!(
+            "derive the key from the message or job being handled, so a redelivery sends the same key: its business id, or the broker's or engine's id for it (`{}` with that id); a key computed before {} would be shared by every message or job it handles",
+            ctx.derive_example(),
+            ctx.boundary(b).label.split(", which ").next().unwrap_or_default()
+        )
+    })
 }
