@@ -112,7 +112,7 @@ def main():
     exp_hit = collections.Counter()
     fnd_total = collections.Counter()  # lang -> findings in labelled files
     fnd_ok = collections.Counter()
-    misses, fps, unclassified, u_false = [], [], [], []
+    misses, fps, unclassified, u_false, u_true = [], [], [], [], []
     u_tp = u_fp = 0
     u_by_rule = collections.Counter()
     seconds = {}
@@ -173,6 +173,7 @@ def main():
                     unclassified.append(f"{repo} {path}:{g['line']} {g['rule']}: {g['message'][:200]}")
                 elif v["verdict"] == "tp":
                     u_tp += 1
+                    u_true.append(f"{repo} {path}:{g['line']} {g['rule']}")
                 else:
                     u_fp += 1
                     u_false.append(f"{repo} {path}:{g['line']} {g['rule']}: {v.get('reason', '')[:120]}")
@@ -222,6 +223,7 @@ def main():
                 "findings_labelled": sum(fnd_total.values()),
                 "correct": sum(fnd_ok.values()),
                 "unlabelled_tp": u_tp,
+                "unlabelled_true_positives": u_true,
                 "unlabelled_fp": u_fp,
                 "unclassified": len(unclassified),
                 "unclassified_findings": unclassified,

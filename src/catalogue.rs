@@ -405,6 +405,18 @@ pub struct BoundaryEntry {
 impl BoundaryEntry {
     /// Whether the lambda at 0-based argument position `arg` of a matching `lambda-arg`
     /// call runs per attempt ([`Self::lambda_args`]; every position when it is empty).
+    /// The entry recognises a team's own helper by its name alone (`callee_glob` such as
+    /// `withRetry*`, no exact callee, receiver or import): where the project declares that
+    /// helper, its body says better how it re-runs the lambda
+    /// ([`crate::index::apply_inferred_boundaries`]).
+    pub fn matches_by_name_only(&self) -> bool {
+        !self.call.callee_glob.is_empty()
+            && self.call.callee.is_empty()
+            && self.call.receiver.is_empty()
+            && self.call.receiver_contains.is_empty()
+            && self.imports.is_empty()
+    }
+
     pub fn runs_lambda_at(&self, arg: usize) -> bool {
         self.lambda_args.is_empty() || self.lambda_args.contains(&arg)
     }

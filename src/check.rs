@@ -805,7 +805,7 @@ pub fn check_text_with(
         let errors = parse_errors(&c, text, &lines, &model);
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
         let index = ProjectIndex::build(vec![summary]);
-        crate::index::apply_inferred_boundaries(&model, &mut facts, &index, &c.display);
+        crate::index::apply_inferred_boundaries(&model, &mut facts, &index, &c.display, cat);
         let ctx = Ctx {
             path: &c.display,
             text,
@@ -1628,7 +1628,13 @@ fn check_one(
         crate::flow::reset_budget();
         let lines = LineIndex::new(&text);
         let (model, mut facts) = analyse_text(c.language, &text, &config.catalogue);
-        crate::index::apply_inferred_boundaries(&model, &mut facts, index, &c.display);
+        crate::index::apply_inferred_boundaries(
+            &model,
+            &mut facts,
+            index,
+            &c.display,
+            &config.catalogue,
+        );
         let ctx = Ctx {
             path: &c.display,
             text: &text,
@@ -1742,7 +1748,13 @@ fn verify_fixes(
             if m2.errors.len() > model.errors.len() {
                 reasons.push("the file would no longer parse after the edit".into());
             } else {
-                crate::index::apply_inferred_boundaries(&m2, &mut facts2, index, &c.display);
+                crate::index::apply_inferred_boundaries(
+                    &m2,
+                    &mut facts2,
+                    index,
+                    &c.display,
+                    &config.catalogue,
+                );
                 let ctx = Ctx {
                     path: &c.display,
                     text: &new,

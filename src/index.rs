@@ -90,6 +90,10 @@ pub struct FnDecl {
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
     /// position and the reason, "calls `block` again after a failure (path:line)".
     pub retry_params: Vec<(usize, String)>,
+    /// Of [`Self::retry_params`], those the function calls again only after the call
+    /// throws: it returns the call's result unchanged (`return block()` in the loop), so a
+    /// failure the block handles itself is never retried.
+    pub retry_on_throw: Vec<usize>,
     /// Parameters passed unchanged where a catalogue boundary takes its lambda
     /// (`.handler(handler)` of a Zeebe worker chain, `retryTemplate.execute(callback)`):
     /// the library runs them as that boundary does. 0-based position, the reason, and the
@@ -107,6 +111,16 @@ pub struct FnDecl {
     /// client interface (Retrofit `@GET`/`@POST`/…, Feign `@RequestLine`, Spring
     /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
     pub http: bool,
+    /// A key sink or a library call that mints its own key lies in the body outside a
+    /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
+    pub sink_unhandled: bool,
+    /// 0-based positions in [`Self::call_refs`] of the calls made inside a `try` that
+    /// catches every exception: their failures do not leave the function.
+    pub handled_calls: Vec<u32>,
+    /// Key parameters that reach a key sink of the body inside a `try` that catches every
+    /// exception, and those that reach one outside such a `try` (0-based positions).
+    pub param_sinks_handled: Vec<usize>,
+    pub param_sinks_unhandled: Vec<usize>,
 }
 
 /// The catalogue boundary a function hands one of its parameters to (see
@@ -118,6 +132,13 @@ pub struct ParamBoundary {
     pub entry: String,
     pub flavor: String,
 }
+
+/// Catalogue-entry id of boundaries inferred from a project retry combinator.
+pub const INFERRED_COMBINATOR: &str = "inferred.retry-combinator";
+
+/// Flavor of an inferred combinator that runs its block again only after the block throws
+/// ([`FnDecl::retry_on_throw`]).
+pub const RETRY_ON_THROW: &str = "retry-on-throw";
 
 /// How a declaration runs one of its parameters per attempt: 0-based position, the
 /// reason, and the catalogue boundary it is handed to (`None`: the function retries it
@@ -189,6 +210,8 @@ pub struct PassedParam {
     pub receiver_type: Option<String>,
     /// `path:line` of the call.
     pub at: String,
+    /// The call sits in a `try` that catches every exception.
+    pub handled: bool,
 }
 
 impl PassedParam {
@@ -450,6 +473,9 @@ pub fn summarize(
         let rec = Recorder::default();
         let origins = flow.origins(sink.value, &rec);
         let Some(d) = decls.get_mut(&f) else { continue };
+        let sink_handled =
+            model.failure_caught_all(model.values[sink.value].span.start, model.scopes[f].span);
+        d.sink_unhandled |= !sink_handled;
         if d.mints.is_none()
             && let Some(o) = origins.first()
         {
@@ -469,6 +495,13 @@ pub fn summarize(
                 let binding = &model.bindings[b];
                 if binding.scope != f {
                     continue;
+                }
+                if let Some(pi) = info.params.iter().position(|p| p.name == binding.name) {
+                    if sink_handled {
+                        d.param_sinks_handled.push(pi);
+                    } else {
+                        d.param_sinks_unhandled.push(pi);
+                    }
                 }
                 if let Some(pi) = info.params.iter().position(|p| p.name == binding.name)
                     && !d.key_params.iter().any(|(i, _)| *i == pi)
@@ -516,6 +549,9 @@ pub fn summarize(
             continue;
         };
         let e = &cat.minting_calls[*entry];
+        if let Some(d) = decls.get_mut(&f) {
+            d.sink_unhandled |= !model.failure_caught_all(call.span.start, model.scopes[f].span);
+        }
         if let Some(d) = decls.get_mut(&f)
             && d.mints.is_none()
         {
@@ -570,6 +606,9 @@ pub fn summarize(
                 )
             {
                 d.self_calls.push(call.callee.clone());
+            }
+            if model.failure_caught_all(call.span.start, model.scopes[f].span) {
+                d.handled_calls.push(d.call_refs.len() as u32);
             }
             d.call_refs.push(CallRef::of(call));
             for mut c in candidates {
@@ -1048,6 +1087,16 @@ fn infer_retry_params(
                     if let Some(how) = retried
                         && !d.retry_params.iter().any(|(i, _)| *i == pi)
                     {
+                        // `return block()` (Java, Kotlin): the result leaves at once, so
+                        // only an exception thrown by the block makes another attempt.
+                        if model.language != Language::Rust
+                            && model
+                                .returns
+                                .iter()
+                                .any(|r| model.values[r.value].span == call.span)
+                        {
+                            d.retry_on_throw.push(pi);
+                        }
                         let at = location(path, lines, text, call.span.start);
                         d.retry_params.push((
                             pi,
@@ -1082,6 +1131,7 @@ fn infer_retry_params(
                             receiver: crate::catalogue::receiver_text(call),
                             receiver_type: call.receiver_type.clone(),
                             at,
+                            handled: model.failure_caught_all(call.span.start, s.span),
                         });
                     }
                 }
@@ -1182,6 +1232,7 @@ pub fn apply_inferred_boundaries(
     facts: &mut FileFacts,
     index: &ProjectIndex,
     path: &str,
+    cat: &Catalogue,
 ) {
     use crate::classify::{Boundary, call_label, is_trailing_lambda, lambda_bound_to};
     for (cid, call) in model.calls.iter().enumerate() {
@@ -1196,7 +1247,20 @@ pub fn apply_inferred_boundaries(
                     .and_then(|n| lambda_bound_to(model, n, arg.span.start))
             });
             let Some(l) = lambda else { continue };
-            if facts.boundaries[l].is_some() {
+            // A boundary the catalogue found by the helper's name alone is refined by the
+            // project's declaration of that helper when it retries only after a throw.
+            if let Some(b) = &mut facts.boundaries[l] {
+                let by_name = cat
+                    .boundaries
+                    .iter()
+                    .any(|e| e.id == b.entry && e.matches_by_name_only());
+                if by_name
+                    && b.kind == crate::catalogue::BoundaryKind::Retry
+                    && let Some((_, Some(via))) = index.retried_arg(call, ai, path)
+                    && via.flavor == RETRY_ON_THROW
+                {
+                    b.flavor = via.flavor;
+                }
                 continue;
             }
             let Some((why, via)) = index.retried_arg(call, ai, path) else {
@@ -1207,7 +1271,7 @@ pub fn apply_inferred_boundaries(
                 Some(b) => (b.kind, b.entry, b.flavor),
                 None => (
                     crate::catalogue::BoundaryKind::Retry,
-                    "inferred.retry-combinator".to_string(),
+                    INFERRED_COMBINATOR.to_string(),
                     "retry".to_string(),
                 ),
             };
@@ -1378,6 +1442,12 @@ pub struct ProjectIndex {
     /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
     /// by passing them to a combinator (see [`FnDecl::retry_params`]).
     retry: HashMap<String, Vec<Vec<RetryState>>>,
+    /// Per declaration (parallel to `functions[name]`): it mints a key, and every way the
+    /// key leaves for the wire sits in a `try` that catches every exception, in the body
+    /// or in the helpers it calls ([`ProjectIndex::resolve_handled`]).
+    mint_handled: HashMap<String, Vec<bool>>,
+    /// Per declaration: the key parameters whose every sink sits in such a `try`.
+    key_params_handled: HashMap<String, Vec<Vec<usize>>>,
 }
 
 /// True when a function declaration's text has no body: Java and Rust declarations that
@@ -1605,6 +1675,7 @@ impl ProjectIndex {
         idx.propagate_key_params();
         idx.resolve();
         idx.resolve_retry();
+        idx.resolve_handled();
         let sites = std::mem::take(&mut idx.retry_sites);
         idx.http_retry_sites = idx.http_retry_sites(&sites);
         idx.retry_sites = sites;
@@ -1853,7 +1924,14 @@ impl ProjectIndex {
                     let mut st: Vec<RetryState> = d
                         .retry_params
                         .iter()
-                        .map(|(p, why)| (*p, why.clone(), None))
+                        .map(|(p, why)| {
+                            let on_throw = d.retry_on_throw.contains(p).then(|| ParamBoundary {
+                                kind: crate::catalogue::BoundaryKind::Retry,
+                                entry: INFERRED_COMBINATOR.to_string(),
+                                flavor: RETRY_ON_THROW.to_string(),
+                            });
+                            (*p, why.clone(), on_throw)
+                        })
                         .collect();
                     for (p, why, b) in &d.boundary_params {
                         if !st.iter().any(|(x, _, _)| x == p) {
@@ -1941,7 +2019,8 @@ impl ProjectIndex {
                                 .iter()
                                 .find(|(j, c)| retries(*j, c))
                                 .and_then(|(j, c)| via(*j, c));
-                            let how = if b.is_some() {
+                            let how = if b.as_ref().is_some_and(|b| b.entry != INFERRED_COMBINATOR)
+                            {
                                 "runs it per attempt"
                             } else {
                                 "retries it"
@@ -1965,6 +2044,190 @@ impl ProjectIndex {
                 break;
             }
         }
+    }
+
+    /// Which mints and key parameters leave for the wire only inside a `try` that catches
+    /// every exception ([`crate::model::FileModel::catch_all`]), in the function or in a
+    /// helper it calls there: a failure of that send is handled and does not leave the
+    /// function, so a boundary that runs again only when an exception leaves it (Spring
+    /// Retry `@Retryable`, a listener the broker redelivers to, a combinator that retries
+    /// on a thrown exception) is not run again by it. Greatest fixpoints: every candidate
+    /// starts handled when its own sinks are, and loses it when a call outside such a
+    /// `try` reaches a helper that is not; so a cycle of helpers with no sink outside a
+    /// `try` stays handled, and any path to an unhandled sink makes the caller unhandled.
+    fn resolve_handled(&mut self) {
+        let mut names: Vec<&String> = self.functions.keys().collect();
+        names.sort();
+        // Mints.
+        let mut mh: HashMap<String, Vec<bool>> = HashMap::new();
+        for n in &names {
+            let v = self.functions[*n]
+                .iter()
+                .enumerate()
+                .map(|(i, d)| self.mints[*n][i].is_some() && !d.sink_unhandled && !d.bodiless)
+                .collect();
+            mh.insert((*n).clone(), v);
+        }
+        loop {
+            let mut changed = false;
+            for n in &names {
+                for i in 0..self.functions[*n].len() {
+                    if !mh[*n][i] {
+                        continue;
+                    }
+                    let d = &self.functions[*n][i];
+                    let unhandled_call = |k: usize, r: &CallRef| -> bool {
+                        !d.handled_calls.contains(&(k as u32))
+                            && self.mints.get(&r.callee).is_some_and(|st| {
+                                self.candidates_of_ref(r, &d.path).iter().any(|(j, _)| {
+                                    !(r.callee == **n && *j == i)
+                                        && st[*j].is_some()
+                                        && !mh[&r.callee][*j]
+                                })
+                            })
+                    };
+                    let mut ok = !d
+                        .call_refs
+                        .iter()
+                        .enumerate()
+                        .any(|(k, r)| unhandled_call(k, r));
+                    // A fresh argument handed to a key parameter outside such a `try`.
+                    if ok {
+                        ok = !d.keyed_arg_candidates.iter().any(|(c, arity, _, _)| {
+                            self.key_params_by_name(c, *arity, d)
+                                && d.call_refs.iter().enumerate().any(|(k, r)| {
+                                    r.callee == *c
+                                        && r.arity == *arity
+                                        && !d.handled_calls.contains(&(k as u32))
+                                })
+                        });
+                    }
+                    if !ok {
+                        if let Some(v) = mh.get_mut(*n) {
+                            v[i] = false;
+                        }
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Key parameters.
+        let mut kh: HashMap<String, Vec<Vec<usize>>> = HashMap::new();
+        for n in &names {
+            let v = self.functions[*n]
+                .iter()
+                .map(|d| {
+                    d.key_params
+                        .iter()
+                        .map(|(p, _)| *p)
+                        .filter(|p| {
+                            !d.param_sinks_unhandled.contains(p)
+                                && !d.named_param_writes.iter().any(|w| w.0 == *p)
+                                && (d.param_sinks_handled.contains(p)
+                                    || d.passes_params.iter().any(|pp| pp.param == *p))
+                        })
+                        .collect()
+                })
+                .collect();
+            kh.insert((*n).clone(), v);
+        }
+        loop {
+            let mut changed = false;
+            for n in &names {
+                for i in 0..self.functions[*n].len() {
+                    let d = &self.functions[*n][i];
+                    let mut drop = Vec::new();
+                    for &p in &kh[*n][i] {
+                        let mut evidence = d.param_sinks_handled.contains(&p);
+                        let mut fails = false;
+                        for pp in d.passes_params.iter().filter(|pp| pp.param == p) {
+                            let receiver = pp
+                                .receiver
+                                .as_deref()
+                                .map(|r| crate::catalogue::last_segment(r).to_string());
+                            let cands = self.candidates_of(
+                                &pp.callee,
+                                pp.arity,
+                                receiver.as_deref(),
+                                pp.receiver_type.as_deref(),
+                                &d.path,
+                            );
+                            let keyed: Vec<(usize, usize)> = cands
+                                .iter()
+                                .filter_map(|(j, c)| {
+                                    let ai = pp.position_in(c)?;
+                                    c.key_params
+                                        .iter()
+                                        .any(|(x, _)| *x == ai)
+                                        .then_some((*j, ai))
+                                })
+                                .collect();
+                            if keyed.is_empty() {
+                                continue;
+                            }
+                            evidence = true;
+                            if !pp.handled
+                                && !keyed.iter().all(|(j, ai)| kh[&pp.callee][*j].contains(ai))
+                            {
+                                fails = true;
+                            }
+                        }
+                        if fails || !evidence {
+                            drop.push(p);
+                        }
+                    }
+                    if !drop.is_empty() {
+                        if let Some(v) = kh.get_mut(*n) {
+                            v[i].retain(|p| !drop.contains(p));
+                        }
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.mint_handled = mh;
+        self.key_params_handled = kh;
+    }
+
+    /// Whether every declaration a call may refer to that mints a key sends it only from
+    /// inside a `try` that catches every exception ([`Self::resolve_handled`]); `false`
+    /// when none mints one.
+    pub fn mint_handled(&self, call: &Call, from_path: &str) -> bool {
+        let (Some(states), Some(handled)) = (
+            self.mints.get(&call.callee),
+            self.mint_handled.get(&call.callee),
+        ) else {
+            return false;
+        };
+        let minting: Vec<usize> = self
+            .candidates(call, from_path)
+            .into_iter()
+            .map(|(i, _)| i)
+            .filter(|i| states[*i].is_some())
+            .collect();
+        !minting.is_empty() && minting.iter().all(|i| handled[*i])
+    }
+
+    /// Whether every declaration a call may refer to that takes a key at argument `arg`
+    /// (0-based) puts it into its sinks only from inside a `try` that catches every
+    /// exception ([`Self::resolve_handled`]); `false` when none takes a key there.
+    pub fn key_arg_handled(&self, call: &Call, from_path: &str, arg: usize) -> bool {
+        let Some(handled) = self.key_params_handled.get(&call.callee) else {
+            return false;
+        };
+        let keyed: Vec<usize> = self
+            .candidates(call, from_path)
+            .into_iter()
+            .filter(|(_, d)| d.key_params.iter().any(|(p, _)| *p == arg))
+            .map(|(i, _)| i)
+            .collect();
+        !keyed.is_empty() && keyed.iter().all(|i| handled[*i].contains(&arg))
     }
 
     /// Whether a call passes a lambda to a parameter that the callee retries: the

@@ -523,6 +523,10 @@ pub struct FileModel {
     /// throwing again: a failure of a call inside is handled there and does not leave the
     /// enclosing function. Byte spans of the `try` block, sorted by start.
     pub handled: Vec<Span>,
+    /// The subset of [`FileModel::handled`] whose `catch` clauses include one for
+    /// `Exception` or `Throwable` (Java multi-catch alternatives included): no exception a
+    /// call inside throws leaves the block. Byte spans of the `try` block.
+    pub catch_all: Vec<Span>,
     /// Byte spans of `catch` clauses (Java, Kotlin): code there runs after a failure.
     pub catches: Vec<Span>,
     /// Rust: byte spans of branches that always leave their loop (a `match` arm, an `if`
@@ -561,6 +565,7 @@ impl FileModel {
             strings: Vec::new(),
             annotations: Vec::new(),
             handled: Vec::new(),
+            catch_all: Vec::new(),
             catches: Vec::new(),
             exit_blocks: Vec::new(),
             field_types: Vec::new(),
@@ -639,6 +644,7 @@ impl FileModel {
         self.strings.iter_mut().for_each(|x| sp(&mut x.span));
         self.annotations.iter_mut().for_each(ann);
         self.handled.iter_mut().for_each(sp);
+        self.catch_all.iter_mut().for_each(sp);
         self.catches.iter_mut().for_each(sp);
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
@@ -661,6 +667,15 @@ impl FileModel {
     /// (see [`FileModel::handled`]) that lies inside `within` (a scope's span).
     pub fn failure_handled(&self, offset: usize, within: Span) -> bool {
         self.handled.iter().any(|h| {
+            h.start <= offset && offset < h.end && within.start <= h.start && h.end <= within.end
+        })
+    }
+
+    /// True when every exception thrown at byte `offset` is caught by an enclosing `try`
+    /// that catches `Exception` or `Throwable` and does not throw again
+    /// ([`FileModel::catch_all`]), one that lies inside `within` (a scope's span).
+    pub fn failure_caught_all(&self, offset: usize, within: Span) -> bool {
+        self.catch_all.iter().any(|h| {
             h.start <= offset && offset < h.end && within.start <= h.start && h.end <= within.end
         })
     }

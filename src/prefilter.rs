@@ -969,7 +969,17 @@ impl FileDemand {
                         .filter(|n| lambda_names.contains(n))
                         .and_then(|n| crate::classify::lambda_bound_to(model, n, a.span.start))
                 });
-                lambda.is_some_and(|l| facts.boundaries[l].is_none())
+                // Unclassified, or found by the helper's name alone: the declaration may
+                // refine it (see `apply_inferred_boundaries`).
+                lambda.is_some_and(|l| {
+                    facts.boundaries[l].as_ref().is_none_or(|b| {
+                        b.kind == crate::catalogue::BoundaryKind::Retry
+                            && cat
+                                .boundaries
+                                .iter()
+                                .any(|e| e.id == b.entry && e.matches_by_name_only())
+                    })
+                })
             });
             if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
                 combinator_callees.push(call.callee.clone());

@@ -1423,3 +1423,99 @@ public class Audit {
         ]
     );
 }
+
+/// A project combinator that returns its block's result at once retries only a thrown
+/// failure: a helper that sends the key inside a `try` catching every exception, reached
+/// from the block, is not run again by it. The combinator is named like the catalogue's
+/// name-only retry helpers (`withRetry`) and lives in another file, which the prefilter
+/// must still read; a narrower `catch`, or a step after the helper that can still fail,
+/// keeps the finding.
+#[test]
+fn a_combinator_that_retries_only_thrown_failures_does_not_repeat_a_handled_send() {
+    let retry = r#"package pay.net
+
+import java.io.IOException
+
+object NetworkRetry {
+    suspend fun <T> withRetry(operation: suspend (attempt: Int) -> T): T {
+        var last: Exception? = null
+        repeat(3) { attempt ->
+            try {
+                return operation(attempt)
+            } catch (e: IOException) {
+                last = e
+            }
+        }
+        throw IllegalStateException("gave up", last)
+    }
+}
+"#;
+    let gateway = r#"package pay.gw
+
+import okhttp3.OkHttpClient
+import okhttp3.Request
+import pay.net.NetworkRetry
+
+class Gateway(private val client: OkHttpClient, private val audit: Audit) {
+    suspend fun handled(id: String): Boolean =
+        NetworkRetry.withRetry { attempt -> sendHandled(id, attempt) }
+
+    suspend fun narrow(id: String): Boolean =
+        NetworkRetry.withRetry { attempt -> sendNarrow(id, attempt) }
+
+    suspend fun thenAudit(id: String): Boolean =
+        NetworkRetry.withRetry { attempt ->
+            val ok = sendHandled(id, attempt)
+            audit.record(id, ok)
+            ok
+        }
+
+    private fun sendHandled(id: String, attempt: Int): Boolean {
+        try {
+            return post(id, attempt)
+        } catch (e: Exception) {
+            return false
+        }
+    }
+
+    private fun sendNarrow(id: String, attempt: Int): Boolean {
+        try {
+            return post(id, attempt)
+        } catch (e: IllegalArgumentException) {
+            return false
+        }
+    }
+
+    private fun post(id: String, attempt: Int): Boolean {
+        val request = Request.Builder()
+            .url("https://api.example.com/payments")
+            .header("Idempotency-Key", "$id-attempt-$attempt")
+            .build()
+        return client.newCall(request).execute().isSuccessful
+    }
+}
+
+interface Audit {
+    fun record(id: String, ok: Boolean)
+}
+"#;
+    let dir = project(
+        "combinator_retries_thrown_failures",
+        &[
+            ("src/net/NetworkRetry.kt", retry),
+            ("src/gw/Gateway.kt", gateway),
+        ],
+    );
+    let got = findings(&dir);
+    let want: Vec<(String, u64, String)> = [12, 16]
+        .into_iter()
+        .map(|l| {
+            (
+                "src/gw/Gateway.kt".to_string(),
+                l,
+                "key-in-retry-scope".to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}

@@ -1790,6 +1790,17 @@ impl<'a> Lower<'a> {
         }
         if let Some(body) = tr.child_by_field_name("body") {
             self.m.handled.push(span(body));
+            let all = catches.iter().any(|k| {
+                let end = k
+                    .child_by_field_name("body")
+                    .map_or(k.end_byte(), |b| b.start_byte());
+                self.text
+                    .get(k.start_byte()..end)
+                    .is_some_and(super::catches_everything)
+            });
+            if all {
+                self.m.catch_all.push(span(body));
+            }
         }
     }
 

@@ -2392,6 +2392,16 @@ impl<'a> Lowerer<'a> {
             self.m
                 .handled
                 .push(Span::new(body.start_byte(), body.end_byte()));
+            // The catch's header is its text up to the block (a type has no brace).
+            let all = catches.iter().any(|k| {
+                let t = self.t(*k);
+                super::catches_everything(t.split('{').next().unwrap_or(t))
+            });
+            if all {
+                self.m
+                    .catch_all
+                    .push(Span::new(body.start_byte(), body.end_byte()));
+            }
         }
     }
 

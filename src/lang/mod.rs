@@ -532,3 +532,12 @@ pub(crate) fn ts_any_below(
 
 /// The most nodes of `catch` bodies [`ts_any_below`] looks at for a rethrow.
 pub(crate) const HANDLED_SCAN_BUDGET: usize = 20_000;
+
+/// Whether the header of a `catch` clause (`catch (IOException | Exception e)`,
+/// `catch (e: Throwable)`) names a type that catches every exception a call can throw:
+/// `Exception` or `Throwable`, qualified or not (`java.lang.Exception`).
+pub(crate) fn catches_everything(header: &str) -> bool {
+    header
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .any(|w| w == "Exception" || w == "Throwable")
+}

@@ -207,17 +207,71 @@ pub fn common_boundary(
 /// method whose retry annotation retries on exceptions that leave it (Spring Retry
 /// `@Retryable`, Resilience4j `@Retry`: the proxy calls the method again only when it
 /// throws): a failure the body catches and turns into a result is not retried.
-fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+///
+/// A lambda handed to a project combinator that runs it again only after it throws
+/// ([`crate::index::RETRY_ON_THROW`]) is treated the same way, and so is a call to a
+/// helper whose key leaves only from inside a `try` that catches every exception
+/// (`handled_in_callee`, see [`crate::index::ProjectIndex::mint_handled`]).
+fn redelivery_handled(
+    ctx: &Ctx,
+    boundary: ScopeId,
+    offset: usize,
+    handled_in_callee: bool,
+) -> bool {
+    // A project combinator's body says which exceptions it retries only by its `catch`
+    // clauses, so for it a failure counts as handled only by a `catch` of every exception.
+    let strict = ctx.facts.boundaries[boundary]
+        .as_ref()
+        .is_some_and(|b| b.flavor == crate::index::RETRY_ON_THROW);
+    let handled_here = if strict {
+        ctx.model
+            .failure_caught_all(offset, ctx.model.scopes[boundary].span)
+    } else {
+        ctx.model
+            .failure_handled(offset, ctx.model.scopes[boundary].span)
+    };
     ctx.facts.boundaries[boundary].as_ref().is_some_and(|b| {
         b.flavor == "redelivery"
+            || strict
             || (b.kind == crate::catalogue::BoundaryKind::Retry
                 && ctx.catalogue.boundaries.iter().any(|e| {
                     e.id == b.entry && e.form == crate::catalogue::BoundaryForm::AnnotatedFunction
                 }))
-    }) && (ctx
-        .model
-        .failure_handled(offset, ctx.model.scopes[boundary].span)
-        || call_never_fails(ctx, offset))
+    }) && (handled_here
+        // A same-file helper that handles every failure of its calls (the long-standing
+        // rule for listeners and annotated retries, which does not look past the call).
+        || (!strict && call_never_fails(ctx, offset, false))
+        // A helper that handles its own send, for a project combinator or through other
+        // files: only when no later step of the attempt can still fail.
+        || ((handled_in_callee || (strict && call_never_fails(ctx, offset, true)))
+            && nothing_fails_after(ctx, boundary, offset, strict)))
+}
+
+/// Whether no call that starts after the end of the call at `offset`, within the boundary
+/// scope, can fail out of the boundary: each sits in a `catch` clause (the handling of an
+/// earlier failure, as [`call_never_fails`] takes it) or in a `try` inside the boundary that
+/// handles it (with `strict`, one catching every exception). A helper that handles the
+/// failure of its own send does not keep a later step from failing the attempt, after the
+/// key went out, and the boundary then runs again with a new key.
+fn nothing_fails_after(ctx: &Ctx, boundary: ScopeId, offset: usize, strict: bool) -> bool {
+    let m = ctx.model;
+    let Some(call) = m.calls.iter().find(|c| c.span.start == offset) else {
+        return false;
+    };
+    let within = m.scopes[boundary].span;
+    let inside = |spans: &[Span], c: &crate::model::Call| {
+        spans.iter().any(|h| {
+            h.start <= c.span.start
+                && c.span.end <= h.end
+                && within.start <= h.start
+                && h.end <= within.end
+        })
+    };
+    let tries = if strict { &m.catch_all } else { &m.handled };
+    m.calls
+        .iter()
+        .filter(|c| c.span.start >= call.span.end && m.is_within(c.scope, boundary))
+        .all(|c| inside(&m.catches, c) || inside(tries, c))
 }
 
 /// Whether the call starting at `offset` is to a function of this file (by name and number
@@ -227,7 +281,9 @@ fn redelivery_handled(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
 /// reports its failures itself and
 /// returns normally, so calling it from a `catch` clause of a listener does not make the
 /// listener fail (`catch (Exception e) { triggerManualReview(event); }`).
-fn call_never_fails(ctx: &Ctx, offset: usize) -> bool {
+/// With `strict`, only a `try` that catches every exception counts
+/// ([`crate::model::FileModel::catch_all`]).
+fn call_never_fails(ctx: &Ctx, offset: usize, strict: bool) -> bool {
     let m = ctx.model;
     let Some(call) = m.calls.iter().find(|c| c.span.start == offset) else {
         return false;
@@ -257,7 +313,8 @@ fn call_never_fails(ctx: &Ctx, offset: usize) -> bool {
         .iter()
         .filter(|c| m.is_within(c.scope, fid) && !inside(&m.catches, c))
         .peekable();
-    calls.peek().is_some() && calls.all(|c| inside(&m.handled, c))
+    let tries = if strict { &m.catch_all } else { &m.handled };
+    calls.peek().is_some() && calls.all(|c| inside(tries, c))
 }
 
 /// Whether every HTTP request a retry boundary makes, as far as its own calls show, is a
@@ -468,11 +525,12 @@ pub fn flows(ctx: &Ctx) -> Flows {
     let flow = Flow::new(m, ctx.catalogue)
         .with_attempt_lambdas(crate::classify::attempt_lambdas(m, ctx.facts))
         .keeping_windows();
-    let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>)> = ctx
+    // (value, scope, label, call, the callee sends the key only from a handled `try`).
+    let mut sinks: Vec<(ValueId, ScopeId, String, Option<CallId>, bool)> = ctx
         .facts
         .sinks
         .iter()
-        .map(|s| (s.value, s.scope, s.label.clone(), s.call))
+        .map(|s| (s.value, s.scope, s.label.clone(), s.call, false))
         .collect();
     // Positional arguments bound to key parameters of project functions.
     for (cid, call) in m.calls.iter().enumerate() {
@@ -494,6 +552,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
                 call.scope,
                 format!("the `{pname}` parameter of `{}`{into}", call.callee),
                 Some(cid),
+                ctx.index.key_arg_handled(call, ctx.path, i),
             ));
         }
     }
@@ -521,14 +580,14 @@ pub fn flows(ctx: &Ctx) -> Flows {
                 w.name, k.location, header
             ),
         };
-        sinks.push((w.value, w.scope, label, Some(w.call)));
+        sinks.push((w.value, w.scope, label, Some(w.call), false));
     }
     let mut key_flows = Vec::new();
-    for (value, scope, label, call) in sinks {
+    for (value, scope, label, call, handled_in_callee) in sinks {
         let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
         for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
             let boundary = common_boundary(m, ctx.facts, origin.scope, scope).filter(|b| {
-                !redelivery_handled(ctx, *b, failure_at)
+                !redelivery_handled(ctx, *b, failure_at, handled_in_callee)
                     && !retried_read(ctx, *b)
                     && !damaged(ctx, *b, origin.span.start)
                     && !once_in_loop(ctx, *b, origin.span.start)
@@ -553,7 +612,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         else {
             continue;
         };
-        if redelivery_handled(ctx, b, call.span.start)
+        if redelivery_handled(ctx, b, call.span.start, false)
             || retried_read(ctx, b)
             || damaged(ctx, b, call.span.start)
         {
@@ -592,8 +651,12 @@ pub fn flows(ctx: &Ctx) -> Flows {
         {
             continue;
         }
-        if redelivery_handled(ctx, b, call.span.start)
-            || retried_read(ctx, b)
+        if redelivery_handled(
+            ctx,
+            b,
+            call.span.start,
+            ctx.index.mint_handled(call, ctx.path),
+        ) || retried_read(ctx, b)
             || damaged(ctx, b, call.span.start)
             || once_in_loop(ctx, b, call.span.start)
             || records_the_attempt(ctx, b, call)
