@@ -374,6 +374,242 @@ pub struct FileSummary {
     pub types: Vec<(String, Vec<String>, bool)>,
     /// The file's display path.
     pub path: String,
+    /// Apache Camel routes declared here that start at an in-process endpoint.
+    pub camel_routes: Vec<CamelRoute>,
+    /// Messages sent to an in-process Camel endpoint from inside an attempt boundary.
+    pub camel_sends: Vec<CamelSend>,
+}
+
+/// An Apache Camel route from an in-process endpoint (`from("direct:send-transfers")`):
+/// the processors it runs (`.process(prepareTransferRequest)`, by the field's declared
+/// type or the constructed type) and the in-process endpoints it sends on to
+/// (`.to("direct:get-external-account")`). Endpoints are kept without their `?options`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CamelRoute {
+    pub endpoint: String,
+    pub processors: Vec<String>,
+    pub to: Vec<String>,
+}
+
+/// A `ProducerTemplate` send to an in-process endpoint
+/// (`producerTemplate.send("direct:send-transfers", ex)`) inside an attempt boundary: the
+/// route runs synchronously in the sender's thread, so each run of the boundary runs the
+/// route's processors again (Camel `direct:` component: "synchronous call to another
+/// endpoint", https://camel.apache.org/components/latest/direct-component.html).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CamelSend {
+    pub endpoint: String,
+    pub boundary: ParamBoundary,
+    /// The boundary's label (`Zeebe job handler, run again when ..`).
+    pub label: String,
+    /// `path:line` of the send.
+    pub location: String,
+}
+
+/// In-process Camel endpoint schemes: a send runs the consuming route in the caller's
+/// thread (`direct`, `direct-vm`) or hands the exchange to a queue in the same JVM (`seda`,
+/// `vm`); in each case the route's processors run once per send.
+const CAMEL_IN_PROCESS: &[&str] = &["direct:", "direct-vm:", "seda:", "vm:"];
+
+/// `ProducerTemplate` / `FluentProducerTemplate` methods whose first argument is the
+/// endpoint URI.
+const CAMEL_SENDS: &[&str] = &[
+    "send",
+    "sendBody",
+    "sendBodyAndHeader",
+    "sendBodyAndHeaders",
+    "sendBodyAndProperty",
+    "request",
+    "requestBody",
+    "requestBodyAndHeader",
+    "requestBodyAndHeaders",
+    "asyncSend",
+    "asyncSendBody",
+    "asyncRequestBody",
+    "asyncCallback",
+];
+
+/// The in-process endpoint a string literal names, without `?options`.
+fn camel_endpoint(literal: &str) -> Option<String> {
+    let l = literal.trim();
+    CAMEL_IN_PROCESS
+        .iter()
+        .any(|s| l.starts_with(s))
+        .then(|| l.split('?').next().unwrap_or(l).to_string())
+}
+
+/// The endpoint of the `from(..)` a route chain starts with: the first string literal of
+/// the receiver text when it begins with `from(`.
+fn camel_route_head(receiver: &str) -> Option<String> {
+    let r = receiver.trim_start();
+    let rest = r.strip_prefix("from(")?;
+    let open = rest.find('"')?;
+    let after = &rest[open + 1..];
+    let close = after.find('"')?;
+    camel_endpoint(&after[..close])
+}
+
+/// The declared type of the field `name` in a Java or Kotlin file, from its declaration's
+/// text (`private PrepareTransferRequest prepareTransferRequest;`,
+/// `private lateinit var p: PrepareTransferRequest`), generics removed.
+fn field_type(text: &str, model: &FileModel, name: &str) -> Option<String> {
+    let b = model
+        .bindings
+        .iter()
+        .find(|b| b.kind == BindingKind::Field && b.name == name)?;
+    let decl = text.get(b.span.start..b.span.end)?;
+    let at = b.name_span.start.checked_sub(b.span.start)?;
+    let ident = |s: &str| -> Option<String> {
+        let t: String = s
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+            .collect();
+        let t = crate::catalogue::last_segment(&t).to_string();
+        (!t.is_empty() && t.starts_with(char::is_uppercase)).then_some(t)
+    };
+    match model.language {
+        Language::Kotlin => {
+            let after = decl
+                .get(at + name.len()..)?
+                .trim_start()
+                .strip_prefix(':')?;
+            ident(after.trim_start())
+        }
+        _ => {
+            let before = decl.get(..at)?.trim_end();
+            // `Map<String, X> name`: the raw type before the generics.
+            let before = if before.ends_with('>') {
+                let mut depth = 0i32;
+                let mut cut = before.len();
+                for (i, c) in before.char_indices().rev() {
+                    match c {
+                        '>' => depth += 1,
+                        '<' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                cut = i;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                &before[..cut]
+            } else {
+                before
+            };
+            let start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .map_or(0, |i| i + 1);
+            ident(&before[start..])
+        }
+    }
+}
+
+/// Camel routes and sends of one JVM file importing `org.apache.camel` (see [`CamelRoute`]
+/// and [`CamelSend`]).
+fn camel_facts(
+    path: &str,
+    text: &str,
+    lines: &LineIndex,
+    model: &FileModel,
+    facts: &FileFacts,
+) -> (Vec<CamelRoute>, Vec<CamelSend>) {
+    let mut routes: Vec<CamelRoute> = Vec::new();
+    let mut sends = Vec::new();
+    if model.language == Language::Rust || !text.contains("org.apache.camel") {
+        return (routes, sends);
+    }
+    for call in &model.calls {
+        // A route step: `.process(..)` / `.to(..)` on a chain that starts at `from(..)`.
+        if let Some(endpoint) = call.receiver.as_deref().and_then(camel_route_head) {
+            let idx = match routes.iter().position(|r| r.endpoint == endpoint) {
+                Some(i) => i,
+                None => {
+                    routes.push(CamelRoute {
+                        endpoint,
+                        ..CamelRoute::default()
+                    });
+                    routes.len() - 1
+                }
+            };
+            match call.callee.as_str() {
+                "process" if call.args.len() == 1 => {
+                    let v = &model.values[call.args[0].value];
+                    let constructed = v.atoms.iter().find_map(|a| match a {
+                        Atom::Call(c) if model.calls[*c].is_new => {
+                            Some(model.calls[*c].callee.clone())
+                        }
+                        _ => None,
+                    });
+                    let ty = constructed.or_else(|| {
+                        let name = v.ident.as_deref()?;
+                        field_type(text, model, name)
+                    });
+                    if let Some(t) = ty
+                        && !routes[idx].processors.contains(&t)
+                    {
+                        routes[idx].processors.push(t);
+                    }
+                }
+                "to" | "toD" | "enrich" | "wireTap" => {
+                    for a in &call.args {
+                        if let Some(e) = model.values[a.value]
+                            .literal
+                            .as_deref()
+                            .and_then(camel_endpoint)
+                            && !routes[idx].to.contains(&e)
+                        {
+                            routes[idx].to.push(e);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        // A send through a producer template, inside an attempt boundary.
+        if !CAMEL_SENDS.contains(&call.callee.as_str()) || call.args.is_empty() {
+            continue;
+        }
+        let template = call
+            .receiver_type
+            .as_deref()
+            .is_some_and(|t| t.ends_with("ProducerTemplate"))
+            || crate::catalogue::receiver_text(call).is_some_and(|r| {
+                crate::catalogue::last_segment(&r)
+                    .to_ascii_lowercase()
+                    .contains("template")
+            });
+        let Some(endpoint) = model.values[call.args[0].value]
+            .literal
+            .as_deref()
+            .and_then(camel_endpoint)
+        else {
+            continue;
+        };
+        if !template {
+            continue;
+        }
+        let Some(b) = model
+            .ancestors(call.scope)
+            .find_map(|s| facts.boundaries[s].as_ref())
+        else {
+            continue;
+        };
+        sends.push(CamelSend {
+            endpoint,
+            boundary: ParamBoundary {
+                kind: b.kind,
+                entry: b.entry.clone(),
+                flavor: b.flavor.clone(),
+            },
+            label: b.label.clone(),
+            location: location(path, lines, text, call.name_span.start),
+        });
+    }
+    routes.retain(|r| !r.processors.is_empty() || !r.to.is_empty());
+    (routes, sends)
 }
 
 fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String {
@@ -804,6 +1040,7 @@ pub fn summarize(
         }
     }
     out.named_keys = named_keys(path, text, lines, model, cat);
+    (out.camel_routes, out.camel_sends) = camel_facts(path, text, lines, model, facts);
     out.path = path.to_string();
     if lang != Language::Rust {
         for (i, s) in model.scopes.iter().enumerate() {
@@ -1287,6 +1524,52 @@ pub fn apply_inferred_boundaries(
         }
     }
     apply_template_hooks(model, facts, index);
+    apply_camel_processors(model, facts, index);
+}
+
+/// Camel processors run by a boundary's send ([`ProjectIndex::camel_processor`]): the
+/// `process(Exchange)` method of a type the route runs becomes a boundary of the sender's
+/// kind and flavor (a Zeebe job handler's redelivery reaches the processor's body).
+fn apply_camel_processors(model: &FileModel, facts: &mut FileFacts, index: &ProjectIndex) {
+    if model.language == Language::Rust || index.camel_processors.is_empty() {
+        return;
+    }
+    for (i, s) in model.scopes.iter().enumerate() {
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if f.name != "process" || f.params.len() != 1 || facts.boundaries[i].is_some() {
+            continue;
+        }
+        let Some(ty) = s
+            .parent
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.type_info(t))
+        else {
+            continue;
+        };
+        if !ty.supertypes.iter().any(|t| {
+            crate::catalogue::last_segment(t.split('<').next().unwrap_or("")) == "Processor"
+        }) {
+            continue;
+        }
+        let Some((send, endpoint)) = index.camel_processor(&ty.name) else {
+            continue;
+        };
+        facts.boundaries[i] = Some(crate::classify::Boundary {
+            kind: send.boundary.kind,
+            entry: send.boundary.entry.clone(),
+            flavor: send.boundary.flavor.clone(),
+            label: format!(
+                "`{}.process`, which the Camel route `{endpoint}` runs each time {} sends to \
+                 it ({})",
+                ty.name, send.label, send.location
+            ),
+            anchor: f.name_span,
+            type_name: Some(ty.name.clone()),
+            owner_call: None,
+        });
+    }
 }
 
 /// Template-method jobs: a scheduled method that calls an inherited method of a project
@@ -1448,6 +1731,12 @@ pub struct ProjectIndex {
     mint_handled: HashMap<String, Vec<bool>>,
     /// Per declaration: the key parameters whose every sink sits in such a `try`.
     key_params_handled: HashMap<String, Vec<Vec<usize>>>,
+    /// Camel routes and sends of every summarised file ([`CamelRoute`], [`CamelSend`]).
+    camel_routes: Vec<CamelRoute>,
+    camel_sends: Vec<CamelSend>,
+    /// Camel processor types a boundary's send runs (through routes, transitively), with
+    /// the send that does, the first by location ([`ProjectIndex::camel_processor`]).
+    camel_processors: HashMap<String, (CamelSend, String)>,
 }
 
 /// True when a function declaration's text has no body: Java and Rust declarations that
@@ -1634,6 +1923,8 @@ impl ProjectIndex {
             idx.clone_sites.extend(s.clone_sites);
             idx.retry_boundaries += s.retry_boundaries;
             idx.named_keys.extend(s.named_keys);
+            idx.camel_routes.extend(s.camel_routes);
+            idx.camel_sends.extend(s.camel_sends);
             for (name, _, top) in &s.types {
                 if *top {
                     let ts = idx.file_types.entry(s.path.clone()).or_default();
@@ -1659,6 +1950,11 @@ impl ProjectIndex {
         }
         idx.named_keys.sort();
         idx.named_keys.dedup();
+        idx.camel_routes.sort();
+        idx.camel_routes.dedup();
+        idx.camel_sends.sort_by(|a, b| a.location.cmp(&b.location));
+        idx.camel_sends.dedup();
+        idx.resolve_camel();
         for decls in idx.functions.values_mut() {
             decls.sort_by(|a, b| a.location.cmp(&b.location));
         }
@@ -2044,6 +2340,41 @@ impl ProjectIndex {
                 break;
             }
         }
+    }
+
+    /// The processor types each boundary's Camel send runs: the routes from the sent
+    /// endpoint, and every in-process endpoint they send on to, transitively.
+    fn resolve_camel(&mut self) {
+        let mut by_endpoint: HashMap<&str, Vec<&CamelRoute>> = HashMap::new();
+        for r in &self.camel_routes {
+            by_endpoint.entry(r.endpoint.as_str()).or_default().push(r);
+        }
+        let mut out: HashMap<String, (CamelSend, String)> = HashMap::new();
+        for send in &self.camel_sends {
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut work = vec![send.endpoint.as_str()];
+            while let Some(e) = work.pop() {
+                if !seen.insert(e) {
+                    continue;
+                }
+                for r in by_endpoint.get(e).into_iter().flatten() {
+                    for t in &r.processors {
+                        out.entry(t.clone())
+                            .or_insert_with(|| (send.clone(), r.endpoint.clone()));
+                    }
+                    work.extend(r.to.iter().map(String::as_str));
+                }
+            }
+        }
+        self.camel_processors = out;
+    }
+
+    /// The boundary whose Camel send runs processor type `type_name` (a
+    /// `org.apache.camel.Processor`), and the route endpoint that runs it.
+    pub fn camel_processor(&self, type_name: &str) -> Option<(&CamelSend, &str)> {
+        self.camel_processors
+            .get(type_name)
+            .map(|(s, e)| (s, e.as_str()))
     }
 
     /// Which mints and key parameters leave for the wire only inside a `try` that catches

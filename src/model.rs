@@ -529,6 +529,9 @@ pub struct FileModel {
     pub catch_all: Vec<Span>,
     /// Byte spans of `catch` clauses (Java, Kotlin): code there runs after a failure.
     pub catches: Vec<Span>,
+    /// Java and Kotlin `if`/`else`: the byte spans of the two arms (`else if` chains give
+    /// one pair per `if`). Code in one arm never runs in the same pass as code in the other.
+    pub branches: Vec<(Span, Span)>,
     /// Rust: byte spans of branches that always leave their loop (a `match` arm, an `if`
     /// or `else` block whose last statement is `return` or `break`). Rust has no exceptions
     /// that a catch inside the loop could turn into another iteration, so code in such a
@@ -567,6 +570,7 @@ impl FileModel {
             handled: Vec::new(),
             catch_all: Vec::new(),
             catches: Vec::new(),
+            branches: Vec::new(),
             exit_blocks: Vec::new(),
             field_types: Vec::new(),
             errors: Vec::new(),
@@ -646,6 +650,10 @@ impl FileModel {
         self.handled.iter_mut().for_each(sp);
         self.catch_all.iter_mut().for_each(sp);
         self.catches.iter_mut().for_each(sp);
+        for (a, b) in &mut self.branches {
+            sp(a);
+            sp(b);
+        }
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
 
@@ -678,6 +686,15 @@ impl FileModel {
         self.catch_all.iter().any(|h| {
             h.start <= offset && offset < h.end && within.start <= h.start && h.end <= within.end
         })
+    }
+
+    /// Whether byte offsets `a` and `b` lie in the two arms of one `if`/`else`
+    /// ([`FileModel::branches`]), so they never run in the same pass.
+    pub fn exclusive(&self, a: usize, b: usize) -> bool {
+        let inside = |s: &Span, o: usize| s.start <= o && o < s.end;
+        self.branches
+            .iter()
+            .any(|(x, y)| (inside(x, a) && inside(y, b)) || (inside(y, a) && inside(x, b)))
     }
 
     pub fn add_value(&mut self, value: Value) -> ValueId {

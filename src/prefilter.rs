@@ -110,6 +110,14 @@
 //!   key-header literal (sink words, so in P), and their names are in N, so every file
 //!   writing under them is in P too ([`FileDemand::keyed`] counts such writes, and their
 //!   values' flows are among the asked calls).
+//! - A Camel processor's `process` method is a boundary only through a route and a send
+//!   ([`crate::index::CamelRoute`], [`crate::index::CamelSend`]); it changes findings only
+//!   in the processor's file, which then has a sink (in P). Such a file demands the
+//!   processor's type name and the tokens `RouteBuilder`, `ProducerTemplate` and
+//!   `FluentProducerTemplate`: a route running the processor names its type (a field's
+//!   declared type, `new T()`) or extends `RouteBuilder`, and a send holds a template. (A
+//!   route that only hops on with `.to(..)`, in a class extending a project base class, is
+//!   not found this way; `--no-prefilter` reads it.)
 //!
 //! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
 //!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
@@ -796,6 +804,10 @@ pub struct FileDemand {
     /// Interceptor types declared here whose registrations matter if this file can have a
     /// finding.
     pub interceptor_types: Vec<String>,
+    /// Apache Camel `Processor` types declared here (a `process` method of one parameter):
+    /// the routes that run them and the boundaries that send to those routes matter if
+    /// this file can have a finding ([`crate::index::CamelRoute`]).
+    pub camel_processors: Vec<String>,
     /// Types registered here (whether they retry matters next to a demanded one).
     pub registered_types: Vec<String>,
     /// An interceptor boundary is here (the first `call.clone()` site may be quoted).
@@ -880,6 +892,34 @@ fn resolution_receiver(call: &Call) -> Option<String> {
     } else {
         last.to_string()
     })
+}
+
+/// Types of a JVM file that implement Camel's `Processor` (see
+/// [`FileDemand::camel_processors`]).
+fn camel_processors(model: &FileModel) -> Vec<String> {
+    if model.language == Language::Rust {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for s in &model.scopes {
+        let crate::model::ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if f.name != "process" || f.params.len() != 1 {
+            continue;
+        }
+        if let Some(t) = s
+            .parent
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.type_info(t))
+            && t.supertypes.iter().any(|x| {
+                crate::catalogue::last_segment(x.split('<').next().unwrap_or("")) == "Processor"
+            })
+        {
+            out.push(t.name.clone());
+        }
+    }
+    sorted(out)
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
@@ -1053,6 +1093,7 @@ impl FileDemand {
             lambda_calls: lambda_calls.into_iter().collect(),
             super_callees,
             interceptor_types: sorted(interceptor_types),
+            camel_processors: camel_processors(model),
             registered_types: sorted(registered_types),
             interceptor,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
@@ -1412,6 +1453,12 @@ pub fn demanded_names<'a>(
                     }
                 }
             }
+        }
+        // A Camel processor's route and the sends to it: route builders name the type (or
+        // extend `RouteBuilder`), senders hold a `ProducerTemplate`.
+        if keyed && !d.camel_processors.is_empty() {
+            types.extend(d.camel_processors.iter().map(String::as_str));
+            types.extend(["RouteBuilder", "ProducerTemplate", "FluentProducerTemplate"]);
         }
         if d.interceptor && keyed {
             out.names.insert("clone".to_string());

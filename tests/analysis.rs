@@ -1519,3 +1519,94 @@ interface Audit {
         .collect();
     assert_eq!(got, want);
 }
+
+/// An Apache Camel processor runs once per send to its route: a `ProducerTemplate` send to
+/// an in-process endpoint from inside a Zeebe job handler (redelivered) makes the
+/// processor's `process` method that boundary, through `.to("direct:..")` hops and the
+/// field's declared type; the same processor reached only from a plain method is not one.
+/// Each piece lives in its own file, which the prefilter must read.
+#[test]
+fn a_camel_processor_runs_per_attempt_of_the_boundary_that_sends_to_its_route() {
+    let workers = r#"package hub.zeebe;
+
+import io.camunda.zeebe.client.ZeebeClient;
+import org.apache.camel.CamelContext;
+import org.apache.camel.Exchange;
+import org.apache.camel.ProducerTemplate;
+import org.apache.camel.support.DefaultExchange;
+
+public class Workers {
+    private ZeebeClient zeebeClient;
+    private ProducerTemplate producerTemplate;
+    private CamelContext camelContext;
+
+    public void setup() {
+        zeebeClient.newWorker().jobType("block-funds").handler((client, job) -> {
+            Exchange ex = new DefaultExchange(camelContext);
+            producerTemplate.send("direct:send-transfers", ex);
+        }).open();
+    }
+
+    public void quote() {
+        Exchange ex = new DefaultExchange(camelContext);
+        producerTemplate.send("direct:send-quote", ex);
+    }
+}
+"#;
+    let routes = r#"package hub.routes;
+
+import hub.interop.PrepareQuote;
+import hub.interop.PrepareTransfer;
+import org.apache.camel.builder.RouteBuilder;
+
+public class Routes extends RouteBuilder {
+    private PrepareTransfer prepareTransfer;
+    private PrepareQuote prepareQuote;
+
+    @Override
+    public void configure() {
+        from("direct:send-transfers").id("send-transfers").to("direct:prepare");
+        from("direct:prepare").process(prepareTransfer).to("direct:post");
+        from("direct:send-quote").process(prepareQuote);
+    }
+}
+"#;
+    let processor = |name: &str| {
+        format!(
+            r#"package hub.interop;
+
+import java.util.UUID;
+import org.apache.camel.Exchange;
+import org.apache.camel.Processor;
+import org.mifos.connector.common.ams.dto.TransferFspRequestDTO;
+
+public class {name} implements Processor {{
+    @Override
+    public void process(Exchange exchange) {{
+        String transactionCode = exchange.getProperty("transactionId", String.class);
+        String transferCode = UUID.randomUUID().toString();
+        exchange.getIn().setBody(new TransferFspRequestDTO(transactionCode, transferCode, "acc"));
+    }}
+}}
+"#
+        )
+    };
+    let transfer = processor("PrepareTransfer");
+    let quote = processor("PrepareQuote");
+    let dir = project(
+        "camel_processor_behind_zeebe_handler",
+        &[
+            ("src/zeebe/Workers.java", workers),
+            ("src/routes/Routes.java", routes),
+            ("src/interop/PrepareTransfer.java", &transfer),
+            ("src/interop/PrepareQuote.java", &quote),
+        ],
+    );
+    let got = findings(&dir);
+    let want = vec![(
+        "src/interop/PrepareTransfer.java".to_string(),
+        12,
+        "key-in-retry-scope".to_string(),
+    )];
+    assert_eq!(got, want);
+}

@@ -734,6 +734,15 @@ impl<'a> Lower<'a> {
                 self.push_name(node);
                 return Ret::default();
             }
+            K::Generic if node.kind() == "if_statement" => {
+                if let (Some(a), Some(b)) = (
+                    node.child_by_field_name("consequence"),
+                    node.child_by_field_name("alternative"),
+                ) {
+                    self.m.branches.push((span(a), span(b)));
+                }
+                Self::children
+            }
             K::Generic | K::Throw => Self::children,
             K::TypeDecl => Self::type_decl,
             K::EnumConstant => Self::enum_constant,

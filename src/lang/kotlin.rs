@@ -538,6 +538,7 @@ impl<'a> Lowerer<'a> {
             "try_expression" => Self::h_try,
             "catch_block" => Self::h_catch,
             "when_subject" => Self::h_when_subject,
+            "if_expression" => Self::h_if,
             "label" => Self::h_label,
             "infix_expression" => Self::h_infix,
             "value_argument" => Self::h_value_argument,
@@ -647,6 +648,21 @@ impl<'a> Lowerer<'a> {
     fn h_children(&mut self, n: Node) -> Option<CallId> {
         self.children(n);
         None
+    }
+
+    /// `if (..) a else b`: records the two arms ([`FileModel::branches`]).
+    fn h_if(&mut self, n: Node) -> Option<CallId> {
+        let arms: Vec<Node> = named_kids(n)
+            .into_iter()
+            .filter(|k| k.kind() == "control_structure_body")
+            .collect();
+        if let [a, b] = arms.as_slice() {
+            self.m.branches.push((
+                Span::new(a.start_byte(), a.end_byte()),
+                Span::new(b.start_byte(), b.end_byte()),
+            ));
+        }
+        self.h_children(n)
     }
 
     // ----- errors -------------------------------------------------------------------------

@@ -364,6 +364,34 @@ fn damaged(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
         .any(|e| e.span.start >= start && e.span.start < offset)
 }
 
+/// Whether `offset` lies, inside a function that retries by calling itself
+/// (`inferred.self-retry`), in an `if`/`else` arm opposite to every call of itself
+/// ([`crate::model::FileModel::exclusive`]): a run that evaluates it does not recurse, so it
+/// is the last run of the chain and the value is evaluated once per operation (the
+/// dead-letter branch after the attempts ran out, the success branch).
+fn once_per_recursion(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+    let m = ctx.model;
+    let Some(b) = ctx.facts.boundaries[boundary].as_ref() else {
+        return false;
+    };
+    if b.entry != "inferred.self-retry" {
+        return false;
+    }
+    let Some(name) = m.function_info(boundary).map(|f| f.name.as_str()) else {
+        return false;
+    };
+    let mut again = m
+        .calls
+        .iter()
+        .filter(|c| {
+            c.callee == name
+                && matches!(c.receiver.as_deref(), None | Some("this") | Some("self"))
+                && m.enclosing_function(c.scope) == Some(boundary)
+        })
+        .peekable();
+    again.peek().is_some() && again.all(|c| m.exclusive(offset, c.span.start))
+}
+
 /// Whether `offset` lies in a Rust branch that always leaves the retry loop `boundary`
 /// ([`crate::model::FileModel::exit_blocks`]) with no other loop between them: it runs once,
 /// on the attempt that ends the loop (the event published on success, the failure recorded
@@ -591,6 +619,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
                     && !retried_read(ctx, *b)
                     && !damaged(ctx, *b, origin.span.start)
                     && !once_in_loop(ctx, *b, origin.span.start)
+                    && !once_per_recursion(ctx, *b, origin.span.start)
                     && !stored_for_next_attempt(ctx, &origin)
             });
             key_flows.push(KeyFlow {
@@ -659,6 +688,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
         ) || retried_read(ctx, b)
             || damaged(ctx, b, call.span.start)
             || once_in_loop(ctx, b, call.span.start)
+            || once_per_recursion(ctx, b, call.span.start)
             || records_the_attempt(ctx, b, call)
         {
             continue;
