@@ -831,11 +831,20 @@ impl<'m> Flow<'m> {
                             g
                         });
                         if let Some(Some(field)) = getters.get(name.as_str()).cloned() {
+                            let param = self
+                                .lookup(name, *offset)
+                                .filter(|b| m.bindings[*b].kind == BindingKind::Param);
                             if let Some(w) = walk.as_deref_mut()
-                                && let Some(b) = self.lookup(name, *offset)
-                                && m.bindings[b].kind == BindingKind::Param
+                                && let Some(b) = param
                             {
                                 w.reached.push((b, Some(field.clone())));
+                            }
+                            // The key an object a parameter holds carries
+                            // (`payment.getIdempotencyKey()`) was minted by whoever made
+                            // the object, once: what this file writes into that field of
+                            // other objects is not it.
+                            if param.is_some() && self.cat.is_key_name(&field) {
+                                continue;
                             }
                             self.field_writes(&field, &mut work);
                             continue;

@@ -121,6 +121,11 @@ pub struct FnDecl {
     /// exception, and those that reach one outside such a `try` (0-based positions).
     pub param_sinks_handled: Vec<usize>,
     pub param_sinks_unhandled: Vec<usize>,
+    /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
+    /// body itself, under no condition, loop, lambda or `catch`), normalised
+    /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
+    /// that overwrites what an earlier setter of the chain put there.
+    pub overwrites: Vec<String>,
 }
 
 /// The catalogue boundary a function hands one of its parameters to (see
@@ -747,6 +752,24 @@ pub fn summarize(
                         pi,
                         location(path, lines, text, model.values[sink.value].span.start),
                     ));
+                }
+            }
+        }
+    }
+
+    // Fields assigned under no condition (JVM builder methods).
+    if lang != Language::Rust {
+        let inside = |spans: &[Span], x: Span| spans.iter().any(|c| c.contains(x));
+        for a in &model.assigns {
+            let Some(f) = owner_fn[a.scope] else { continue };
+            if a.scope != f || inside(&model.conditional, a.span) || inside(&model.catches, a.span)
+            {
+                continue;
+            }
+            if let Some(d) = decls.get_mut(&f) {
+                let n = crate::catalogue::normalize_name(&a.name);
+                if !d.overwrites.contains(&n) {
+                    d.overwrites.push(n);
                 }
             }
         }
@@ -2524,6 +2547,14 @@ impl ProjectIndex {
         }
         self.mint_handled = mh;
         self.key_params_handled = kh;
+    }
+
+    /// Whether every declaration a call may refer to (at least one) always assigns the field
+    /// `field` ([`FnDecl::overwrites`]; compared normalised).
+    pub fn overwrites(&self, call: &Call, from_path: &str, field: &str) -> bool {
+        let n = crate::catalogue::normalize_name(field);
+        let cands = self.candidates(call, from_path);
+        !cands.is_empty() && cands.iter().all(|(_, d)| d.overwrites.contains(&n))
     }
 
     /// Whether every declaration a call may refer to that mints a key sends it only from

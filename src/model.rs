@@ -532,6 +532,10 @@ pub struct FileModel {
     /// Java and Kotlin `if`/`else`: the byte spans of the two arms (`else if` chains give
     /// one pair per `if`). Code in one arm never runs in the same pass as code in the other.
     pub branches: Vec<(Span, Span)>,
+    /// Java and Kotlin code that runs only under a condition: each arm of an `if` (with or
+    /// without `else`), of a conditional expression (`c ? a : b`), a `switch` / `when`
+    /// body, and the right side of Kotlin's `?:`. Byte spans.
+    pub conditional: Vec<Span>,
     /// Rust: byte spans of branches that always leave their loop (a `match` arm, an `if`
     /// or `else` block whose last statement is `return` or `break`). Rust has no exceptions
     /// that a catch inside the loop could turn into another iteration, so code in such a
@@ -571,6 +575,7 @@ impl FileModel {
             catch_all: Vec::new(),
             catches: Vec::new(),
             branches: Vec::new(),
+            conditional: Vec::new(),
             exit_blocks: Vec::new(),
             field_types: Vec::new(),
             errors: Vec::new(),
@@ -654,6 +659,7 @@ impl FileModel {
             sp(a);
             sp(b);
         }
+        self.conditional.iter_mut().for_each(sp);
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
 

@@ -734,13 +734,17 @@ impl<'a> Lower<'a> {
                 self.push_name(node);
                 return Ret::default();
             }
-            K::Generic if node.kind() == "if_statement" => {
-                if let (Some(a), Some(b)) = (
+            K::Generic if matches!(node.kind(), "if_statement" | "ternary_expression") => {
+                let (a, b) = (
                     node.child_by_field_name("consequence"),
                     node.child_by_field_name("alternative"),
-                ) {
+                );
+                if let (Some(a), Some(b)) = (a, b) {
                     self.m.branches.push((span(a), span(b)));
                 }
+                self.m
+                    .conditional
+                    .extend(a.iter().chain(b.iter()).map(|n| span(*n)));
                 Self::children
             }
             K::Generic | K::Throw => Self::children,
@@ -823,6 +827,9 @@ impl<'a> Lower<'a> {
     }
 
     fn switch(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
+        if let Some(body) = node.child_by_field_name("body") {
+            self.m.conditional.push(span(body));
+        }
         self.brk.push(Brk::Switch);
         self.children(node, cx, depth);
         self.brk.pop();

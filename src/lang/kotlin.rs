@@ -539,6 +539,7 @@ impl<'a> Lowerer<'a> {
             "catch_block" => Self::h_catch,
             "when_subject" => Self::h_when_subject,
             "if_expression" => Self::h_if,
+            "when_entry" | "elvis_expression" => Self::h_conditional,
             "label" => Self::h_label,
             "infix_expression" => Self::h_infix,
             "value_argument" => Self::h_value_argument,
@@ -661,6 +662,24 @@ impl<'a> Lowerer<'a> {
                 Span::new(a.start_byte(), a.end_byte()),
                 Span::new(b.start_byte(), b.end_byte()),
             ));
+        }
+        self.m
+            .conditional
+            .extend(arms.iter().map(|a| Span::new(a.start_byte(), a.end_byte())));
+        self.h_children(n)
+    }
+
+    /// `when` entries and the right side of `?:`: code that runs only under a condition.
+    fn h_conditional(&mut self, n: Node) -> Option<CallId> {
+        let part = match n.kind() {
+            "when_entry" => Some(n),
+            // `a ?: b`: `b` runs only when `a` is null.
+            _ => named_kids(n).into_iter().last(),
+        };
+        if let Some(p) = part {
+            self.m
+                .conditional
+                .push(Span::new(p.start_byte(), p.end_byte()));
         }
         self.h_children(n)
     }

@@ -547,6 +547,57 @@ fn records_the_attempt(ctx: &Ctx, boundary: ScopeId, call: &Call) -> bool {
     crate::text::has_word(args, var)
 }
 
+/// Whether the key a builder setter puts into its field (`.idempotencyKey(k)`,
+/// `.setIdempotencyKey(k)`) is replaced later in the same chain, before anything reads it:
+/// by a later setter of the same field, or by a project builder method that always
+/// assigns that field (`.withDefaults()` whose body sets `this.idempotencyKey = ..`, see
+/// [`crate::index::FnDecl::overwrites`]). The value set first never leaves.
+fn overwritten_later(ctx: &Ctx, setter: CallId) -> bool {
+    let m = ctx.model;
+    let call = &m.calls[setter];
+    if call.args.len() != 1 || call.is_new || call.receiver.is_none() {
+        return false;
+    }
+    let field_of = |callee: &str| -> String {
+        let f = ["set", "with"]
+            .iter()
+            .find_map(|p| {
+                callee
+                    .strip_prefix(p)
+                    .filter(|r| r.starts_with(|c: char| c.is_uppercase() || c == '_'))
+            })
+            .unwrap_or(callee);
+        crate::catalogue::normalize_name(f)
+    };
+    let field = field_of(&call.callee);
+    if !ctx.catalogue.keys.normalized_names.contains(&field) {
+        return false;
+    }
+    let mut at = setter;
+    // Walk the chain outwards: the call whose receiver is the current one.
+    for _ in 0..64 {
+        let Some((next, later)) = m
+            .calls
+            .iter()
+            .enumerate()
+            .find(|(_, c)| c.receiver_call == Some(at))
+        else {
+            return false;
+        };
+        if later.args.len() == 1 && field_of(&later.callee) == field {
+            return true;
+        }
+        if later.args.is_empty()
+            && later.callee != "build"
+            && ctx.index.overwrites(later, ctx.path, &field)
+        {
+            return true;
+        }
+        at = next;
+    }
+    false
+}
+
 /// Computes [`Flows`] for one file.
 pub fn flows(ctx: &Ctx) -> Flows {
     let m = ctx.model;
@@ -558,11 +609,12 @@ pub fn flows(ctx: &Ctx) -> Flows {
         .facts
         .sinks
         .iter()
+        .filter(|s| s.call.is_none_or(|c| !overwritten_later(ctx, c)))
         .map(|s| (s.value, s.scope, s.label.clone(), s.call, false))
         .collect();
     // Positional arguments bound to key parameters of project functions.
     for (cid, call) in m.calls.iter().enumerate() {
-        if call.args.is_empty() {
+        if call.args.is_empty() || overwritten_later(ctx, cid) {
             continue;
         }
         for (i, pname) in ctx.index.key_params(call, ctx.path) {
