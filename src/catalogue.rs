@@ -1170,7 +1170,7 @@ impl Catalogue {
             .filter(|t| t.names.iter().any(|n| n == setter))
             .flat_map(|t| &t.types)
             .find(|ty| {
-                call.receiver_type.as_deref() == Some(ty.as_str())
+                call.receiver_type_name() == Some(ty.as_str())
                     || call.receiver.as_deref().is_some_and(|r| names(r, ty))
             })?;
         Some(format!("`{}` of `{ty}`", call.callee))

@@ -62,6 +62,9 @@ pub struct FnDecl {
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
     pub type_name: String,
+    /// The type enclosing [`Self::type_name`] when that type is nested (`PaymentRequest` for
+    /// a method of `PaymentRequest.Builder`); empty for a top-level type.
+    pub type_outer: String,
     /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
     /// so a call through a receiver declared as the interface finds the implementation.
     pub type_supers: Vec<String>,
@@ -284,8 +287,7 @@ fn is_spring_http_call(call: &Call) -> bool {
         return false;
     }
     let typed = call
-        .receiver_type
-        .as_deref()
+        .receiver_type_name()
         .is_some_and(|t| CLIENTS.contains(&t.to_ascii_lowercase().as_str()));
     typed
         || call.receiver.as_deref().is_some_and(|r| {
@@ -661,6 +663,14 @@ pub fn summarize(
             .and_then(|p| model.enclosing_type(p))
             .and_then(|t| model.type_info(t));
         let type_name = owner.map(|t| t.name.clone()).unwrap_or_default();
+        let type_outer = s
+            .parent
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.scopes[t].parent)
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.type_info(t))
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
         let type_supers = owner.map(|t| t.supertypes.clone()).unwrap_or_default();
         let reads_key_header = facts
             .header_reads
@@ -676,6 +686,7 @@ pub fn summarize(
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name,
+            type_outer,
             type_supers,
             reads_key_header,
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
@@ -2118,8 +2129,16 @@ impl ProjectIndex {
         // declarations in it, or in the types that implement it. None means a library
         // type (`Interval::tick`, `List::add`), never a project function of that name.
         let mut out: Vec<(usize, &FnDecl)> = if let Some(t) = receiver_type {
-            all.filter(|(_, d)| d.type_name == t || d.type_supers.iter().any(|s| s == t))
-                .collect()
+            // `HttpRequest.Builder`: only a project `Builder` nested in `HttpRequest`.
+            let (outer, t) = match t.rsplit_once('.') {
+                Some((o, t)) => (Some(o), t),
+                None => (None, t),
+            };
+            all.filter(|(_, d)| {
+                (d.type_name == t && outer.is_none_or(|o| d.type_outer == o))
+                    || (outer.is_none() && d.type_supers.iter().any(|s| s == t))
+            })
+            .collect()
         } else {
             match receiver.map(str::trim) {
                 None | Some("this") | Some("self") | Some("super") | Some("Self") => {

@@ -177,6 +177,17 @@ pub struct Param {
     pub span: Span,
 }
 
+/// When a guarded arm runs ([`FileModel::guards`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GuardKind {
+    /// The condition holds (`if (c) arm`, `c ? arm : ..`).
+    IfTrue,
+    /// The condition does not hold (`else arm`, `c ? .. : arm`).
+    IfFalse,
+    /// The left side of `?:` is null.
+    Elvis,
+}
+
 /// Facts about a lambda scope.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LambdaInfo {
@@ -360,6 +371,15 @@ pub struct Arg {
     pub span: Span,
 }
 
+impl Call {
+    /// The simple name of [`Call::receiver_type`] (`Builder` of `HttpRequest.Builder`).
+    pub fn receiver_type_name(&self) -> Option<&str> {
+        self.receiver_type
+            .as_deref()
+            .map(|t| t.rsplit('.').next().unwrap_or(t))
+    }
+}
+
 /// A call or constructor invocation (`new X()` in Java has `callee == "X"`, `is_new`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Call {
@@ -385,8 +405,9 @@ pub struct Call {
     pub receiver_lambda: Option<ScopeId>,
     /// The declared type of the receiver when it is a plain name (or `this.x` / `self.x`)
     /// bound in this file with a written type: `billing` in `billing.collect(..)` after
-    /// `private val billing: CollectionApi`. Simple name, no generics. Set by
-    /// [`crate::lang::lower`]; the index resolves the call by it.
+    /// `private val billing: CollectionApi`. Simple name, no generics; a nested JVM type
+    /// keeps its enclosing type (`HttpRequest.Builder`, see [`Call::receiver_type_name`]).
+    /// Set by [`crate::lang::lower`]; the index resolves the call by it.
     pub receiver_type: Option<String>,
 }
 
@@ -536,6 +557,10 @@ pub struct FileModel {
     /// without `else`), of a conditional expression (`c ? a : b`), a `switch` / `when`
     /// body, and the right side of Kotlin's `?:`. Byte spans.
     pub conditional: Vec<Span>,
+    /// Java and Kotlin guarded code: `(condition, arm, kind)` for the arms of `if` and
+    /// `c ? a : b` (the condition's span) and the right side of Kotlin's `a ?: b` (the left
+    /// side's span). Byte spans.
+    pub guards: Vec<(Span, Span, GuardKind)>,
     /// Rust: byte spans of branches that always leave their loop (a `match` arm, an `if`
     /// or `else` block whose last statement is `return` or `break`). Rust has no exceptions
     /// that a catch inside the loop could turn into another iteration, so code in such a
@@ -576,6 +601,7 @@ impl FileModel {
             catches: Vec::new(),
             branches: Vec::new(),
             conditional: Vec::new(),
+            guards: Vec::new(),
             exit_blocks: Vec::new(),
             field_types: Vec::new(),
             errors: Vec::new(),
@@ -660,6 +686,10 @@ impl FileModel {
             sp(b);
         }
         self.conditional.iter_mut().for_each(sp);
+        for (c, a, _) in &mut self.guards {
+            sp(c);
+            sp(a);
+        }
         self.errors.iter_mut().for_each(|x| sp(&mut x.span));
     }
 

@@ -1286,7 +1286,8 @@ fn resolve_call<'a>(
     // `stable`: a candidate parsed now is a candidate in the whole project.
     let (want, stable) = if let Some(t) = &c.receiver_type {
         // Declarations in `t` or in a type listing it as a supertype: both names are
-        // tokens of such a file.
+        // tokens of such a file (`Builder` of `HttpRequest.Builder`).
+        let t = t.rsplit('.').next().unwrap_or(t).to_string();
         if !t.is_empty() && t.bytes().all(is_ident_byte) {
             (Want::Typed(t.clone()), true)
         } else {

@@ -1610,3 +1610,64 @@ public class {name} implements Processor {{
     )];
     assert_eq!(got, want);
 }
+
+/// A receiver declared with a nested type (`HttpRequest.Builder`) resolves only to a
+/// project type of that name nested in the same enclosing type: the JDK's request builder
+/// never reaches a project `PaymentRequest.Builder.build()` that returns a fresh key.
+#[test]
+fn a_nested_receiver_type_resolves_by_its_enclosing_type_too() {
+    let payments = r#"package shop;
+
+import java.util.UUID;
+
+public class PaymentRequest {
+    public static class Builder {
+        private String idempotencyKey;
+
+        public Builder withDefaults() {
+            this.idempotencyKey = UUID.randomUUID().toString();
+            return this;
+        }
+
+        public String build() {
+            return idempotencyKey;
+        }
+    }
+}
+"#;
+    let client = r#"package shop;
+
+import java.net.http.HttpRequest;
+import org.springframework.retry.annotation.Retryable;
+
+public class Client {
+    @Retryable
+    public void jdk(HttpRequest.Builder builder, Api api) {
+        api.charge(builder.build());
+    }
+
+    @Retryable
+    public void project(PaymentRequest.Builder builder, Api api) {
+        api.charge(builder.build());
+    }
+}
+
+interface Api {
+    void charge(String idempotencyKey);
+}
+"#;
+    let dir = project(
+        "nested_receiver_type",
+        &[
+            ("src/PaymentRequest.java", payments),
+            ("src/Client.java", client),
+        ],
+    );
+    let got = findings(&dir);
+    let want = vec![(
+        "src/Client.java".to_string(),
+        14,
+        "key-in-retry-scope".to_string(),
+    )];
+    assert_eq!(got, want);
+}

@@ -745,6 +745,14 @@ impl<'a> Lower<'a> {
                 self.m
                     .conditional
                     .extend(a.iter().chain(b.iter()).map(|n| span(*n)));
+                if let Some(c) = node.child_by_field_name("condition") {
+                    if let Some(a) = a {
+                        self.m.guards.push((span(c), span(a), GuardKind::IfTrue));
+                    }
+                    if let Some(b) = b {
+                        self.m.guards.push((span(c), span(b), GuardKind::IfFalse));
+                    }
+                }
                 Self::children
             }
             K::Generic | K::Throw => Self::children,

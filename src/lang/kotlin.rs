@@ -666,6 +666,23 @@ impl<'a> Lowerer<'a> {
         self.m
             .conditional
             .extend(arms.iter().map(|a| Span::new(a.start_byte(), a.end_byte())));
+        // The condition: the first named child that is no arm.
+        if let Some(c) = named_kids(n)
+            .into_iter()
+            .find(|k| k.kind() != "control_structure_body")
+        {
+            let cs = Span::new(c.start_byte(), c.end_byte());
+            for (i, a) in arms.iter().enumerate() {
+                let kind = if i == 0 {
+                    GuardKind::IfTrue
+                } else {
+                    GuardKind::IfFalse
+                };
+                self.m
+                    .guards
+                    .push((cs, Span::new(a.start_byte(), a.end_byte()), kind));
+            }
+        }
         self.h_children(n)
     }
 
@@ -674,7 +691,19 @@ impl<'a> Lowerer<'a> {
         let part = match n.kind() {
             "when_entry" => Some(n),
             // `a ?: b`: `b` runs only when `a` is null.
-            _ => named_kids(n).into_iter().last(),
+            _ => {
+                let kids = named_kids(n);
+                if let (Some(l), Some(r)) = (kids.first(), kids.last())
+                    && kids.len() >= 2
+                {
+                    self.m.guards.push((
+                        Span::new(l.start_byte(), l.end_byte()),
+                        Span::new(r.start_byte(), r.end_byte()),
+                        GuardKind::Elvis,
+                    ));
+                }
+                kids.last().copied()
+            }
         };
         if let Some(p) = part {
             self.m

@@ -56,15 +56,21 @@ fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> S
             .split(['<', '?', '[', ' ', '(', ',', '=', ')', '{', ';'])
             .next()
             .unwrap_or("");
-        let last = head
-            .rsplit(['.', ':'])
-            .next()
-            .unwrap_or("")
-            .trim_matches('`');
-        if last.chars().next().is_some_and(char::is_uppercase) && last.chars().all(is_ident_char) {
-            last.to_string()
-        } else {
-            String::new()
+        let mut segs = head.rsplit(['.', ':']);
+        let last = segs.next().unwrap_or("").trim_matches('`');
+        let typed = |x: &str| {
+            x.chars().next().is_some_and(char::is_uppercase) && x.chars().all(is_ident_char)
+        };
+        if !typed(last) {
+            return String::new();
+        }
+        // A nested JVM type keeps its enclosing type (`HttpRequest.Builder`), which
+        // `ProjectIndex::candidates_of` compares with a project type's.
+        match segs.next().map(|x| x.trim_matches('`')) {
+            Some(outer) if language != Language::Rust && typed(outer) && head.contains('.') => {
+                format!("{outer}.{last}")
+            }
+            _ => last.to_string(),
         }
     };
     match language {

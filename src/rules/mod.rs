@@ -364,6 +364,93 @@ fn damaged(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
         .any(|e| e.span.start >= start && e.span.start < offset)
 }
 
+/// Whether the fresh value at `origin` is minted lazily, once per operation: it is stored
+/// into a variable or field `x` that outlives the attempt (declared outside the boundary),
+/// and only while `x` holds none (`if (x == null) x = UUID..`, `x = x != null ? x : ..`,
+/// `x ?: UUID...also { x = it }`), so every later attempt finds it and sends the same key.
+/// (A singleton's field shared by different operations is another bug, not this rule's.)
+fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
+    use crate::model::{BindingKind, GuardKind};
+    let m = ctx.model;
+    let bspan = m.scopes[boundary].span;
+    let at = origin.start;
+    for (cond, arm, kind) in &m.guards {
+        if !(arm.start <= at && at < arm.end) || !bspan.contains(*arm) {
+            continue;
+        }
+        let ctext: String = ctx
+            .snippet(*cond)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        // The names stored: by the assignment that holds the origin, or inside the arm.
+        let stored = m
+            .assigns
+            .iter()
+            .filter(|a| a.span.contains(origin) || arm.contains(a.span))
+            .map(|a| a.name.as_str());
+        for x in stored {
+            let guarded = match kind {
+                GuardKind::IfTrue => null_test(&ctext, x, true),
+                GuardKind::IfFalse => null_test(&ctext, x, false),
+                GuardKind::Elvis => ctext == x || ctext == format!("this.{x}"),
+            };
+            if !guarded {
+                continue;
+            }
+            // A local of that name declared inside the boundary is new on every attempt.
+            let per_attempt = m.bindings.iter().any(|b| {
+                b.name == x && b.kind != BindingKind::Field && m.is_within(b.scope, boundary)
+            });
+            if !per_attempt {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether the condition text `c` (whitespace removed) tests that `x` holds no value
+/// (`x == null`, `x.isNullOrEmpty()`, `Objects.isNull(x)`, ..; `when_empty`) or that it
+/// holds one (`x != null`, ..; not `when_empty`), `this.x` included.
+fn null_test(c: &str, x: &str, when_empty: bool) -> bool {
+    let empty = [
+        "{x}==null",
+        "null=={x}",
+        "{x}===null",
+        "{x}.isNullOrEmpty()",
+        "{x}.isNullOrBlank()",
+        "{x}.isEmpty()",
+        "{x}.isBlank()",
+        "Objects.isNull({x})",
+        "StringUtils.isEmpty({x})",
+        "StringUtils.isBlank({x})",
+    ];
+    let present = [
+        "{x}!=null",
+        "null!={x}",
+        "{x}!==null",
+        "Objects.nonNull({x})",
+        "!{x}.isNullOrEmpty()",
+        "!{x}.isNullOrBlank()",
+        "StringUtils.isNotEmpty({x})",
+        "StringUtils.isNotBlank({x})",
+    ];
+    let pats: &[&str] = if when_empty { &empty } else { &present };
+    [x.to_string(), format!("this.{x}")].iter().any(|name| {
+        pats.iter().any(|p| {
+            let pat = p.replace("{x}", name);
+            c.match_indices(&pat).any(|(i, _)| {
+                // `x` starts the pattern or follows `(`/`!`: not the tail of a longer name.
+                let before = c[..i].chars().next_back();
+                let head_is_name = p.starts_with("{x}");
+                !head_is_name
+                    || before.is_none_or(|ch| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
+            }) && (!when_empty || !c.contains(&format!("!{pat}")))
+        })
+    })
+}
+
 /// Whether `offset` lies, inside a function that retries by calling itself
 /// (`inferred.self-retry`), in an `if`/`else` arm opposite to every call of itself
 /// ([`crate::model::FileModel::exclusive`]): a run that evaluates it does not recurse, so it
@@ -672,6 +759,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
                     && !damaged(ctx, *b, origin.span.start)
                     && !once_in_loop(ctx, *b, origin.span.start)
                     && !once_per_recursion(ctx, *b, origin.span.start)
+                    && !lazily_once(ctx, *b, origin.span)
                     && !stored_for_next_attempt(ctx, &origin)
             });
             key_flows.push(KeyFlow {
