@@ -95,6 +95,8 @@ def main():
             continue
         commit = next(iter(commits))
         git_dir = pathlib.Path(args.mirror) / repo.replace("/", "+") / "repo"
+        if (git_dir / ".git").is_dir():
+            git_dir = git_dir / ".git"  # a fetch with a work tree
         dest = out / repo.replace("/", "+")
         marker = dest / ".idemlint-eval-commit"
         if marker.exists() and marker.read_text().strip() == commit:

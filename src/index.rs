@@ -62,6 +62,10 @@ pub struct FnDecl {
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
     pub type_name: String,
+    /// The declared return type's simple name, generics and nullability removed
+    /// (`PaymentSettingRepository` of `fun getPaymentSettings(): PaymentSettingRepository?`);
+    /// empty when not written or not a type name.
+    pub return_type: String,
     /// The type enclosing [`Self::type_name`] when that type is nested (`PaymentRequest` for
     /// a method of `PaymentRequest.Builder`); empty for a top-level type.
     pub type_outer: String,
@@ -385,6 +389,9 @@ pub struct FileSummary {
     pub camel_routes: Vec<CamelRoute>,
     /// Messages sent to an in-process Camel endpoint from inside an attempt boundary.
     pub camel_sends: Vec<CamelSend>,
+    /// Kotlin class properties as Java sees them: `(getter, type)`, `("getPaymentSettings",
+    /// "PaymentSettingRepository")` for `val paymentSettings: PaymentSettingRepository`.
+    pub property_getters: Vec<(String, String)>,
 }
 
 /// An Apache Camel route from an in-process endpoint (`from("direct:send-transfers")`):
@@ -676,7 +683,23 @@ pub fn summarize(
             .header_reads
             .iter()
             .any(|(_, sc)| model.enclosing_function(*sc) == Some(i));
+        let return_type = {
+            let head = f
+                .return_type
+                .split(['<', '?', '[', ' ', '('])
+                .next()
+                .unwrap_or("");
+            let last = head.rsplit(['.', ':']).next().unwrap_or("");
+            if last.starts_with(char::is_uppercase)
+                && last.chars().all(|c| c.is_alphanumeric() || c == '_')
+            {
+                last.to_string()
+            } else {
+                String::new()
+            }
+        };
         let mut d = FnDecl {
+            return_type,
             name: f.name.clone(),
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
@@ -1075,6 +1098,25 @@ pub fn summarize(
     }
     out.named_keys = named_keys(path, text, lines, model, cat);
     (out.camel_routes, out.camel_sends) = camel_facts(path, text, lines, model, facts);
+    if lang == Language::Kotlin {
+        for b in model.bindings.iter().filter(|b| {
+            b.kind == BindingKind::Field
+                && matches!(
+                    model.scopes[b.scope].kind,
+                    ScopeKind::Type(_) | ScopeKind::Object(_)
+                )
+        }) {
+            let ty = crate::lang::declared_type(lang, text, b);
+            let ty = ty.rsplit('.').next().unwrap_or(&ty).to_string();
+            let mut cs = b.name.chars();
+            if let Some(first) = cs.next()
+                && !ty.is_empty()
+            {
+                let getter = format!("get{}{}", first.to_uppercase(), cs.as_str());
+                out.property_getters.push((getter, ty));
+            }
+        }
+    }
     out.path = path.to_string();
     if lang != Language::Rust {
         for (i, s) in model.scopes.iter().enumerate() {
@@ -1768,6 +1810,8 @@ pub struct ProjectIndex {
     /// Camel routes and sends of every summarised file ([`CamelRoute`], [`CamelSend`]).
     camel_routes: Vec<CamelRoute>,
     camel_sends: Vec<CamelSend>,
+    /// Kotlin properties' getters and their types, from every summarised file.
+    property_getters: HashMap<String, Vec<String>>,
     /// Camel processor types a boundary's send runs (through routes, transitively), with
     /// the send that does, the first by location ([`ProjectIndex::camel_processor`]).
     camel_processors: HashMap<String, (CamelSend, String)>,
@@ -1959,6 +2003,12 @@ impl ProjectIndex {
             idx.named_keys.extend(s.named_keys);
             idx.camel_routes.extend(s.camel_routes);
             idx.camel_sends.extend(s.camel_sends);
+            for (g, t) in s.property_getters {
+                let ts = idx.property_getters.entry(g).or_default();
+                if !ts.contains(&t) {
+                    ts.push(t);
+                }
+            }
             for (name, _, top) in &s.types {
                 if *top {
                     let ts = idx.file_types.entry(s.path.clone()).or_default();
@@ -2092,6 +2142,32 @@ impl ProjectIndex {
         levels
     }
 
+    /// The type a call written as `name(..)` returns, when every project declaration of
+    /// that name (in the caller's language family) declares the same return type.
+    fn returned_type(&self, call_text: &str, jvm: bool) -> Option<&str> {
+        let name = call_text.split('(').next().unwrap_or(call_text).trim();
+        let mut types: Vec<&str> = self
+            .functions
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|d| d.jvm == jvm)
+            .map(|d| d.return_type.as_str())
+            .collect();
+        // A Kotlin property read through its getter from Java (`getPaymentSettings()`).
+        if jvm {
+            types.extend(
+                self.property_getters
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            );
+        }
+        let first = *types.first().filter(|t| !t.is_empty())?;
+        types.iter().all(|t| *t == first).then_some(first)
+    }
+
     /// [`Self::candidates`] of a recorded call ([`CallRef`]).
     pub fn candidates_of_ref<'a>(
         &'a self,
@@ -2174,7 +2250,7 @@ impl ProjectIndex {
                     // (`getPaymentClient()` → `PaymentClient`); a variable may name it
                     // in part (`stripeClient`, `client` → `StripeClient`).
                     let is_call = r.trim_end().ends_with(')');
-                    let typed: Vec<_> = all
+                    let mut typed: Vec<_> = all
                         .clone()
                         .filter(|(_, d)| {
                             !d.type_name.is_empty()
@@ -2185,6 +2261,25 @@ impl ProjectIndex {
                                 }
                         })
                         .collect();
+                    // A receiver that is a call of a project method whose declarations
+                    // all return one type (`getPaymentSettings(): PaymentSettingRepository`):
+                    // that type and its implementations.
+                    // (A recorded call keeps only the receiver's last segment, without
+                    // its parentheses: a getter's name says it is a call.)
+                    let getter = last
+                        .strip_prefix("get")
+                        .is_some_and(|x| x.starts_with(|c: char| c.is_uppercase()));
+                    if typed.is_empty()
+                        && (is_call || getter)
+                        && let Some(t) = self.returned_type(last, jvm)
+                    {
+                        typed = all
+                            .clone()
+                            .filter(|(_, d)| {
+                                d.type_name == t || d.type_supers.iter().any(|s| s == t)
+                            })
+                            .collect();
+                    }
                     if !typed.is_empty() {
                         typed
                     } else if COMMON_NAMES.contains(&callee)

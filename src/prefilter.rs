@@ -1308,6 +1308,37 @@ fn resolve_call<'a>(
                 let last = crate::catalogue::last_segment(r);
                 let untyped_none = crate::index::COMMON_NAMES.contains(&c.callee.as_str())
                     || last.starts_with(|ch: char| ch.is_uppercase());
+                // A receiver that is a call (`settings().getPaymentSettings()`) may resolve
+                // by the type its declarations return, or a Kotlin property's type read
+                // through its getter (`ProjectIndex::candidates_of`): those declarations
+                // name the method, or the property.
+                // (The recorded receiver is its last segment, the call's parentheses
+                // dropped: a getter's name is what says it is a call.)
+                let getter = last
+                    .strip_prefix("get")
+                    .is_some_and(|rest| rest.starts_with(|ch: char| ch.is_uppercase()));
+                if r.trim_end().ends_with(')') || getter {
+                    let name = last.split('(').next().unwrap_or(last).trim();
+                    let typed_by_name = decls.iter().any(|d| {
+                        fits(d)
+                            && !d.type_name.is_empty()
+                            && crate::catalogue::normalize_name(
+                                name.strip_prefix("get").unwrap_or(name),
+                            ) == crate::catalogue::normalize_name(&d.type_name)
+                    });
+                    if !name.is_empty() && !typed_by_name {
+                        out.names.insert(name.to_string());
+                        if let Some(rest) = name.strip_prefix("get")
+                            && let Some(first) = rest.chars().next()
+                        {
+                            out.names.insert(format!(
+                                "{}{}",
+                                first.to_lowercase(),
+                                &rest[first.len_utf8()..]
+                            ));
+                        }
+                    }
+                }
                 if crate::catalogue::normalize_name(last).len() < 3 {
                     // No type name can match the receiver.
                     if untyped_none {

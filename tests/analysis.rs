@@ -1671,3 +1671,70 @@ interface Api {
     )];
     assert_eq!(got, want);
 }
+
+/// A receiver that is a call resolves by the type the call returns: a Java call through a
+/// Kotlin property's getter (`getPaymentSettings()` of `val paymentSettings:
+/// PaymentSettingRepository`) reaches the implementations of that type only, so a getter
+/// of the same name on an unrelated class (`PaymentBody.getTransactionId()`) does not
+/// hide the clock the implementation puts into the key. The property's file has no key
+/// word; the prefilter must read it.
+#[test]
+fn a_call_receiver_resolves_by_its_return_type_and_kotlin_property_getters() {
+    let dir = project(
+        "receiver_by_return_type",
+        &[
+            (
+                "src/Repo.java",
+                "interface PaymentSettingRepository {\n    String getTransactionId();\n}\n",
+            ),
+            (
+                "src/Service.java",
+                r#"import java.util.Calendar;
+
+class PaymentSettingService implements PaymentSettingRepository {
+    @Override
+    public String getTransactionId() {
+        return String.format("%s%d", "pk", Calendar.getInstance().getTimeInMillis());
+    }
+}
+
+class PaymentBody {
+    private String transactionId;
+
+    public String getTransactionId() {
+        return transactionId;
+    }
+}
+"#,
+            ),
+            (
+                "src/Module.kt",
+                "class ConfigurationModule {\n    val paymentSettings: PaymentSettingRepository by lazy { PaymentSettingService() }\n}\n",
+            ),
+            (
+                "src/Proc.java",
+                r#"import retrofit2.http.Header;
+import retrofit2.http.POST;
+
+class Processor {
+    private Session session;
+    private PaymentService api;
+
+    void pay() {
+        final String transactionId = session.getConfigurationModule().getPaymentSettings().getTransactionId();
+        api.createPayment(transactionId);
+    }
+}
+
+interface PaymentService {
+    @POST("/payments")
+    Object createPayment(@Header("X-Idempotency-Key") String transactionId);
+}
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let want = vec![("src/Proc.java".to_string(), 9, "time-in-key".to_string())];
+    assert_eq!(got, want);
+}

@@ -31,7 +31,7 @@ pub fn lower(language: Language, text: &str) -> FileModel {
 /// The declared type written with a binding's declaration, as a simple name: Kotlin and
 /// Rust `name: Type`, Java `Type name`; empty when none is written (`var`, `val x = ..`,
 /// `let x = ..`) or it is a primitive.
-fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> String {
+pub(crate) fn declared_type(language: Language, text: &str, b: &crate::model::Binding) -> String {
     let simple = |t: &str| -> String {
         let mut t = t
             .trim()
