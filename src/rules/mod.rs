@@ -375,7 +375,7 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
     let bspan = m.scopes[boundary].span;
     let at = origin.start;
     for (cond, arm, kind) in &m.guards {
-        if !(arm.start <= at && at < arm.end) || !bspan.contains(*arm) {
+        if !(arm.start <= at && at < arm.end && bspan.contains(*arm)) {
             continue;
         }
         let ctext: String = ctx
