@@ -2168,6 +2168,25 @@ impl ProjectIndex {
         types.iter().all(|t| *t == first).then_some(first)
     }
 
+    /// [`Self::candidates`] of the call a parameter is passed on to ([`PassedParam`]).
+    fn candidates_of_passed<'a>(
+        &'a self,
+        pp: &PassedParam,
+        from_path: &str,
+    ) -> Vec<(usize, &'a FnDecl)> {
+        let receiver = pp
+            .receiver
+            .as_deref()
+            .map(|r| crate::catalogue::last_segment(r).to_string());
+        self.candidates_of(
+            &pp.callee,
+            pp.arity,
+            receiver.as_deref(),
+            pp.receiver_type.as_deref(),
+            from_path,
+        )
+    }
+
     /// [`Self::candidates`] of a recorded call ([`CallRef`]).
     pub fn candidates_of_ref<'a>(
         &'a self,
@@ -2612,17 +2631,7 @@ impl ProjectIndex {
                         let mut evidence = d.param_sinks_handled.contains(&p);
                         let mut fails = false;
                         for pp in d.passes_params.iter().filter(|pp| pp.param == p) {
-                            let receiver = pp
-                                .receiver
-                                .as_deref()
-                                .map(|r| crate::catalogue::last_segment(r).to_string());
-                            let cands = self.candidates_of(
-                                &pp.callee,
-                                pp.arity,
-                                receiver.as_deref(),
-                                pp.receiver_type.as_deref(),
-                                &d.path,
-                            );
+                            let cands = self.candidates_of_passed(pp, &d.path);
                             let keyed: Vec<(usize, usize)> = cands
                                 .iter()
                                 .filter_map(|(j, c)| {
@@ -2922,13 +2931,7 @@ impl ProjectIndex {
                             .receiver
                             .as_deref()
                             .map(|r| crate::catalogue::last_segment(r).to_string());
-                        let cands = self.candidates_of(
-                            &pp.callee,
-                            pp.arity,
-                            receiver.as_deref(),
-                            pp.receiver_type.as_deref(),
-                            &d.path,
-                        );
+                        let cands = self.candidates_of_passed(pp, &d.path);
                         // Only a call that resolves by scope (no receiver or `this`: the
                         // caller's file, its supertypes, top-level functions) or by a
                         // receiver naming the type, and only when every candidate takes the
