@@ -2280,16 +2280,19 @@ impl ProjectIndex {
                                 }
                         })
                         .collect();
-                    // A receiver that is a call of a project method whose declarations
-                    // all return one type (`getPaymentSettings(): PaymentSettingRepository`):
-                    // that type and its implementations.
+                    // A receiver that is a getter call of a project method whose
+                    // declarations all return one type (`getPaymentSettings():
+                    // PaymentSettingRepository`), or a Kotlin property read through its
+                    // getter: that type and its implementations.
                     // (A recorded call keeps only the receiver's last segment, without
                     // its parentheses: a getter's name says it is a call.)
                     let getter = last
                         .strip_prefix("get")
                         .is_some_and(|x| x.starts_with(|c: char| c.is_uppercase()));
+                    // Only a getter: a builder chain's links (`.json(..).build()`) return
+                    // nested `Builder` types of every name's builder alike.
                     if typed.is_empty()
-                        && (is_call || getter)
+                        && getter
                         && let Some(t) = self.returned_type(last, jvm)
                     {
                         typed = all
