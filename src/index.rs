@@ -463,61 +463,16 @@ fn camel_route_head(receiver: &str) -> Option<String> {
     camel_endpoint(&after[..close])
 }
 
-/// The declared type of the field `name` in a Java or Kotlin file, from its declaration's
-/// text (`private PrepareTransferRequest prepareTransferRequest;`,
-/// `private lateinit var p: PrepareTransferRequest`), generics removed.
+/// The declared type of the field `name` in a Java or Kotlin file (its simple name, by
+/// [`crate::lang::declared_type`]).
 fn field_type(text: &str, model: &FileModel, name: &str) -> Option<String> {
     let b = model
         .bindings
         .iter()
         .find(|b| b.kind == BindingKind::Field && b.name == name)?;
-    let decl = text.get(b.span.start..b.span.end)?;
-    let at = b.name_span.start.checked_sub(b.span.start)?;
-    let ident = |s: &str| -> Option<String> {
-        let t: String = s
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
-            .collect();
-        let t = crate::catalogue::last_segment(&t).to_string();
-        (!t.is_empty() && t.starts_with(char::is_uppercase)).then_some(t)
-    };
-    match model.language {
-        Language::Kotlin => {
-            let after = decl
-                .get(at + name.len()..)?
-                .trim_start()
-                .strip_prefix(':')?;
-            ident(after.trim_start())
-        }
-        _ => {
-            let before = decl.get(..at)?.trim_end();
-            // `Map<String, X> name`: the raw type before the generics.
-            let before = if before.ends_with('>') {
-                let mut depth = 0i32;
-                let mut cut = before.len();
-                for (i, c) in before.char_indices().rev() {
-                    match c {
-                        '>' => depth += 1,
-                        '<' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                cut = i;
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                &before[..cut]
-            } else {
-                before
-            };
-            let start = before
-                .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-                .map_or(0, |i| i + 1);
-            ident(&before[start..])
-        }
-    }
+    let t = crate::lang::declared_type(model.language, text, b);
+    let t = t.rsplit('.').next().unwrap_or(&t);
+    (!t.is_empty()).then(|| t.to_string())
 }
 
 /// Camel routes and sends of one JVM file importing `org.apache.camel` (see [`CamelRoute`]
@@ -1607,29 +1562,17 @@ pub fn apply_inferred_boundaries(
 /// `process(Exchange)` method of a type the route runs becomes a boundary of the sender's
 /// kind and flavor (a Zeebe job handler's redelivery reaches the processor's body).
 fn apply_camel_processors(model: &FileModel, facts: &mut FileFacts, index: &ProjectIndex) {
-    if model.language == Language::Rust || index.camel_processors.is_empty() {
+    if index.camel_processors.is_empty() {
         return;
     }
-    for (i, s) in model.scopes.iter().enumerate() {
-        let ScopeKind::Function(f) = &s.kind else {
-            continue;
-        };
-        if f.name != "process" || f.params.len() != 1 || facts.boundaries[i].is_some() {
-            continue;
-        }
-        let Some(ty) = s
-            .parent
-            .and_then(|p| model.enclosing_type(p))
-            .and_then(|t| model.type_info(t))
-        else {
-            continue;
-        };
-        if !ty.supertypes.iter().any(|t| {
-            crate::catalogue::last_segment(t.split('<').next().unwrap_or("")) == "Processor"
-        }) {
+    for (i, ty) in camel_process_methods(model) {
+        if facts.boundaries[i].is_some() {
             continue;
         }
         let Some((send, endpoint)) = index.camel_processor(&ty.name) else {
+            continue;
+        };
+        let ScopeKind::Function(f) = &model.scopes[i].kind else {
             continue;
         };
         facts.boundaries[i] = Some(crate::classify::Boundary {
@@ -1646,6 +1589,34 @@ fn apply_camel_processors(model: &FileModel, facts: &mut FileFacts, index: &Proj
             owner_call: None,
         });
     }
+}
+
+/// The `process(exchange)` methods of Java and Kotlin types that implement Camel's
+/// `Processor`, with their type.
+pub(crate) fn camel_process_methods(model: &FileModel) -> Vec<(ScopeId, &TypeInfo)> {
+    if model.language == Language::Rust {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, s) in model.scopes.iter().enumerate() {
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if f.name != "process" || f.params.len() != 1 {
+            continue;
+        }
+        if let Some(ty) = s
+            .parent
+            .and_then(|p| model.enclosing_type(p))
+            .and_then(|t| model.type_info(t))
+            && ty.supertypes.iter().any(|t| {
+                crate::catalogue::last_segment(t.split('<').next().unwrap_or("")) == "Processor"
+            })
+        {
+            out.push((i, ty));
+        }
+    }
+    out
 }
 
 /// Template-method jobs: a scheduled method that calls an inherited method of a project

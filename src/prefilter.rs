@@ -897,29 +897,12 @@ fn resolution_receiver(call: &Call) -> Option<String> {
 /// Types of a JVM file that implement Camel's `Processor` (see
 /// [`FileDemand::camel_processors`]).
 fn camel_processors(model: &FileModel) -> Vec<String> {
-    if model.language == Language::Rust {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for s in &model.scopes {
-        let crate::model::ScopeKind::Function(f) = &s.kind else {
-            continue;
-        };
-        if f.name != "process" || f.params.len() != 1 {
-            continue;
-        }
-        if let Some(t) = s
-            .parent
-            .and_then(|p| model.enclosing_type(p))
-            .and_then(|t| model.type_info(t))
-            && t.supertypes.iter().any(|x| {
-                crate::catalogue::last_segment(x.split('<').next().unwrap_or("")) == "Processor"
-            })
-        {
-            out.push(t.name.clone());
-        }
-    }
-    sorted(out)
+    sorted(
+        crate::index::camel_process_methods(model)
+            .into_iter()
+            .map(|(_, t)| t.name.clone())
+            .collect(),
+    )
 }
 
 fn sorted(mut v: Vec<String>) -> Vec<String> {
