@@ -483,6 +483,7 @@ fn camel_facts(
     lines: &LineIndex,
     model: &FileModel,
     facts: &FileFacts,
+    cat: &Catalogue,
 ) -> (Vec<CamelRoute>, Vec<CamelSend>) {
     let mut routes: Vec<CamelRoute> = Vec::new();
     let mut sends = Vec::new();
@@ -573,7 +574,13 @@ fn camel_facts(
                 entry: b.entry.clone(),
                 flavor: b.flavor.clone(),
             },
-            label: b.label.clone(),
+            // The construct, and why it runs again (the catalogue entry's words).
+            label: match cat.boundaries.iter().find(|e| e.id == b.entry) {
+                Some(e) if !e.label.is_empty() && !b.label.contains(&e.label) => {
+                    format!("{} ({})", b.label, e.label)
+                }
+                _ => b.label.clone(),
+            },
             location: location(path, lines, text, call.name_span.start),
         });
     }
@@ -1052,7 +1059,7 @@ pub fn summarize(
         }
     }
     out.named_keys = named_keys(path, text, lines, model, cat);
-    (out.camel_routes, out.camel_sends) = camel_facts(path, text, lines, model, facts);
+    (out.camel_routes, out.camel_sends) = camel_facts(path, text, lines, model, facts, cat);
     if lang == Language::Kotlin {
         for b in model.bindings.iter().filter(|b| {
             b.kind == BindingKind::Field

@@ -147,6 +147,14 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                     ));
                 }
             }
+            // The key reads a value of the attempt (`attempt`, a local of the lambda): no
+            // hoist exists, so the help does not offer one; it says what to drop instead.
+            (None, Some(reason)) if reason.contains(ATTEMPT_LOCAL) => {
+                help.push_str(&format!(
+                    "; it cannot simply be hoisted: {reason}; build the key only from values \
+                     that exist before the retry (drop the part that changes per attempt)"
+                ));
+            }
             (None, Some(reason)) => {
                 let advice = &f.help[at..];
                 let var = format!("{HOIST_ADVICE}final var ");
@@ -315,10 +323,13 @@ fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> Option
         })
 }
 
+/// The words of [`reads_attempt_local`] that [`align_help`] recognises.
+const ATTEMPT_LOCAL: &str = "which is declared inside the retry";
+
 /// Why a hoist that reads `name` (declared inside the retry) is not offered.
 fn reads_attempt_local(name: &str) -> String {
     format!(
-        "the key is computed from `{name}`, which is declared inside the retry (a lambda parameter or a local of the attempt), so it cannot be computed before the retry starts"
+        "the key is computed from `{name}`, {ATTEMPT_LOCAL} (a lambda parameter or a local of the attempt), so it cannot be computed before the retry starts"
     )
 }
 
