@@ -244,3 +244,30 @@ interface Api {
     assert_eq!(lines, vec![7], "{v:#}");
     assert!(!v["errors"].as_array().unwrap().is_empty(), "{v:#}");
 }
+
+/// A finding on a line longer than miette can draw (a column past 65,535) is printed as
+/// one plain line in the human format, with no panic message on standard error.
+#[test]
+fn a_finding_far_into_an_overlong_line_prints_plainly_without_a_panic() {
+    let dir = scratch("overlong_line");
+    let code = "import java.util.UUID; class R { RetryTemplate retryTemplate; Api api; \
+                Object f(String a) { return retryTemplate.execute(ctx -> \
+                api.createCharge(UUID.randomUUID().toString(), a)); } } \
+                interface Api { Object createCharge(String idempotencyKey, String body); }";
+    let text = format!("/* {} */ {code}\n", "x".repeat(70_000));
+    std::fs::write(dir.join("R.java"), text).unwrap();
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "R.java", "--format", "human", "--color", "never"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("R.java:1:") && stdout.contains("error[key-in-retry-scope]"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

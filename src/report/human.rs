@@ -124,12 +124,15 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
             finding: f,
             source: NamedSource::new(esc(&f.path), text),
         };
-        // miette can panic on extreme inputs (a column past 65,535): fall back to one line.
+        // miette panics on a line longer than 65,535 characters (a column it cannot
+        // format): such a snippet is not drawn but one line printed, without the panic's
+        // message on standard error; the unwind guard stays for what else it may do.
         let mut one = String::new();
-        let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handler.render_report(&mut one, &diag).is_ok()
-        }))
-        .unwrap_or(false);
+        let rendered = !has_overlong_line(f, report)
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                handler.render_report(&mut one, &diag).is_ok()
+            }))
+            .unwrap_or(false);
         if rendered {
             out.push_str(&one);
         } else {
@@ -147,6 +150,22 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Whether a line the snippet of `f` would show (its lines and its boundary's, with three
+/// lines of context) is longer than miette can draw (65,535 characters; a margin is kept).
+fn has_overlong_line(f: &Finding, report: &Report) -> bool {
+    const MAX: usize = 60_000;
+    let Some(text) = report.texts.get(&f.path) else {
+        return false;
+    };
+    let b = f.boundary.as_ref().map(|b| b.line);
+    let first = f.line.min(b.unwrap_or(f.line)).saturating_sub(4);
+    let last = f.end_line.max(b.unwrap_or(f.end_line)) + 3;
+    text.lines()
+        .skip(first)
+        .take(last.saturating_sub(first))
+        .any(|l| l.len() > MAX && l.chars().count() > MAX)
 }
 
 /// One `warning: path:line:col: message` line per file that could not be analysed fully.
