@@ -1072,6 +1072,25 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
                 });
             }
         }
+        // A positional argument of a constructor whose parameter is a key field (a record
+        // component, a Kotlin `val`; `this(.., UUID.randomUUID().toString())`).
+        if let Some(names) = model.components_written(call) {
+            for (name, arg) in names.iter().zip(&call.args) {
+                if arg.name.is_none() && !name.is_empty() && cat.is_key_name(name) {
+                    let ty = if call.callee == "this" {
+                        "this".to_string()
+                    } else {
+                        call.callee.clone()
+                    };
+                    facts.sinks.push(Sink {
+                        value: arg.value,
+                        scope: call.scope,
+                        label: format!("the `{name}` component of `{ty}(..)`"),
+                        call: Some(cid),
+                    });
+                }
+            }
+        }
         for arg in &call.args {
             let Some(name) = &arg.name else { continue };
             // A named argument of a constructor of a type with its own key field

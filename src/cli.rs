@@ -208,9 +208,10 @@ enum Command {
         /// With --fix or --diff: also apply fixes marked unsafe.
         #[arg(long)]
         unsafe_fixes: bool,
-        /// Print the fixes as a unified diff and change nothing; exit code as without it,
-        /// and 1 when the diff is not empty.
-        #[arg(long, conflicts_with_all = ["fix", "write_baseline"])]
+        /// Print the fixes as a unified diff and change nothing, also together with --fix
+        /// (as ruff's `--fix --diff`); exit code as without it, and 1 when the diff is not
+        /// empty.
+        #[arg(long, conflicts_with_all = ["write_baseline"])]
         diff: bool,
         /// Use this configuration file for every file instead of discovering idemlint.toml,
         /// .idemlint.toml or Cargo.toml metadata.
@@ -510,6 +511,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             exclude,
             strict,
         } => {
+            // `--fix --diff` shows the fixes and changes nothing (ruff's behaviour).
+            let fix = fix && !diff;
             let format = match message_format {
                 Some(MessageFormat::Json | MessageFormat::JsonDiagnosticRenderedAnsi) => {
                     Format::Cargo

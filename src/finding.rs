@@ -83,6 +83,22 @@ pub struct BoundaryRef {
     /// The boundary's file when it is not the finding's own file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The catalogue flavor (`redelivery`, `retryable`, `loop`, ..): a `retry` boundary
+    /// that a broker or engine re-runs is labelled as a redelivery in snippets.
+    #[serde(skip)]
+    pub flavor: String,
+}
+
+impl BoundaryRef {
+    /// How a snippet labels the construct: `redelivery boundary` for a message listener
+    /// or worker the broker or engine runs again, else `<kind> boundary`.
+    pub fn snippet_label(&self) -> String {
+        if self.flavor == "redelivery" {
+            "redelivery boundary".to_string()
+        } else {
+            format!("{} boundary", self.kind)
+        }
+    }
 }
 
 /// One reported problem. Lines are 1-based; columns are 1-based and counted in chars.

@@ -920,6 +920,28 @@ impl<'m> Flow<'m> {
                             continue;
                         }
                         if self.cat.is_memoizer(m.language, call) {
+                            // The lambda runs once per cell (`key.get_or_insert_with(..)`,
+                            // `cache.computeIfAbsent(..)`): once per attempt when the cell
+                            // is a local declared inside the attempt, so what it returns
+                            // is fresh where the cell is declared.
+                            if let Some(cell) = self.local_cell_scope(call) {
+                                let lambdas = call.args.iter().filter_map(|a| a.lambda);
+                                for l in lambdas {
+                                    let rets: Vec<ValueId> = self
+                                        .returns_by_scope
+                                        .get(&l)
+                                        .into_iter()
+                                        .flatten()
+                                        .map(|r| m.returns[*r].value)
+                                        .collect();
+                                    for r in rets {
+                                        for mut o in self.origins_inner(r, helpers, None) {
+                                            o.scope = cell;
+                                            out.push(o);
+                                        }
+                                    }
+                                }
+                            }
                             continue;
                         }
                         // The lambda of an error mapper makes the error, not the value
@@ -951,6 +973,19 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// The scope of the local a memoizing call keeps its value in, when its receiver is a
+    /// plain local name (`key` in `key.get_or_insert_with(..)`), not a field or a
+    /// parameter (a cell that outlives the function).
+    fn local_cell_scope(&self, call: &Call) -> Option<ScopeId> {
+        let r = call.receiver.as_deref()?;
+        if r.is_empty() || !r.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let b = self.lookup(r, call.span.start)?;
+        let binding = &self.model.bindings[b];
+        (binding.kind == BindingKind::Local).then_some(binding.scope)
     }
 
     /// Whether a call inside function `f` with arguments has the local `name` as its
@@ -1049,6 +1084,17 @@ impl<'m> Flow<'m> {
                 for a in &c.args {
                     if let Some(n) = &a.name {
                         map.entry(n.clone()).or_default().push(a.value);
+                    }
+                }
+                // Positional arguments of a constructor whose parameters are fields
+                // (a record's canonical constructor, `this(..)` inside it).
+                if let Some(names) = m.components_written(c)
+                    && names.len() == c.args.len()
+                {
+                    for (n, a) in names.iter().zip(&c.args) {
+                        if !n.is_empty() && a.name.is_none() {
+                            map.entry(n.clone()).or_default().push(a.value);
+                        }
                     }
                 }
                 if c.args.len() == 1 {

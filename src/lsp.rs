@@ -1544,7 +1544,7 @@ fn to_diagnostics(
             };
             Some(vec![DiagnosticRelatedInformation {
                 location,
-                message: format!("{} boundary {}", b.kind, b.label),
+                message: format!("{} {}", b.snippet_label(), b.label),
             }])
         });
         let message = if f.help.is_empty() {

@@ -557,7 +557,7 @@ pub struct FileModel {
     /// without `else`), of a conditional expression (`c ? a : b`), a `switch` / `when`
     /// body, and the right side of Kotlin's `?:`. Byte spans.
     pub conditional: Vec<Span>,
-    /// Java and Kotlin guarded code: `(condition, arm, kind)` for the arms of `if` and
+    /// Guarded code: `(condition, arm, kind)` for the arms of `if` (Java, Kotlin, Rust) and
     /// `c ? a : b` (the condition's span) and the right side of Kotlin's `a ?: b` (the left
     /// side's span). Byte spans.
     pub guards: Vec<(Span, Span, GuardKind)>,
@@ -570,6 +570,15 @@ pub struct FileModel {
     /// the type as a simple name with smart pointers removed (`broker: Arc<AngelOneClient>`
     /// → `AngelOneClient`), so `self.broker.f()` in an `impl` of that struct resolves by it.
     pub field_types: Vec<(String, String, String)>,
+    /// Constructor parameters that are fields, by position: Java record components and
+    /// Kotlin primary-constructor properties (`val`/`var`), `(type, names)` with an empty
+    /// name for a parameter that is not a property. `new R(a, b)`, `R(a, b)` and `this(a,
+    /// b)` inside `R` write argument `i` into field `names[i]`.
+    pub components: Vec<(String, Vec<String>)>,
+    /// Rust struct literals with a base (`T { a, b: x, ..base }`): the first call of the
+    /// base expression and the fields the literal sets itself, which the base's values of
+    /// those fields never reach.
+    pub struct_bases: Vec<(CallId, Vec<String>)>,
     pub errors: Vec<ParseError>,
 }
 
@@ -604,6 +613,8 @@ impl FileModel {
             guards: Vec::new(),
             exit_blocks: Vec::new(),
             field_types: Vec::new(),
+            components: Vec::new(),
+            struct_bases: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -752,6 +763,29 @@ impl FileModel {
     pub fn enclosing_function(&self, scope: ScopeId) -> Option<ScopeId> {
         self.ancestors(scope)
             .find(|s| matches!(self.scopes[*s].kind, ScopeKind::Function(_)))
+    }
+
+    /// The fields a constructor call writes by position ([`FileModel::components`]):
+    /// `new R(..)` / `R(..)` of a type declared in this file, or `this(..)` inside it.
+    pub fn components_written(&self, c: &Call) -> Option<&Vec<String>> {
+        if c.receiver.is_some() || c.args.is_empty() {
+            return None;
+        }
+        let ty: &str = if c.callee == "this" {
+            let t = self.enclosing_type(c.scope)?;
+            match &self.scopes[t].kind {
+                ScopeKind::Type(t) => t.name.as_str(),
+                _ => return None,
+            }
+        } else if c.callee.starts_with(char::is_uppercase) {
+            c.callee.as_str()
+        } else {
+            return None;
+        };
+        self.components
+            .iter()
+            .find(|(t, n)| t == ty && n.len() == c.args.len())
+            .map(|(_, n)| n)
     }
 
     /// The innermost type or anonymous-object scope enclosing `scope`, if any.

@@ -202,6 +202,18 @@ fn diff_flag_prints_and_changes_nothing() {
     );
     assert!(out.contains("+        final String idempotencyKey = UUID.randomUUID().toString();"));
     assert_eq!(std::fs::read_to_string(&java).unwrap(), before);
+    // `--fix --diff` is `--diff` (ruff's behaviour): the same diff, nothing written.
+    let both = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "--fix", "--diff", "java"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(both).unwrap(), out);
+    assert_eq!(std::fs::read_to_string(&java).unwrap(), before);
     // Nothing to fix: exit 0 and no output.
     std::fs::write(dir.join("Clean.java"), "class Clean {}\n").unwrap();
     Command::cargo_bin("idemlint")

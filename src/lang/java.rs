@@ -955,7 +955,16 @@ impl<'a> Lower<'a> {
         );
         if let Some(list) = record_params {
             // Record components are fields.
-            for (param, name_span) in self.params(list, cx, depth) {
+            let params = self.params(list, cx, depth);
+            let type_name = match &self.m.scopes[id].kind {
+                ScopeKind::Type(t) => t.name.clone(),
+                _ => String::new(),
+            };
+            if !type_name.is_empty() {
+                let names = params.iter().map(|(p, _)| p.name.clone()).collect();
+                self.m.components.push((type_name, names));
+            }
+            for (param, name_span) in params {
                 self.m.bindings.push(Binding {
                     name: param.name,
                     kind: BindingKind::Field,

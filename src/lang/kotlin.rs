@@ -1337,10 +1337,16 @@ impl<'a> Lowerer<'a> {
     /// [`CtorDefault`] of `type_name`.
     fn primary_constructor(&mut self, ctor: Node, type_name: Option<&str>) {
         let mut index = 0;
+        let mut components = Vec::new();
         for p in named_kids(ctor) {
             match p.kind() {
                 "class_parameter" => {
                     let (default, is_prop, name) = self.class_param(p);
+                    components.push(if is_prop {
+                        name.clone().unwrap_or_default()
+                    } else {
+                        String::new()
+                    });
                     if let Some(d) = default {
                         match (type_name, name) {
                             (Some(t), Some(name)) if is_prop && !t.is_empty() => {
@@ -1365,6 +1371,11 @@ impl<'a> Lowerer<'a> {
                 }
                 _ => {}
             }
+        }
+        if let Some(t) = type_name.filter(|t| !t.is_empty())
+            && components.iter().any(|c| !c.is_empty())
+        {
+            self.m.components.push((t.to_string(), components));
         }
     }
 
@@ -1519,7 +1530,12 @@ impl<'a> Lowerer<'a> {
             name: match kind {
                 "getter" => "get",
                 "setter" => "set",
-                "secondary_constructor" => "constructor",
+                // A secondary constructor is called by its class's name, as in Java.
+                "secondary_constructor" => self
+                    .m
+                    .enclosing_type(self.scope)
+                    .and_then(|t| self.m.type_info(t))
+                    .map_or("constructor", |t| t.name.as_str()),
                 _ => "",
             }
             .to_string(),
@@ -1590,7 +1606,7 @@ impl<'a> Lowerer<'a> {
             self.visit(*d);
         }
         if let Some(d) = head.deleg {
-            self.children(d);
+            self.delegation_call(d);
         }
         match (head.expr_body, head.body) {
             // A getter's expression body is not a return (spec); still walk it.
@@ -1607,6 +1623,30 @@ impl<'a> Lowerer<'a> {
         self.frames.pop();
         self.leave(saved);
         None
+    }
+
+    /// `: this(a, b)` / `: super(a)` of a secondary constructor: a call named `this` or
+    /// `super` (as Java's explicit constructor invocation), so its positional arguments
+    /// reach the primary constructor's properties (see [`FileModel::components_written`]).
+    fn delegation_call(&mut self, d: Node) {
+        let kw = all_kids(d)
+            .into_iter()
+            .find(|k| matches!(k.kind(), "this" | "super"));
+        let Some(kw) = kw else {
+            self.children(d);
+            return;
+        };
+        let id = self.m.calls.len();
+        self.m.calls.push(Call {
+            callee: kw.kind().to_string(),
+            span: span(d),
+            name_span: span(kw),
+            scope: self.scope,
+            ..Call::default()
+        });
+        if let Some(vas) = first_of_kind(d, "value_arguments") {
+            self.call_value_args(id, vas);
+        }
     }
 
     fn h_init(&mut self, n: Node) -> Option<CallId> {

@@ -18,14 +18,91 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     if language == Language::Kotlin {
         m.aliases.extend(kotlin_import_aliases(text));
     }
+    let members = member_imports(language, text);
     if language != Language::Rust {
         status_checked_loops(&mut m, text);
         drain_loops(&mut m, text);
         flag_exits(&mut m);
     }
     normalize_identifiers(&mut m);
+    qualify_member_imports(&mut m, &members);
     receiver_types(&mut m, text);
     m
+}
+
+/// Members imported by name from a type, `(member, type)` (simple names): Java
+/// `import static java.util.UUID.randomUUID;` and Kotlin `import java.util.UUID.randomUUID`
+/// (a lowercase name after a capitalised segment; JLS 7.5.3, Kotlin "Packages and
+/// imports"). Wildcards (`import static a.B.*`) name no member and are left out.
+fn member_imports(language: Language, text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if language == Language::Rust {
+        return out;
+    }
+    for line in text.lines() {
+        let l = line.trim_start();
+        let path = match language {
+            Language::Java => l.strip_prefix("import static "),
+            _ => l.strip_prefix("import "),
+        };
+        let Some(path) = path else { continue };
+        let path = path
+            .split(|c: char| c == ';' || c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .replace('`', "");
+        let mut segs = path.rsplit('.');
+        let (Some(member), Some(owner)) = (segs.next(), segs.next()) else {
+            continue;
+        };
+        let starts = |s: &str, upper: bool| {
+            s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() && c.is_uppercase() == upper)
+        };
+        if member.chars().all(is_ident_char)
+            && owner.chars().all(is_ident_char)
+            && starts(owner, true)
+            && (language == Language::Java || starts(member, false))
+        {
+            out.push((member.to_string(), owner.to_string()));
+        }
+    }
+    out
+}
+
+/// A free call of a member imported by name (see [`member_imports`]) is a call on its
+/// type: `randomUUID()` after `import static java.util.UUID.randomUUID` reads as
+/// `UUID.randomUUID()`, so the catalogue and the index see the type. The type's name is a
+/// token of the import line, which the prefilter relies on. A function of the same name
+/// declared in the file wins (it shadows the import).
+fn qualify_member_imports(m: &mut FileModel, members: &[(String, String)]) {
+    if members.is_empty() {
+        return;
+    }
+    let declared: std::collections::HashSet<&str> = m
+        .scopes
+        .iter()
+        .filter_map(|s| match &s.kind {
+            crate::model::ScopeKind::Function(f) => Some(f.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut quals = Vec::new();
+    for (i, c) in m.calls.iter().enumerate() {
+        if c.receiver.is_none()
+            && c.path.is_empty()
+            && !c.is_new
+            && !declared.contains(c.callee.as_str())
+            && let Some((_, owner)) = members.iter().find(|(n, _)| *n == c.callee)
+        {
+            quals.push((i, owner.clone()));
+        }
+    }
+    for (i, owner) in quals {
+        m.calls[i].path = vec![owner.clone()];
+        m.calls[i].receiver = Some(owner);
+    }
 }
 
 /// The declared type written with a binding's declaration, as a simple name: Kotlin and

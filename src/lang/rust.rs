@@ -1330,7 +1330,30 @@ impl<'a> Lowerer<'a> {
                     atoms.extend(field_atoms);
                 }
                 if let Some(rest) = &s.rest {
+                    let first = self.m.calls.len();
                     self.expr(rest, atoms);
+                    if first < self.m.calls.len() {
+                        let set = s
+                            .fields
+                            .iter()
+                            .filter_map(|f| match &f.member {
+                                syn::Member::Named(n) => Some(n.to_string()),
+                                _ => None,
+                            })
+                            .collect();
+                        self.m.struct_bases.push((first, set));
+                    }
+                    // `..Default::default()` is `T::default()` for the literal's type `T`
+                    // (the base expression has the struct's type, Rust Reference "Struct
+                    // expressions"), so it resolves to the project's `impl Default for T`.
+                    if let Some(t) = ty.as_deref().filter(|t| *t != "Self")
+                        && let Some(c) = self.m.calls.get_mut(first)
+                        && c.callee == "default"
+                        && c.receiver.is_none()
+                        && c.path.iter().map(String::as_str).eq(["Default"])
+                    {
+                        c.path = vec![t.to_string()];
+                    }
                 }
                 ExprInfo::default()
             }
@@ -1356,6 +1379,13 @@ impl<'a> Lowerer<'a> {
             }
             Expr::If(i) => {
                 self.expr(&i.cond, atoms);
+                let cond = self.sp(&*i.cond);
+                let then = self.sp(&i.then_branch);
+                self.m.guards.push((cond, then, GuardKind::IfTrue));
+                if let Some((_, els)) = &i.else_branch {
+                    let els = self.sp(&**els);
+                    self.m.guards.push((cond, els, GuardKind::IfFalse));
+                }
                 if block_exits(&i.then_branch) {
                     let s = self.sp(&i.then_branch);
                     self.m.exit_blocks.push(s);

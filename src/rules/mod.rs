@@ -364,6 +364,16 @@ fn damaged(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
         .any(|e| e.span.start >= start && e.span.start < offset)
 }
 
+/// Whether call `cid` is the base of a Rust struct literal that sets a key field itself
+/// (`Payout { idempotency_key: key, ..Default::default() }`): whatever key the base
+/// mints is replaced by the literal's.
+fn base_key_overridden(ctx: &Ctx, cid: crate::model::CallId) -> bool {
+    ctx.model
+        .struct_bases
+        .iter()
+        .any(|(c, set)| *c == cid && set.iter().any(|f| ctx.catalogue.is_key_name(f)))
+}
+
 /// Whether the fresh value at `origin` is minted lazily, once per operation: it is stored
 /// into a variable or field `x` that outlives the attempt (declared outside the boundary),
 /// and only while `x` holds none (`if (x == null) x = UUID..`, `x = x != null ? x : ..`,
@@ -425,6 +435,9 @@ fn null_test(c: &str, x: &str, when_empty: bool) -> bool {
         "Objects.isNull({x})",
         "StringUtils.isEmpty({x})",
         "StringUtils.isBlank({x})",
+        "{x}.is_none()",
+        "{x}.is_empty()",
+        "letNone={x}",
     ];
     let present = [
         "{x}!=null",
@@ -435,20 +448,24 @@ fn null_test(c: &str, x: &str, when_empty: bool) -> bool {
         "!{x}.isNullOrBlank()",
         "StringUtils.isNotEmpty({x})",
         "StringUtils.isNotBlank({x})",
+        "{x}.is_some()",
+        "!{x}.is_empty()",
     ];
     let pats: &[&str] = if when_empty { &empty } else { &present };
-    [x.to_string(), format!("this.{x}")].iter().any(|name| {
-        pats.iter().any(|p| {
-            let pat = p.replace("{x}", name);
-            c.match_indices(&pat).any(|(i, _)| {
-                // `x` starts the pattern or follows `(`/`!`: not the tail of a longer name.
-                let before = c[..i].chars().next_back();
-                let head_is_name = p.starts_with("{x}");
-                !head_is_name
-                    || before.is_none_or(|ch| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
-            }) && (!when_empty || !c.contains(&format!("!{pat}")))
+    [x.to_string(), format!("this.{x}"), format!("self.{x}")]
+        .iter()
+        .any(|name| {
+            pats.iter().any(|p| {
+                let pat = p.replace("{x}", name);
+                c.match_indices(&pat).any(|(i, _)| {
+                    // `x` starts the pattern or follows `(`/`!`: not the tail of a longer name.
+                    let before = c[..i].chars().next_back();
+                    let head_is_name = p.starts_with("{x}");
+                    !head_is_name
+                        || before.is_none_or(|ch| !(ch.is_alphanumeric() || ch == '_' || ch == '.'))
+                }) && (!when_empty || !c.contains(&format!("!{pat}")))
+            })
         })
-    })
 }
 
 /// Whether `offset` lies, inside a function that retries by calling itself
@@ -830,6 +847,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
             || once_in_loop(ctx, b, call.span.start)
             || once_per_recursion(ctx, b, call.span.start)
             || records_the_attempt(ctx, b, call)
+            || base_key_overridden(ctx, cid)
         {
             continue;
         }
@@ -891,6 +909,7 @@ impl Ctx<'_> {
             column: p.column,
             span: b.anchor,
             path: None,
+            flavor: b.flavor.clone(),
         }
     }
 
