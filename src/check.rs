@@ -1586,7 +1586,10 @@ impl Rounds<'_> {
                 let n = self.parse_more(chunk, None);
                 self.stats.parsed_per_round.push(n);
                 self.update_index();
-                if !self.index.http_retry_sites.is_empty() || !self.index.clone_sites.is_empty() {
+                if !crate::prefilter::needs_retry_evidence(
+                    &self.index,
+                    self.parsed.iter().flatten().map(|p| &p.demand),
+                ) {
                     break;
                 }
             }

@@ -114,10 +114,13 @@ pub struct FnDecl {
     /// Callees of calls made with no receiver or on `this`: the methods a template method
     /// calls back (`doRun()` in `run()`), which a subclass may override.
     pub self_calls: Vec<String>,
-    /// The function sends an HTTP request itself: it is a declared endpoint of an HTTP
-    /// client interface (Retrofit `@GET`/`@POST`/…, Feign `@RequestLine`, Spring
-    /// `@HttpExchange` and its verbs) or its body calls OkHttp's `newCall`.
-    pub http: bool,
+    /// The function sends an HTTP request itself, by client library ([`HTTP_OKHTTP`],
+    /// [`HTTP_SPRING`]; 0: none): a declared endpoint of a Retrofit (`@GET`/`@POST`/…) or
+    /// Feign (`@RequestLine`) interface or a body that calls OkHttp's `newCall` goes
+    /// through OkHttp (Feign may use it, `feign-okhttp`); a Spring `@HttpExchange`
+    /// endpoint or a `RestTemplate`/`RestClient`/`WebClient` exchange goes through Spring's
+    /// interceptors.
+    pub http: u8,
     /// A key sink or a library call that mints its own key lies in the body outside a
     /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
     pub sink_unhandled: bool,
@@ -258,8 +261,26 @@ const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
 ];
 
 /// Recorded among a [`RetrySite`]'s calls when the site itself sends an HTTP request
-/// through a library client ([`is_spring_http_call`]); not a function name.
-const SENDS_HTTP: &str = "<sends HTTP>";
+/// through Spring's clients ([`is_spring_http_call`]); not a function name.
+const SENDS_SPRING: &str = "<sends HTTP: Spring>";
+/// Recorded among a [`RetrySite`]'s calls when the site itself calls OkHttp's `newCall`.
+const SENDS_OKHTTP: &str = "<sends HTTP: OkHttp>";
+
+/// [`FnDecl::http`]: the request goes through OkHttp (and its interceptors).
+pub const HTTP_OKHTTP: u8 = 1;
+/// [`FnDecl::http`]: the request goes through Spring's `ClientHttpRequestInterceptor`s.
+pub const HTTP_SPRING: u8 = 2;
+
+/// Retrofit and Feign endpoint annotations (OkHttp) vs Spring HTTP interface ones.
+fn endpoint_client(annotation: &str) -> u8 {
+    if !HTTP_ENDPOINT_ANNOTATIONS.contains(&annotation) {
+        0
+    } else if annotation.ends_with("Exchange") {
+        HTTP_SPRING
+    } else {
+        HTTP_OKHTTP
+    }
+}
 
 /// `RestTemplate` methods that send a read (`GET`, `HEAD`, `OPTIONS`).
 pub(crate) const SPRING_READS: &[&str] = &[
@@ -679,7 +700,7 @@ pub fn summarize(
             http: f
                 .annotations
                 .iter()
-                .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
+                .fold(0, |acc, a| acc | endpoint_client(&a.name)),
             ..FnDecl::default()
         };
         // Fresh return values.
@@ -852,8 +873,14 @@ pub fn summarize(
             }
         }
         if let Some(d) = decls.get_mut(&f) {
-            d.http |=
-                lang != Language::Rust && (call.callee == "newCall" || is_spring_http_call(call));
+            if lang != Language::Rust {
+                if call.callee == "newCall" {
+                    d.http |= HTTP_OKHTTP;
+                }
+                if is_spring_http_call(call) {
+                    d.http |= HTTP_SPRING;
+                }
+            }
             if lang != Language::Rust
                 && matches!(
                     crate::catalogue::receiver_text(call).as_deref(),
@@ -1034,7 +1061,10 @@ pub fn summarize(
                     if let Some(si) = site_of.get(&a) {
                         out.retry_sites[*si].calls.push(call.callee.clone());
                         if is_spring_http_call(call) {
-                            out.retry_sites[*si].calls.push(SENDS_HTTP.to_string());
+                            out.retry_sites[*si].calls.push(SENDS_SPRING.to_string());
+                        }
+                        if call.callee == "newCall" {
+                            out.retry_sites[*si].calls.push(SENDS_OKHTTP.to_string());
                         }
                     }
                 }
@@ -1760,8 +1790,15 @@ pub struct ProjectIndex {
     /// `path:line` of retry boundaries outside interceptors whose body calls a function
     /// that reaches an HTTP call (see [`FnDecl::http`]) through project functions, sorted:
     /// evidence that calls through an HTTP client are retried at the call level, which
-    /// makes an OkHttp application interceptor run again per retry.
+    /// makes an OkHttp application interceptor run again per retry. Any client library.
     pub http_retry_sites: Vec<String>,
+    /// The sites of [`Self::http_retry_sites`] whose calls reach OkHttp (Retrofit, Feign,
+    /// `newCall`): the evidence for an OkHttp application interceptor. A retry of a
+    /// `RestTemplate` exchange never runs an OkHttp interceptor.
+    pub okhttp_retry_sites: Vec<String>,
+    /// The sites whose calls reach Spring's HTTP clients: the evidence for a Spring
+    /// `ClientHttpRequestInterceptor`.
+    pub spring_retry_sites: Vec<String>,
     /// Every retry site of the summaries merged so far (see [`RetrySite`]).
     retry_sites: Vec<RetrySite>,
     /// Constants and exchange properties that name or carry a key header, sorted.
@@ -2035,7 +2072,16 @@ impl ProjectIndex {
         idx.resolve_retry();
         idx.resolve_handled();
         let sites = std::mem::take(&mut idx.retry_sites);
-        idx.http_retry_sites = idx.http_retry_sites(&sites);
+        idx.okhttp_retry_sites = idx.http_retry_sites(&sites, HTTP_OKHTTP);
+        idx.spring_retry_sites = idx.http_retry_sites(&sites, HTTP_SPRING);
+        idx.http_retry_sites = idx
+            .okhttp_retry_sites
+            .iter()
+            .chain(&idx.spring_retry_sites)
+            .cloned()
+            .collect();
+        idx.http_retry_sites.sort();
+        idx.http_retry_sites.dedup();
         idx.retry_sites = sites;
         idx.with_key_params.clear();
         idx.with_header_reads.clear();
@@ -2761,18 +2807,24 @@ impl ProjectIndex {
             })
     }
 
-    /// The retry sites among `sites` whose calls reach an HTTP call: JVM functions by
-    /// simple name, closed over calls (a least fixpoint; each name is added once).
-    fn http_retry_sites(&self, sites: &[RetrySite]) -> Vec<String> {
+    /// The retry sites among `sites` whose calls reach an HTTP call through the client
+    /// library `client` ([`HTTP_OKHTTP`] or [`HTTP_SPRING`]): JVM functions by simple
+    /// name, closed over calls (a least fixpoint; each name is added once).
+    fn http_retry_sites(&self, sites: &[RetrySite], client: u8) -> Vec<String> {
         let mut reach: HashSet<&str> = HashSet::new();
         for (n, decls) in &self.functions {
-            if decls.iter().any(|d| d.jvm && d.http) {
+            if decls.iter().any(|d| d.jvm && d.http & client != 0) {
                 reach.insert(n.as_str());
             }
         }
         // A site that sends a request itself (`restTemplate.exchange(..)` in a
-        // `@Retryable` method) needs no project function in between.
-        reach.insert(SENDS_HTTP);
+        // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
+        // function in between.
+        reach.insert(if client == HTTP_OKHTTP {
+            SENDS_OKHTTP
+        } else {
+            SENDS_SPRING
+        });
         // Reverse call edges: callee name -> caller names (JVM only).
         let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
         for (n, decls) in &self.functions {

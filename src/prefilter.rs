@@ -812,6 +812,10 @@ pub struct FileDemand {
     pub registered_types: Vec<String>,
     /// An interceptor boundary is here (the first `call.clone()` site may be quoted).
     pub interceptor: bool,
+    /// The client libraries whose call-level retry evidence an interceptor here reads
+    /// ([`crate::index::HTTP_OKHTTP`] for OkHttp application interceptors,
+    /// [`crate::index::HTTP_SPRING`] for Spring `ClientHttpRequestInterceptor`s).
+    pub evidence_needed: u8,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
     /// Writes under a name another file may declare a key
@@ -922,9 +926,15 @@ impl FileDemand {
     ) -> FileDemand {
         let mut interceptor_types: Vec<String> = Vec::new();
         let mut interceptor = false;
+        let mut evidence_needed = 0;
         for b in facts.boundaries.iter().flatten() {
             if b.kind == crate::catalogue::BoundaryKind::Interceptor {
                 interceptor = true;
+                evidence_needed |= match b.flavor.as_str() {
+                    "okhttp-application" | "okhttp-class" => crate::index::HTTP_OKHTTP,
+                    "spring-client-interceptor" => crate::index::HTTP_SPRING,
+                    _ => 0,
+                };
                 if let Some(t) = &b.type_name
                     && !t.is_empty()
                 {
@@ -1079,6 +1089,7 @@ impl FileDemand {
             camel_processors: camel_processors(model),
             registered_types: sorted(registered_types),
             interceptor,
+            evidence_needed,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
             named_writes: {
                 let mut w: Vec<_> = facts
@@ -1588,17 +1599,36 @@ pub fn demanded_names<'a>(
 }
 
 /// Whether an interceptor's case still depends on files not parsed yet: a file that can
-/// have a key flow holds an interceptor boundary, and no parsed file shows call-level
-/// retries (a retry boundary or a `call.clone()` site), which the rules count over the
-/// whole project (a hand-written retry loop needs no catalogue word). The pipeline then
-/// parses further files until one shows them, or none is left.
+/// have a key flow holds an interceptor boundary whose case reads call-level retry
+/// evidence of its client library, and no parsed file shows it (for OkHttp a retry
+/// reaching an OkHttp call or a `call.clone()` site, for Spring a retry reaching a Spring
+/// exchange), which the rules count over the whole project (a hand-written retry loop
+/// needs no catalogue word). The pipeline then parses further files until the evidence
+/// every such interceptor reads is found, or none is left.
 pub fn needs_retry_evidence<'a>(
     index: &ProjectIndex,
-    mut demands: impl Iterator<Item = &'a FileDemand>,
+    demands: impl Iterator<Item = &'a FileDemand>,
 ) -> bool {
-    index.http_retry_sites.is_empty()
-        && index.clone_sites.is_empty()
-        && demands.any(|d| d.interceptor && d.keyed(index))
+    let mut missing = 0;
+    if index.okhttp_retry_sites.is_empty() && index.clone_sites.is_empty() {
+        missing |= crate::index::HTTP_OKHTTP;
+    }
+    if index.spring_retry_sites.is_empty() {
+        missing |= crate::index::HTTP_SPRING;
+    }
+    if missing == 0 {
+        return false;
+    }
+    let mut needed = 0;
+    for d in demands {
+        if d.interceptor && d.evidence_needed & missing & !needed != 0 && d.keyed(index) {
+            needed |= d.evidence_needed & missing;
+            if needed == missing {
+                break;
+            }
+        }
+    }
+    needed != 0
 }
 
 /// Step 3: whether a parsed file can have a finding under `index` — a sink (catalogue, or

@@ -418,6 +418,116 @@ class CaptureViewModel(private val repo: CaptureRepository, private val db: Db) 
     );
 }
 
+/// Call-level retry evidence belongs to a client library: a `@Retryable` method around a
+/// `RestTemplate` exchange never runs an OkHttp interceptor again, and a retry around a
+/// Retrofit endpoint or OkHttp's `newCall` never runs a Spring `ClientHttpRequestInterceptor`
+/// again. Each interceptor is per attempt only under a retry of a call through its own
+/// library.
+#[test]
+fn call_level_retry_evidence_must_reach_the_interceptors_own_client_library() {
+    let rest_retry = r#"package shop.pay;
+
+import org.springframework.retry.annotation.Retryable;
+import org.springframework.web.client.RestTemplate;
+
+public class LedgerClient {
+    private final RestTemplate restTemplate;
+
+    public LedgerClient(RestTemplate restTemplate) {
+        this.restTemplate = restTemplate;
+    }
+
+    @Retryable(maxAttempts = 3)
+    public String post(String url, Object body) {
+        return restTemplate.postForObject(url, body, String.class);
+    }
+}
+"#;
+    let retrofit_retry = r#"package shop.pay;
+
+import org.springframework.retry.annotation.Retryable;
+
+public class CaptureJob {
+    private final shop.net.CaptureRepository repo;
+
+    public CaptureJob(shop.net.CaptureRepository repo) {
+        this.repo = repo;
+    }
+
+    @Retryable(maxAttempts = 3)
+    public Object capture(String id) {
+        return repo.captureInvoice(id);
+    }
+}
+"#;
+    let newcall_retry = r#"package shop.pay
+
+import okhttp3.OkHttpClient
+import okhttp3.Request
+
+class Refunds(private val http: OkHttpClient) {
+    fun refund(req: Request): Int {
+        var attempt = 0
+        while (true) {
+            try {
+                return http.newCall(req).execute().code
+            } catch (e: java.io.IOException) {
+                if (++attempt >= 3) throw e
+            }
+        }
+    }
+}
+"#;
+    let spring_interceptor = r#"package shop.pay;
+
+import java.io.IOException;
+import java.util.UUID;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+
+public class LedgerKeyInterceptor implements ClientHttpRequestInterceptor {
+    @Override
+    public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution) throws IOException {
+        request.getHeaders().set("Idempotency-Key", UUID.randomUUID().toString());
+        return execution.execute(request, body);
+    }
+}
+"#;
+    let okhttp = "src/net/KeyInterceptor.kt";
+    let spring = "src/pay/LedgerKeyInterceptor.java";
+    let cases: [(&str, &str, &str, &str); 3] = [
+        ("rest", "src/pay/LedgerClient.java", rest_retry, "interceptor-mints-key"),
+        ("retrofit", "src/pay/CaptureJob.java", retrofit_retry, "key-in-interceptor"),
+        ("newcall", "src/pay/Refunds.kt", newcall_retry, "key-in-interceptor"),
+    ];
+    for (name, path, retry, okhttp_rule) in cases {
+        let dir = project(
+            &format!("client_library_{name}"),
+            &[
+                (okhttp, KOTLIN_KEY_INTERCEPTOR),
+                ("src/net/CaptureApi.kt", KOTLIN_CAPTURE_API),
+                (spring, spring_interceptor),
+                (path, retry),
+            ],
+        );
+        let spring_rule = if name == "rest" {
+            "key-in-interceptor"
+        } else {
+            "interceptor-mints-key"
+        };
+        assert_eq!(
+            findings(&dir),
+            vec![
+                (okhttp.to_string(), 11, okhttp_rule.to_string()),
+                (spring.to_string(), 13, spring_rule.to_string()),
+            ],
+            "{name}"
+        );
+    }
+}
+
 /// A wrapper that passes its block on to `Helper.retry(block = block)` is a combinator
 /// when the receiver names the type whose `retry` retries it, even though another `retry`
 /// of the same arity (on another type) does not.

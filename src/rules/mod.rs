@@ -1143,7 +1143,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
         None => String::new(),
     };
-    let retry_hint = match idx.http_retry_sites.first() {
+    let retry_hint = match idx.okhttp_retry_sites.first() {
         Some(loc) if clone_hint.is_empty() => {
             format!(" (the scanned code retries a call that reaches an HTTP client at {loc})")
         }
@@ -1156,7 +1156,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // `call.clone()` site, or a retry outside interceptors around a call that reaches a
     // Retrofit/Feign endpoint or OkHttp's `newCall` (an interceptor's own loop around
     // `proceed`, or a retry of a database call, is not).
-    let call_level_retries = !idx.clone_sites.is_empty() || !idx.http_retry_sites.is_empty();
+    let call_level_retries = !idx.clone_sites.is_empty() || !idx.okhttp_retry_sites.is_empty();
     let mut dead = false;
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
@@ -1222,12 +1222,12 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
             }
         }
         "spring-client-interceptor" => {
-            let hint = match idx.http_retry_sites.first() {
+            let hint = match idx.spring_retry_sites.first() {
                 Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
                 None => String::new(),
             };
             (
-                !idx.http_retry_sites.is_empty(),
+                !idx.spring_retry_sites.is_empty(),
                 format!(
                     "RestTemplate and RestClient run their interceptors once per exchange and never retry it, but every call-level retry around the exchange — `@Retryable`, a `RetryTemplate`, a retry loop{hint} — runs the interceptor again and sends a new key"
                 ),
