@@ -121,6 +121,9 @@ pub struct FnDecl {
     /// endpoint or a `RestTemplate`/`RestClient`/`WebClient` exchange goes through Spring's
     /// interceptors.
     pub http: u8,
+    /// The function is a declared endpoint of an HTTP client interface (an annotation of
+    /// [`HTTP_ENDPOINT_ANNOTATIONS`]), not a body that sends.
+    pub endpoint: bool,
     /// A key sink or a library call that mints its own key lies in the body outside a
     /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
     pub sink_unhandled: bool,
@@ -353,6 +356,23 @@ pub struct Registration {
     /// The registered thing retries what comes after it (calls `proceed` more than once,
     /// or is a catalogue `retrying_types` entry such as `RetryTransientMiddleware`).
     pub retrying: bool,
+    /// JVM: the name the built client is kept under ([`client_holder`]): the field or
+    /// local the builder chain initialises, or the function that returns it. `None` when
+    /// it cannot be told.
+    pub client: Option<String>,
+}
+
+/// A Retrofit service created in the project (`retrofit.create(Api::class.java)`), in a
+/// file that names `Retrofit`: its interface and the OkHttp client it runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetrofitService {
+    /// The service interface's simple name.
+    pub iface: String,
+    /// The name the client passed to `.client(x)` is kept under (a field, local or
+    /// function, see [`Registration::client`]); `Some("")` for a Retrofit built without
+    /// `.client(..)` (its own default client, with no project interceptor); `None` when
+    /// the client cannot be told (a parameter, an expression).
+    pub client: Option<String>,
 }
 
 /// A name under which a value becomes an idempotency key in another file: a constant
@@ -390,6 +410,8 @@ pub struct NamedKey {
 pub struct FileSummary {
     pub functions: Vec<FnDecl>,
     pub registrations: Vec<Registration>,
+    /// Retrofit services created here ([`RetrofitService`]).
+    pub retrofit_services: Vec<RetrofitService>,
     pub shedlock_enabled: bool,
     /// Interceptor types that call `proceed` more than once (they retry).
     pub retrying_types: Vec<String>,
@@ -701,6 +723,10 @@ pub fn summarize(
                 .annotations
                 .iter()
                 .fold(0, |acc, a| acc | endpoint_client(&a.name)),
+            endpoint: f
+                .annotations
+                .iter()
+                .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
             ..FnDecl::default()
         };
         // Fresh return values.
@@ -991,6 +1017,9 @@ pub fn summarize(
             continue;
         };
         let chain = chain_key(path, model, cid);
+        let client = (lang != Language::Rust)
+            .then(|| client_holder(model, cid))
+            .flatten();
         for arg in &call.args {
             let retrying = arg
                 .type_hint
@@ -1005,8 +1034,12 @@ pub fn summarize(
                 path: path.to_string(),
                 location: location(path, lines, text, call.span.start),
                 retrying,
+                client: client.clone(),
             });
         }
+    }
+    if lang != Language::Rust && text.contains("Retrofit") {
+        out.retrofit_services = retrofit_services(model, text);
     }
 
     out.retry_boundaries = facts
@@ -1740,6 +1773,187 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
 }
 
 /// Identifies the builder a registering call is made on: the root of its receiver chain.
+/// The outermost call of the builder chain `call` is in (`build()` of
+/// `OkHttpClient.Builder().addInterceptor(x).build()`), by [`Call::receiver_call`] links.
+fn chain_top(model: &FileModel, call: CallId) -> CallId {
+    let mut top = call;
+    for _ in 0..512 {
+        match model
+            .calls
+            .iter()
+            .position(|c| c.receiver_call == Some(top))
+        {
+            Some(outer) => top = outer,
+            None => break,
+        }
+    }
+    top
+}
+
+/// The calls of the chain ending at `top` (`top` and its receivers).
+fn chain_calls(model: &FileModel, top: CallId) -> Vec<CallId> {
+    let mut out = vec![top];
+    let mut c = top;
+    while let Some(r) = model.calls[c].receiver_call {
+        if out.len() > 512 {
+            break;
+        }
+        out.push(r);
+        c = r;
+    }
+    out
+}
+
+/// The name a value built by the chain ending at `top` is kept under: the field or local
+/// it initialises, or the function that returns it; through a lambda it is returned from
+/// (`by lazy { .. }`, `run { .. }`), the name the lambda's call is kept under.
+fn value_holder(model: &FileModel, top: CallId, depth: u32) -> Option<String> {
+    let chain = chain_calls(model, top);
+    let holds = |v: ValueId| {
+        model.values[v]
+            .atoms
+            .iter()
+            .any(|a| matches!(a, Atom::Call(c) if chain.contains(c)))
+    };
+    if let Some(b) = model.bindings.iter().find(|b| b.value.is_some_and(holds)) {
+        return Some(b.name.clone());
+    }
+    let r = model.returns.iter().find(|r| holds(r.value))?;
+    match &model.scopes[r.scope].kind {
+        ScopeKind::Function(f) => Some(f.name.clone()),
+        ScopeKind::Lambda(_) if depth < 4 => {
+            let owner = model
+                .calls
+                .iter()
+                .position(|c| c.args.iter().any(|a| a.lambda == Some(r.scope)))?;
+            value_holder(model, chain_top(model, owner), depth + 1)
+        }
+        _ => None,
+    }
+}
+
+/// JVM: the name of the client a registration call (`addInterceptor(x)`) builds: the
+/// holder ([`value_holder`]) of its builder chain, or, for statements on a builder
+/// variable (`b.addInterceptor(x); .. b.build()`), of the chain that builds it in the
+/// same function.
+fn client_holder(model: &FileModel, call: CallId) -> Option<String> {
+    let top = chain_top(model, call);
+    if let Some(h) = value_holder(model, top, 0) {
+        return Some(h);
+    }
+    let root = *chain_calls(model, top).last()?;
+    let r = model.calls[root].receiver.as_deref()?;
+    if !r.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let f = model.enclosing_function(model.calls[call].scope);
+    let build = model.calls.iter().position(|c| {
+        c.callee == "build"
+            && c.receiver.as_deref() == Some(r)
+            && model.enclosing_function(c.scope) == f
+    })?;
+    value_holder(model, chain_top(model, build), 0)
+}
+
+/// The client named by the argument of `.client(x)`: a plain name (`okHttpClient`,
+/// `this.client`) or a call of a function of the project without receiver
+/// (`provideClient()`); `None` for anything else.
+fn client_arg(model: &FileModel, call: &Call) -> Option<String> {
+    let [arg] = call.args.as_slice() else {
+        return None;
+    };
+    let v = &model.values[arg.value];
+    match v.atoms.as_slice() {
+        [Atom::Name { name, .. }] => {
+            // A parameter is whatever client the caller passes.
+            let param = model.bindings.iter().any(|b| {
+                b.kind == BindingKind::Param
+                    && b.name == *name
+                    && model.ancestors(call.scope).any(|s| s == b.scope)
+            });
+            (!param).then(|| name.trim_start_matches("this.").to_string())
+        }
+        [Atom::Call(c)] => {
+            let c = &model.calls[*c];
+            (c.receiver.is_none() && c.args.is_empty()).then(|| c.callee.clone())
+        }
+        _ => None,
+    }
+}
+
+/// The Retrofit services a file creates: `create(Api::class.java)` / `create(Api.class)`
+/// calls, with the client of the Retrofit they are created from (`.client(x)` in the
+/// chain, or in the initialiser of the local or field the chain starts from).
+fn retrofit_services(model: &FileModel, text: &str) -> Vec<RetrofitService> {
+    let mut out = Vec::new();
+    for (cid, call) in model.calls.iter().enumerate() {
+        let [arg] = call.args.as_slice() else {
+            continue;
+        };
+        if call.callee != "create" || call.receiver.is_none() {
+            continue;
+        }
+        let t = text.get(arg.span.start..arg.span.end).unwrap_or("").trim();
+        let iface = t
+            .strip_suffix("::class.java")
+            .or_else(|| t.strip_suffix("::class"))
+            .or_else(|| t.strip_suffix(".class"));
+        let Some(iface) = iface
+            .map(|i| i.rsplit('.').next().unwrap_or(i))
+            .filter(|i| !i.is_empty() && i.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        else {
+            continue;
+        };
+        let chain = chain_calls(model, cid);
+        let find_client = |calls: &[CallId]| -> Option<Option<String>> {
+            calls
+                .iter()
+                .map(|c| &model.calls[*c])
+                .find(|c| c.callee == "client")
+                .map(|c| client_arg(model, c))
+        };
+        let mut client = find_client(&chain);
+        if client.is_none() && chain.iter().any(|c| model.calls[*c].callee == "Builder") {
+            // Built right here without `.client(..)`: Retrofit's own default client.
+            client = Some(Some(String::new()));
+        }
+        if client.is_none() {
+            // `retrofit.create(..)` on a local or field built in this file.
+            let root = &model.calls[*chain.last().unwrap_or(&cid)];
+            let built = root.receiver.as_deref().and_then(|r| {
+                let r = r.trim_start_matches("this.");
+                let b = model
+                    .bindings
+                    .iter()
+                    .find(|b| b.name == r && b.kind != BindingKind::Param)?;
+                let v = b.value?;
+                let calls: Vec<CallId> = model.values[v]
+                    .atoms
+                    .iter()
+                    .filter_map(|a| match a {
+                        Atom::Call(c) => Some(chain_calls(model, *c)),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                // A Retrofit built here without `.client(..)` runs on its own client.
+                Some(find_client(&calls).unwrap_or_else(|| {
+                    calls
+                        .iter()
+                        .any(|c| model.calls[*c].callee == "Builder")
+                        .then(String::new)
+                }))
+            });
+            client = built;
+        }
+        out.push(RetrofitService {
+            iface: iface.to_string(),
+            client: client.flatten(),
+        });
+    }
+    out
+}
+
 pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
     let mut root = call;
     let mut guard = 0;
@@ -1781,6 +1995,13 @@ pub struct ProjectIndex {
     /// Per declaration: does it mint a key and put it somewhere (with no lock)?
     mints: HashMap<String, Vec<Option<MintInfo>>>,
     pub registrations: Vec<Registration>,
+    /// Retrofit services of every summarised file, sorted.
+    pub retrofit_services: Vec<RetrofitService>,
+    /// For each client name among OkHttp registrations ([`Registration::client`]), when
+    /// every Retrofit service's client is known: the retry sites whose calls reach an
+    /// endpoint of a service on that client, or OkHttp's `newCall` (sorted). Absent:
+    /// [`Self::okhttp_retry_sites`] applies.
+    pub client_retry_sites: HashMap<String, Vec<String>>,
     pub shedlock_enabled: bool,
     pub retrying_types: HashSet<String>,
     pub clone_sites: Vec<String>,
@@ -2011,6 +2232,7 @@ impl ProjectIndex {
                 idx.functions.entry(f.name.clone()).or_default().push(f);
             }
             idx.registrations.extend(s.registrations);
+            idx.retrofit_services.extend(s.retrofit_services);
             idx.shedlock_enabled |= s.shedlock_enabled;
             idx.retrying_types.extend(s.retrying_types);
             idx.clone_sites.extend(s.clone_sites);
@@ -2072,6 +2294,10 @@ impl ProjectIndex {
         idx.resolve_retry();
         idx.resolve_handled();
         let sites = std::mem::take(&mut idx.retry_sites);
+        idx.retrofit_services
+            .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
+        idx.retrofit_services.dedup();
+        idx.client_retry_sites = idx.client_retry_sites(&sites);
         idx.okhttp_retry_sites = idx.http_retry_sites(&sites, HTTP_OKHTTP);
         idx.spring_retry_sites = idx.http_retry_sites(&sites, HTTP_SPRING);
         idx.http_retry_sites = idx
@@ -2811,9 +3037,62 @@ impl ProjectIndex {
     /// library `client` ([`HTTP_OKHTTP`] or [`HTTP_SPRING`]): JVM functions by simple
     /// name, closed over calls (a least fixpoint; each name is added once).
     fn http_retry_sites(&self, sites: &[RetrySite], client: u8) -> Vec<String> {
+        self.retry_sites_reaching(sites, client, |_| true)
+    }
+
+    /// Per client name of an OkHttp registration, the retry sites that reach it (see
+    /// [`Self::client_retry_sites`]); empty when some Retrofit service's client is unknown.
+    fn client_retry_sites(&self, sites: &[RetrySite]) -> HashMap<String, Vec<String>> {
+        let mut out = HashMap::new();
+        if self.retrofit_services.iter().any(|s| s.client.is_none()) {
+            return out;
+        }
+        let holders: std::collections::BTreeSet<&str> = self
+            .registrations
+            .iter()
+            .filter(|r| r.stage == "application")
+            .filter_map(|r| r.client.as_deref())
+            .filter(|c| !c.is_empty())
+            .collect();
+        let served: HashSet<&str> = self
+            .retrofit_services
+            .iter()
+            .map(|s| s.iface.as_str())
+            .collect();
+        for h in holders {
+            let ifaces: HashSet<&str> = self
+                .retrofit_services
+                .iter()
+                .filter(|s| s.client.as_deref() == Some(h))
+                .map(|s| s.iface.as_str())
+                .collect();
+            // An endpoint counts only on a service of this client, or of an interface no
+            // scanned code creates a service of (its client is unknown); a function that
+            // calls `newCall` itself may use any client.
+            let found = self.retry_sites_reaching(sites, HTTP_OKHTTP, |d| {
+                !d.endpoint
+                    || ifaces.contains(d.type_name.as_str())
+                    || !served.contains(d.type_name.as_str())
+            });
+            out.insert(h.to_string(), found);
+        }
+        out
+    }
+
+    /// The retry sites among `sites` whose calls reach, through project functions, a
+    /// JVM function that sends through the client library `client` and passes `seed`.
+    fn retry_sites_reaching(
+        &self,
+        sites: &[RetrySite],
+        client: u8,
+        seed: impl Fn(&FnDecl) -> bool,
+    ) -> Vec<String> {
         let mut reach: HashSet<&str> = HashSet::new();
         for (n, decls) in &self.functions {
-            if decls.iter().any(|d| d.jvm && d.http & client != 0) {
+            if decls
+                .iter()
+                .any(|d| d.jvm && d.http & client != 0 && seed(d))
+            {
                 reach.insert(n.as_str());
             }
         }

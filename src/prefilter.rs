@@ -1488,6 +1488,10 @@ pub fn demanded_names<'a>(
         }
         if d.interceptor && keyed {
             out.names.insert("clone".to_string());
+            // The Retrofit services tell which client each endpoint runs on.
+            if d.evidence_needed & crate::index::HTTP_OKHTTP != 0 {
+                out.names.insert("Retrofit".to_string());
+            }
             types.extend(d.interceptor_types.iter().map(String::as_str));
             types.extend(d.registered_types.iter().map(String::as_str));
         }
@@ -1610,7 +1614,12 @@ pub fn needs_retry_evidence<'a>(
     demands: impl Iterator<Item = &'a FileDemand>,
 ) -> bool {
     let mut missing = 0;
-    if index.okhttp_retry_sites.is_empty() && index.clone_sites.is_empty() {
+    // OkHttp evidence is per client when the services' clients are known: missing while
+    // some registered client has none.
+    if index.clone_sites.is_empty()
+        && (index.okhttp_retry_sites.is_empty()
+            || index.client_retry_sites.values().any(Vec::is_empty))
+    {
         missing |= crate::index::HTTP_OKHTTP;
     }
     if index.spring_retry_sites.is_empty() {

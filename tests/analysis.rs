@@ -498,9 +498,24 @@ public class LedgerKeyInterceptor implements ClientHttpRequestInterceptor {
     let okhttp = "src/net/KeyInterceptor.kt";
     let spring = "src/pay/LedgerKeyInterceptor.java";
     let cases: [(&str, &str, &str, &str); 3] = [
-        ("rest", "src/pay/LedgerClient.java", rest_retry, "interceptor-mints-key"),
-        ("retrofit", "src/pay/CaptureJob.java", retrofit_retry, "key-in-interceptor"),
-        ("newcall", "src/pay/Refunds.kt", newcall_retry, "key-in-interceptor"),
+        (
+            "rest",
+            "src/pay/LedgerClient.java",
+            rest_retry,
+            "interceptor-mints-key",
+        ),
+        (
+            "retrofit",
+            "src/pay/CaptureJob.java",
+            retrofit_retry,
+            "key-in-interceptor",
+        ),
+        (
+            "newcall",
+            "src/pay/Refunds.kt",
+            newcall_retry,
+            "key-in-interceptor",
+        ),
     ];
     for (name, path, retry, okhttp_rule) in cases {
         let dir = project(
@@ -523,6 +538,122 @@ public class LedgerKeyInterceptor implements ClientHttpRequestInterceptor {
                 (okhttp.to_string(), 11, okhttp_rule.to_string()),
                 (spring.to_string(), 13, spring_rule.to_string()),
             ],
+            "{name}"
+        );
+    }
+}
+
+/// An OkHttp application interceptor runs again under a call-level retry only of calls
+/// made through the client it is registered on: a Retrofit service is tied to its client
+/// by `.client(x)`, and a retry of an endpoint of a service on another client is no
+/// evidence. When a service's client cannot be told (a parameter), any retry reaching
+/// OkHttp still counts.
+#[test]
+fn call_level_retry_evidence_is_tied_to_the_client_the_interceptor_is_registered_on() {
+    let interceptor = r#"package shop.net
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Response
+
+class PayKeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().newBuilder()
+            .header("Idempotency-Key", UUID.randomUUID().toString())
+            .build()
+        return chain.proceed(request)
+    }
+}
+"#;
+    let network = r#"package shop.net
+
+import okhttp3.OkHttpClient
+import retrofit2.Retrofit
+
+object Network {
+    private val paymentsClient = OkHttpClient.Builder().addInterceptor(PayKeyInterceptor()).build()
+    private val plainClient = OkHttpClient.Builder().build()
+    val capture: CaptureApi = Retrofit.Builder().baseUrl("https://pay.example/")
+        .client(paymentsClient).build().create(CaptureApi::class.java)
+    val analytics: AnalyticsApi = Retrofit.Builder().baseUrl("https://stats.example/")
+        .client(plainClient).build().create(AnalyticsApi::class.java)
+}
+"#;
+    let apis = r#"package shop.net
+
+import retrofit2.http.POST
+import retrofit2.http.Path
+
+interface CaptureApi {
+    @POST("/invoices/{id}/capture")
+    fun capture(@Path("id") id: String): String
+}
+
+interface AnalyticsApi {
+    @POST("/events/{name}")
+    fun track(@Path("name") name: String): String
+}
+"#;
+    let job = |call: &str| {
+        format!(
+            r#"package shop.jobs;
+
+import org.springframework.retry.annotation.Retryable;
+
+public class RetriedJob {{
+    @Retryable(maxAttempts = 3)
+    public Object run(String id) {{
+        return {call};
+    }}
+}}
+"#
+        )
+    };
+    let unknown_client = r#"package shop.net
+
+import okhttp3.OkHttpClient
+import retrofit2.Retrofit
+
+fun analyticsFor(client: OkHttpClient): AnalyticsApi =
+    Retrofit.Builder().baseUrl("https://stats.example/").client(client).build()
+        .create(AnalyticsApi::class.java)
+"#;
+    let at = "src/net/PayKeyInterceptor.kt";
+    let cases: [(&str, &str, bool, &str); 3] = [
+        (
+            "other_client",
+            "shop.net.Network.INSTANCE.getAnalytics().track(id)",
+            false,
+            "interceptor-mints-key",
+        ),
+        (
+            "own_client",
+            "shop.net.Network.INSTANCE.getCapture().capture(id)",
+            false,
+            "key-in-interceptor",
+        ),
+        (
+            "unknown_client",
+            "shop.net.Network.INSTANCE.getAnalytics().track(id)",
+            true,
+            "key-in-interceptor",
+        ),
+    ];
+    for (name, call, with_unknown, rule) in cases {
+        let job = job(call);
+        let mut files = vec![
+            (at, interceptor),
+            ("src/net/Network.kt", network),
+            ("src/net/Apis.kt", apis),
+            ("src/jobs/RetriedJob.java", job.as_str()),
+        ];
+        if with_unknown {
+            files.push(("src/net/AnalyticsFactory.kt", unknown_client));
+        }
+        let dir = project(&format!("client_tie_{name}"), &files);
+        assert_eq!(
+            findings(&dir),
+            vec![(at.to_string(), 10, rule.to_string())],
             "{name}"
         );
     }

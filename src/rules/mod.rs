@@ -1139,11 +1139,56 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
             .iter()
             .any(|c| m.is_within(c.scope, scope) && ctx.index.reads_key_header(c, ctx.path));
     let idx = ctx.index;
+    // The call-level retry sites that reach the client(s) this interceptor is registered
+    // on, when the index can tell ([`crate::index::ProjectIndex::client_retry_sites`]),
+    // else every retry that reaches OkHttp.
+    let okhttp_sites: Vec<&String> = {
+        let regs: Vec<&crate::index::Registration> = match b.flavor.as_str() {
+            "okhttp-application" => b
+                .owner_call
+                .and_then(|c| {
+                    let off = m.calls[c].name_span.start;
+                    idx.registrations
+                        .iter()
+                        .find(|r| r.path == ctx.path && r.offset == off)
+                })
+                .into_iter()
+                .collect(),
+            "okhttp-class" => b
+                .type_name
+                .as_deref()
+                .map(|t| {
+                    idx.registrations_of(t)
+                        .filter(|r| r.stage == "application")
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let per_client: Option<Vec<&String>> = (!regs.is_empty())
+            .then(|| {
+                regs.iter()
+                    .map(|r| {
+                        r.client
+                            .as_ref()
+                            .and_then(|h| idx.client_retry_sites.get(h))
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten()
+            .map(|lists| {
+                let mut all: Vec<&String> = lists.into_iter().flatten().collect();
+                all.sort();
+                all.dedup();
+                all
+            });
+        per_client.unwrap_or_else(|| idx.okhttp_retry_sites.iter().collect())
+    };
     let clone_hint = match idx.clone_sites.first() {
         Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
         None => String::new(),
     };
-    let retry_hint = match idx.okhttp_retry_sites.first() {
+    let retry_hint = match okhttp_sites.first() {
         Some(loc) if clone_hint.is_empty() => {
             format!(" (the scanned code retries a call that reaches an HTTP client at {loc})")
         }
@@ -1156,7 +1201,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // `call.clone()` site, or a retry outside interceptors around a call that reaches a
     // Retrofit/Feign endpoint or OkHttp's `newCall` (an interceptor's own loop around
     // `proceed`, or a retry of a database call, is not).
-    let call_level_retries = !idx.clone_sites.is_empty() || !idx.okhttp_retry_sites.is_empty();
+    let call_level_retries = !idx.clone_sites.is_empty() || !okhttp_sites.is_empty();
     let mut dead = false;
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
