@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the editor snippets of docs/integrations.md in real editors, headless, against
 # `idemlint lsp`, and checks that each starts the server and shows its diagnostics for
-# examples/kotlin/ChargeRetry.kt (key-in-retry-scope at 11:23):
+# examples/kotlin/ChargeRetry.kt (key-in-retry-scope at 12:23):
 # - Neovim: the plugin-free snippet ("Without nvim-lspconfig"), in the Debian
 #   package's Neovim (0.7.2 on Debian 12);
 # - Emacs: the eglot snippet, in Debian's emacs-nox with elpa-eglot (Emacs 28), on a Java
@@ -44,7 +44,7 @@ snippet 'runs in Neovim 0.7.2):' >"$work/nvim-snippet.lua"
     -c "luafile $repo/tests/editors/nvim_driver.lua" ChargeRetry.kt
 ) || fail "Neovim got no diagnostics"
 cat "$work/nvim.out"
-grep -q '^11:23 key-in-retry-scope ERROR ' "$work/nvim.out" || fail "Neovim: no key-in-retry-scope at 11:23"
+grep -q '^12:23 key-in-retry-scope ERROR ' "$work/nvim.out" || fail "Neovim: no key-in-retry-scope at 12:23"
 grep -q '^client idemlint$' "$work/nvim.out" || fail "Neovim: the idemlint client is not attached"
 passed=$((passed + 1))
 

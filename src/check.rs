@@ -1562,6 +1562,9 @@ impl Rounds<'_> {
             if names.is_empty() && decls.is_empty() && pairs.is_empty() {
                 break;
             }
+            if std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some() {
+                eprintln!("demand: names {names:?}\n  decls {decls:?}\n  pairs {pairs:?}");
+            }
             let scan = NameScan::of(&names, &decls, &pairs);
             asked.extend(names);
             asked_decls.extend(decls);

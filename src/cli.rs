@@ -24,6 +24,34 @@ pub const EXIT_FINDINGS: i32 = 1;
 /// Exit code: the tool could not do its job.
 pub const EXIT_TOOL_ERROR: i32 = 2;
 
+/// `explain`'s rule argument: any text (matched case-insensitively, with suggestions, by
+/// the command), offering the rule ids to shell completions and `--help`.
+#[derive(Clone, Copy, Debug)]
+struct RuleIdParser;
+
+impl clap::builder::TypedValueParser for RuleIdParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            RULES
+                .iter()
+                .map(|r| clap::builder::PossibleValue::new(r.id)),
+        ))
+    }
+}
+
 /// Which severities make the exit code 1 (`--fail-on`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {
@@ -121,7 +149,7 @@ enum Command {
         #[arg(value_name = "PATH")]
         paths: Vec<PathBuf>,
         /// Output format.
-        #[arg(long, value_enum, default_value = "human")]
+        #[arg(long, value_enum, ignore_case = true, default_value = "human")]
         format: Format,
         /// cargo's spelling for `cargo idemlint` under rust-analyzer: `json` is
         /// `--format cargo` (cargo's JSON message stream), `short` and `human` the formats
@@ -136,11 +164,23 @@ enum Command {
         exit_zero: bool,
         /// The lowest severity that makes the exit code 1: `error`, `warning` (default:
         /// errors and warnings fail, notes never) or `note` (every finding).
-        #[arg(long, value_enum, value_name = "SEVERITY", default_value = "warning")]
+        #[arg(
+            long,
+            value_enum,
+            ignore_case = true,
+            value_name = "SEVERITY",
+            default_value = "warning"
+        )]
         fail_on: FailOn,
         /// Colour in the human format: `auto` (a terminal, unless NO_COLOR is set;
         /// FORCE_COLOR or CLICOLOR_FORCE force it), `always`, `never`.
-        #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+        #[arg(
+            long,
+            value_enum,
+            ignore_case = true,
+            value_name = "WHEN",
+            default_value = "auto"
+        )]
         color: ColorChoice,
         /// Print the number of findings per rule instead of the findings.
         #[arg(long, conflicts_with_all = ["fix", "diff"])]
@@ -155,7 +195,13 @@ enum Command {
         show_files: bool,
         /// Progress on standard error: `auto` (a bar on a terminal, never when `CI` is
         /// set), `always` (plain lines when not a terminal), `never`.
-        #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+        #[arg(
+            long,
+            value_enum,
+            ignore_case = true,
+            value_name = "WHEN",
+            default_value = "auto"
+        )]
         progress: crate::progress::ProgressChoice,
         /// Print only the findings: no summary, no file-problem lines (JSON and SARIF keep
         /// file errors).
@@ -279,8 +325,10 @@ enum Command {
     },
     /// Print a rule's documentation (the id is case-insensitive).
     Explain {
-        /// A rule id, e.g. key-in-retry-scope.
-        rule: String,
+        /// A rule id, e.g. key-in-retry-scope (shell completions offer them; without one,
+        /// the known rules are listed).
+        #[arg(value_parser = RuleIdParser)]
+        rule: Option<String>,
     },
     /// Write a commented starter idemlint.toml (never overwrites one).
     Init {
@@ -454,6 +502,14 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             }
         },
         Command::Explain { rule } => {
+            let Some(rule) = rule else {
+                let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+                eprintln!(
+                    "error: name a rule: `idemlint explain RULE`\n  known rules: {}\n  (`idemlint rules` describes each)",
+                    ids.join(", ")
+                );
+                return EXIT_TOOL_ERROR;
+            };
             match crate::rules::rule(&rule.trim().to_ascii_lowercase().replace('_', "-")) {
                 Some(r) => {
                     let _ = out.write_all(r.doc.as_bytes());

@@ -457,6 +457,37 @@ impl<'m> Flow<'m> {
         out
     }
 
+    /// The parameters of function `f` that `value` depends on, with the field read of
+    /// each: `(binding, Some(field))` for `param.field` / `param.getField()` (`request.seed`
+    /// in `create(request.seed)`), `(binding, None)` for the whole object.
+    pub fn param_fields_reaching(
+        &self,
+        value: ValueId,
+        f: ScopeId,
+    ) -> Vec<(usize, Option<String>)> {
+        let mut walk = ParamWalk {
+            function: f,
+            reached: Vec::new(),
+            unknown: false,
+        };
+        // The arguments of the calls in the value too: `create(request.seed)` reads
+        // `request` for its field `seed` in the argument's own value.
+        let m = self.model;
+        let mut starts = vec![value];
+        for a in &m.values[value].atoms {
+            if let Atom::Call(c) = a {
+                starts.extend(m.calls[*c].args.iter().map(|a| a.value));
+            }
+        }
+        for v in starts {
+            self.origins_inner(v, &NoHelpers, Some(&mut walk));
+        }
+        let mut out = walk.reached;
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Every ephemeral evaluation `value` depends on, in source order, deduplicated.
     ///
     /// A call of a function declared in this file (see [`Flow::local_function`]) yields

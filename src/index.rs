@@ -7,7 +7,7 @@
 //! name in the project is one, so a common name (`get`, `create`) declared many times does
 //! not turn every call into a finding.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::catalogue::Catalogue;
 use crate::classify::FileFacts;
@@ -362,6 +362,78 @@ pub struct Registration {
     pub client: Option<String>,
 }
 
+/// A field of an object the web framework builds from a request (a parameter of a Spring
+/// `@GetMapping`/`@PostMapping`/.. handler: `@ModelAttribute` binding or `@RequestBody`)
+/// that the handler sends as a key (`IdempotencyCreator.create(request.seed)` into
+/// `idempotencyKey`). The framework constructs the object, so a field the client leaves
+/// out takes its declared default, evaluated per request.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BoundKeyField {
+    /// The parameter's declared type (simple name).
+    pub type_name: String,
+    pub field: String,
+    /// `path:line` of the handler's key sink.
+    pub location: String,
+    /// The handler's name.
+    pub handler: String,
+}
+
+/// The handler's declaration when function `f` is a Spring web handler (JVM).
+fn handler_info(lang: Language, model: &FileModel, f: ScopeId) -> Option<&FunctionInfo> {
+    let ScopeKind::Function(info) = &model.scopes[f].kind else {
+        return None;
+    };
+    (lang != Language::Rust
+        && info
+            .annotations
+            .iter()
+            .any(|a| HANDLER_ANNOTATIONS.contains(&a.name.as_str())))
+    .then_some(info)
+}
+
+/// The request-bound fields of handler `f`'s parameters that `value` reads: a field read
+/// (`request.seed`) names its field, the whole object (`create(request)`, whose
+/// `toString` a data class builds from every property) is `*`.
+fn bound_fields(
+    flow: &Flow,
+    model: &FileModel,
+    info: &FunctionInfo,
+    f: ScopeId,
+    value: ValueId,
+    at: &str,
+) -> Vec<BoundKeyField> {
+    let mut out = Vec::new();
+    for (b, field) in flow.param_fields_reaching(value, f) {
+        let binding = &model.bindings[b];
+        if binding.scope != f {
+            continue;
+        }
+        let Some(p) = info.params.iter().find(|p| p.name == binding.name) else {
+            continue;
+        };
+        let ty = simple_type_name(&p.ty);
+        if !ty.is_empty() {
+            out.push(BoundKeyField {
+                type_name: ty,
+                field: field.unwrap_or_else(|| "*".to_string()),
+                location: at.to_string(),
+                handler: info.name.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Spring web handler annotations: their parameters are bound from the request.
+const HANDLER_ANNOTATIONS: &[&str] = &[
+    "GetMapping",
+    "PostMapping",
+    "PutMapping",
+    "PatchMapping",
+    "DeleteMapping",
+    "RequestMapping",
+];
+
 /// A Retrofit service created in the project (`retrofit.create(Api::class.java)`), in a
 /// file that names `Retrofit`: its interface and the OkHttp client it runs on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -435,6 +507,12 @@ pub struct FileSummary {
     /// Kotlin class properties as Java sees them: `(getter, type)`, `("getPaymentSettings",
     /// "PaymentSettingRepository")` for `val paymentSettings: PaymentSettingRepository`.
     pub property_getters: Vec<(String, String)>,
+    /// Fields of request objects that a web handler sends as a key ([`BoundKeyField`]).
+    pub bound_key_fields: Vec<BoundKeyField>,
+    /// Positional arguments of calls in web handlers that read request-bound fields:
+    /// `(callee, argument count, position, field)`, a [`BoundKeyField`] once the index
+    /// knows the position is a key parameter of the callee.
+    pub bound_arg_candidates: Vec<(String, usize, usize, BoundKeyField)>,
 }
 
 /// An Apache Camel route from an in-process endpoint (`from("direct:send-transfers")`):
@@ -754,6 +832,11 @@ pub fn summarize(
         let Some(f) = owner_fn[sink.scope] else {
             continue;
         };
+        if let Some(info) = handler_info(lang, model, f) {
+            let at = location(path, lines, text, model.values[sink.value].span.start);
+            out.bound_key_fields
+                .extend(bound_fields(&flow, model, info, f, sink.value, &at));
+        }
         let rec = Recorder::default();
         let origins = flow.origins(sink.value, &rec);
         let Some(d) = decls.get_mut(&f) else { continue };
@@ -871,6 +954,18 @@ pub fn summarize(
         let Some(f) = owner_fn[call.scope] else {
             continue;
         };
+        if let Some(info) = handler_info(lang, model, f) {
+            for (i, arg) in call.args.iter().enumerate() {
+                if arg.name.is_some() || arg.lambda.is_some() {
+                    continue;
+                }
+                let at = location(path, lines, text, model.values[arg.value].span.start);
+                for b in bound_fields(&flow, model, info, f, arg.value, &at) {
+                    out.bound_arg_candidates
+                        .push((call.callee.clone(), call.args.len(), i, b));
+                }
+            }
+        }
         let mut candidates = Vec::new();
         for (i, arg) in call.args.iter().enumerate() {
             if arg.name.is_some() || arg.lambda.is_some() {
@@ -1421,10 +1516,28 @@ fn infer_retry_params(
                                 .filter(|_| crate::classify::has_nonlocal_return(model, a))
                                 .map(|_| "`repeat { … }`".to_string()),
                             _ => None,
+                        })
+                        .or_else(|| {
+                            // `try { block() } catch (e: E) { block() }`: called again
+                            // from a `catch` after a call outside it failed (JLS 14.20,
+                            // Kotlin `try` expression), with no loop.
+                            let in_catch =
+                                |c: &Call| model.catches.iter().any(|k| k.contains(c.span));
+                            (in_catch(call)
+                                && calls.iter().any(|o| {
+                                    invokes_param(o, &p.name)
+                                        && o.span.start < call.span.start
+                                        && !in_catch(o)
+                                }))
+                            .then(|| "a `catch` clause".to_string())
                         });
+                    let from_catch = retried.as_deref() == Some("a `catch` clause");
                     if let Some(how) = retried
                         && !d.retry_params.iter().any(|(i, _)| *i == pi)
                     {
+                        if from_catch {
+                            d.retry_on_throw.push(pi);
+                        }
                         // `return block()` (Java, Kotlin): the result leaves at once, so
                         // only an exception thrown by the block makes another attempt.
                         if model.language != Language::Rust
@@ -1954,6 +2067,36 @@ fn retrofit_services(model: &FileModel, text: &str) -> Vec<RetrofitService> {
     out
 }
 
+/// Adds `b` to a map of bound key fields, keeping the first location per `(type, field)`.
+fn insert_bound(map: &mut BTreeMap<(String, String), (String, String)>, b: BoundKeyField) {
+    let e = map
+        .entry((b.type_name, b.field))
+        .or_insert((b.location.clone(), b.handler.clone()));
+    if b.location < e.0 {
+        *e = (b.location, b.handler);
+    }
+}
+
+/// The simple name of a written type: `CheckoutRequest` of `CheckoutRequest?`,
+/// `com.x.CheckoutRequest` or `@Valid CheckoutRequest`; empty for a primitive, a generic
+/// container or nothing.
+fn simple_type_name(ty: &str) -> String {
+    let t = ty
+        .split_whitespace()
+        .rfind(|w| !w.starts_with('@'))
+        .unwrap_or("")
+        .trim_end_matches('?');
+    if t.contains('<') || t.contains('[') {
+        return String::new();
+    }
+    let t = t.rsplit('.').next().unwrap_or(t);
+    if t.starts_with(char::is_uppercase) && t.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        t.to_string()
+    } else {
+        String::new()
+    }
+}
+
 pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
     let mut root = call;
     let mut guard = 0;
@@ -1997,6 +2140,14 @@ pub struct ProjectIndex {
     pub registrations: Vec<Registration>,
     /// Retrofit services of every summarised file, sorted.
     pub retrofit_services: Vec<RetrofitService>,
+    /// Request-bound fields sent as keys, by `(type, field)`; the first sink's location
+    /// and handler ([`BoundKeyField`]). Includes the candidates whose position is a key
+    /// parameter of their callee.
+    pub bound_key_fields: BTreeMap<(String, String), (String, String)>,
+    /// Candidates of every summarised file ([`FileSummary::bound_arg_candidates`]).
+    pub bound_arg_candidates: Vec<(String, usize, usize, BoundKeyField)>,
+    /// The bound fields found directly at sinks (before the candidates are added).
+    bound_at_sinks: BTreeMap<(String, String), (String, String)>,
     /// For each client name among OkHttp registrations ([`Registration::client`]), when
     /// every Retrofit service's client is known: the retry sites whose calls reach an
     /// endpoint of a service on that client, or OkHttp's `newCall` (sorted). Absent:
@@ -2240,6 +2391,10 @@ impl ProjectIndex {
             idx.named_keys.extend(s.named_keys);
             idx.camel_routes.extend(s.camel_routes);
             idx.camel_sends.extend(s.camel_sends);
+            for b in s.bound_key_fields {
+                insert_bound(&mut idx.bound_at_sinks, b);
+            }
+            idx.bound_arg_candidates.extend(s.bound_arg_candidates);
             for (g, t) in s.property_getters {
                 let ts = idx.property_getters.entry(g).or_default();
                 if !ts.contains(&t) {
@@ -2290,6 +2445,17 @@ impl ProjectIndex {
             }
         }
         idx.propagate_key_params();
+        idx.bound_key_fields = idx.bound_at_sinks.clone();
+        for (callee, nargs, i, b) in &idx.bound_arg_candidates {
+            let key = idx.functions.get(callee).is_some_and(|decls| {
+                decls
+                    .iter()
+                    .any(|d| d.jvm && d.arity == *nargs && d.key_params.iter().any(|(p, _)| p == i))
+            });
+            if key {
+                insert_bound(&mut idx.bound_key_fields, b.clone());
+            }
+        }
         idx.resolve();
         idx.resolve_retry();
         idx.resolve_handled();
@@ -3577,6 +3743,13 @@ impl ProjectIndex {
         self.registrations
             .iter()
             .filter(move |r| r.type_name.as_deref() == Some(type_name))
+    }
+
+    /// Whether a handler sends field `field` of a request-bound `type_name` as a key:
+    /// the sink's location and the handler ([`BoundKeyField`]).
+    pub fn bound_key_field(&self, type_name: &str, field: &str) -> Option<&(String, String)> {
+        self.bound_key_fields
+            .get(&(type_name.to_string(), field.to_string()))
     }
 
     /// The first retrying registration before `reg` on the same builder.

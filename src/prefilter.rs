@@ -136,7 +136,7 @@ use crate::catalogue::{CallMatch, Catalogue};
 use crate::classify::FileFacts;
 use crate::index::{CallRef, FileSummary, FnDecl, ProjectIndex};
 use crate::model::Call;
-use crate::model::{FileModel, Language};
+use crate::model::{BindingKind, FileModel, Language, ScopeKind};
 
 /// Callee names a frontend records without the name appearing in the text, per language:
 /// Kotlin names the call of a non-identifier callee (`f()()`, `(g)()`) `invoke`; Rust
@@ -818,6 +818,13 @@ pub struct FileDemand {
     pub evidence_needed: u8,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
+    /// `(type, field)` of every field with a declared default (Kotlin primary-constructor
+    /// defaults, Java field initialisers): a sink when a web handler sends that field of
+    /// a request-bound object as a key ([`crate::index::BoundKeyField`]).
+    pub default_fields: Vec<(String, String)>,
+    /// Parameter types of web handlers whose fields reach a key here: their declarations
+    /// are wanted ([`crate::index::BoundKeyField`]).
+    pub bound_types: Vec<String>,
     /// Writes under a name another file may declare a key
     /// ([`crate::classify::NamedWrite`]): name, qualifier and kind.
     pub named_writes: Vec<(String, Option<String>, crate::classify::SlotKind)>,
@@ -1091,6 +1098,34 @@ impl FileDemand {
             interceptor,
             evidence_needed,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
+            default_fields: {
+                let mut d: Vec<(String, String)> = model
+                    .ctor_defaults
+                    .iter()
+                    .map(|c| (c.type_name.clone(), c.name.clone()))
+                    .chain(model.bindings.iter().filter_map(|b| {
+                        b.value?;
+                        if b.kind != BindingKind::Field {
+                            return None;
+                        }
+                        match &model.scopes[b.scope].kind {
+                            ScopeKind::Type(t) => Some((t.name.clone(), b.name.clone())),
+                            _ => None,
+                        }
+                    }))
+                    .collect();
+                d.sort();
+                d.dedup();
+                d
+            },
+            bound_types: sorted(
+                summary
+                    .bound_key_fields
+                    .iter()
+                    .chain(summary.bound_arg_candidates.iter().map(|c| &c.3))
+                    .map(|b| b.type_name.clone())
+                    .collect(),
+            ),
             named_writes: {
                 let mut w: Vec<_> = facts
                     .named_writes
@@ -1134,6 +1169,10 @@ impl FileDemand {
     /// A sink here, or a call of a function with a key parameter: key flows can start here.
     fn keyed(&self, index: &ProjectIndex) -> bool {
         self.has_sinks
+            || (!index.bound_key_fields.is_empty()
+                && self.default_fields.iter().any(|(t, f)| {
+                    index.bound_key_field(t, f).is_some() || index.bound_key_field(t, "*").is_some()
+                }))
             || self.callees.iter().any(|c| index.has_key_params(c))
             || self.named_writes.iter().any(|(n, q, k)| {
                 let jvm =
@@ -1486,6 +1525,8 @@ pub fn demanded_names<'a>(
             types.extend(d.camel_processors.iter().map(String::as_str));
             types.extend(["RouteBuilder", "ProducerTemplate", "FluentProducerTemplate"]);
         }
+        // The request types whose defaults a handler here sends as a key.
+        types.extend(d.bound_types.iter().map(String::as_str));
         if d.interceptor && keyed {
             out.names.insert("clone".to_string());
             // The Retrofit services tell which client each endpoint runs on.

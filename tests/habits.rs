@@ -763,12 +763,30 @@ fn help_derives_from_the_operations_own_identity() {
     );
 }
 
-/// The Kotlin example's fix summary gives the true reason: the function is
-/// expression-bodied.
+/// The fix summary gives the true reason when the function is expression-bodied.
 #[test]
 fn no_fix_reason_for_an_expression_body() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let o = run(root, &["check", "examples/kotlin/ChargeRetry.kt"], &[]);
+    let d = scratch("expression-body");
+    std::fs::write(
+        d.join("ChargeRetry.kt"),
+        r#"import io.github.resilience4j.retry.Retry
+import java.util.UUID
+
+class ChargeService(private val retry: Retry, private val api: ChargesApi) {
+    fun charge(orderId: String, amountCents: Long): Charge =
+        retry.executeSupplier {
+            val key = UUID.randomUUID().toString()
+            api.createCharge(key, orderId, amountCents)
+        }
+}
+
+interface ChargesApi {
+    fun createCharge(idempotencyKey: String, orderId: String, amountCents: Long): Charge
+}
+"#,
+    )
+    .unwrap();
+    let o = run(&d, &["check", "ChargeRetry.kt"], &[]);
     assert_eq!(o.code, 1);
     let line = o
         .stdout

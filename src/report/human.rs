@@ -222,12 +222,23 @@ pub fn summary(report: &Report) -> String {
     ));
     let ig = report.ignored;
     if ig.files + ig.dirs > 0 {
-        out.push_str(&format!(
-            "idemlint: not checked: {} source file{} and {} director{} matched by .gitignore/.ignore or hidden (`--show-files --no-ignore` lists them; name files or pass --no-ignore to check them)\n",
+        let files = format!(
+            "{} source file{}",
             ig.files,
-            if ig.files == 1 { "" } else { "s" },
+            if ig.files == 1 { "" } else { "s" }
+        );
+        let dirs = format!(
+            "{} director{}",
             ig.dirs,
-            if ig.dirs == 1 { "y" } else { "ies" },
+            if ig.dirs == 1 { "y" } else { "ies" }
+        );
+        let what = match (ig.files, ig.dirs) {
+            (_, 0) => files,
+            (0, _) => dirs,
+            _ => format!("{files} and {dirs}"),
+        };
+        out.push_str(&format!(
+            "idemlint: not checked: {what} matched by .gitignore/.ignore or hidden (`--show-files --no-ignore` lists them; name files or pass --no-ignore to check them)\n",
         ));
     }
     if !report.findings.is_empty() {
@@ -348,4 +359,40 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
     }
     line.push('\n');
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The "not checked" line names only what was left out: no "0 source files".
+    #[test]
+    fn not_checked_names_only_nonzero_counts() {
+        let line = |files, dirs| {
+            let report = Report {
+                ignored: crate::discover::Ignored { files, dirs },
+                ..Report::default()
+            };
+            summary(&report)
+                .lines()
+                .find(|l| l.contains("not checked"))
+                .map(str::to_string)
+        };
+        assert_eq!(line(0, 0), None);
+        let dirs = line(0, 1).unwrap();
+        assert!(
+            dirs.starts_with("idemlint: not checked: 1 directory matched"),
+            "{dirs}"
+        );
+        let files = line(2, 0).unwrap();
+        assert!(
+            files.starts_with("idemlint: not checked: 2 source files matched"),
+            "{files}"
+        );
+        let both = line(1, 2).unwrap();
+        assert!(
+            both.starts_with("idemlint: not checked: 1 source file and 2 directories matched"),
+            "{both}"
+        );
+    }
 }

@@ -716,6 +716,50 @@ pub fn flows(ctx: &Ctx) -> Flows {
         .filter(|s| s.call.is_none_or(|c| !overwritten_later(ctx, c)))
         .map(|s| (s.value, s.scope, s.label.clone(), s.call, false))
         .collect();
+    // Defaults of fields that a web handler in any file sends as a key, on a type the
+    // framework builds from each request ([`crate::index::BoundKeyField`]): Kotlin
+    // primary-constructor defaults and Java field initialisers.
+    if !ctx.index.bound_key_fields.is_empty() {
+        let type_scope = |name: &str| {
+            m.scopes
+                .iter()
+                .position(|s| matches!(&s.kind, crate::model::ScopeKind::Type(t) if t.name == name))
+        };
+        let label = |ty: &str, field: &str, (at, handler): &(String, String)| {
+            format!(
+                "the `{field}` default of `{ty}`, which the web framework evaluates for each request that leaves it out and `{handler}` sends as a key ({at})"
+            )
+        };
+        for cd in &m.ctor_defaults {
+            // The whole object reaches the key (a data class's `toString` has every
+            // property), or this property.
+            if let Some(b) = ctx
+                .index
+                .bound_key_field(&cd.type_name, &cd.name)
+                .or_else(|| ctx.index.bound_key_field(&cd.type_name, "*"))
+            {
+                let scope = type_scope(&cd.type_name).unwrap_or(0);
+                sinks.push((
+                    cd.value,
+                    scope,
+                    label(&cd.type_name, &cd.name, b),
+                    None,
+                    false,
+                ));
+            }
+        }
+        for b in &m.bindings {
+            let (crate::model::BindingKind::Field, Some(v)) = (b.kind, b.value) else {
+                continue;
+            };
+            let crate::model::ScopeKind::Type(t) = &m.scopes[b.scope].kind else {
+                continue;
+            };
+            if let Some(k) = ctx.index.bound_key_field(&t.name, &b.name) {
+                sinks.push((v, b.scope, label(&t.name, &b.name, k), None, false));
+            }
+        }
+    }
     // Positional arguments bound to key parameters of project functions.
     for (cid, call) in m.calls.iter().enumerate() {
         if call.args.is_empty() || overwritten_later(ctx, cid) {
@@ -1048,7 +1092,12 @@ impl Ctx<'_> {
         let line = self.line_of(b.anchor.start);
         match b.label.split_once(", which ") {
             Some((call, why)) => format!("before {call} at line {line}, which {why}"),
-            None => format!("before {} (line {line})", b.label),
+            // A label ending in its own parenthesis (a configured helper's `label`,
+            // "`Patiently.persist(…)` (Acme patient retry)") takes the line inside it.
+            None => match b.label.strip_suffix(')') {
+                Some(head) if head.contains(" (") => format!("before {head}, line {line})"),
+                _ => format!("before {} (line {line})", b.label),
+            },
         }
     }
 
