@@ -62,6 +62,9 @@ pub struct FnDecl {
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
     pub type_name: String,
+    /// A Kotlin extension function's receiver type (simple name), else empty: a call on a
+    /// receiver of that declared type resolves to it ([`FunctionInfo::extends`]).
+    pub extends: String,
     /// The declared return type's simple name, generics and nullability removed
     /// (`PaymentSettingRepository` of `fun getPaymentSettings(): PaymentSettingRepository?`);
     /// empty when not written or not a type name.
@@ -792,6 +795,7 @@ pub fn summarize(
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name,
+            extends: f.extends.clone(),
             type_outer,
             type_supers,
             reads_key_header,
@@ -2648,6 +2652,7 @@ impl ProjectIndex {
             all.filter(|(_, d)| {
                 (d.type_name == t && outer.is_none_or(|o| d.type_outer == o))
                     || (outer.is_none() && d.type_supers.iter().any(|s| s == t))
+                    || (outer.is_none() && d.extends == t)
             })
             .collect()
         } else {

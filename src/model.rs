@@ -165,6 +165,9 @@ pub struct FunctionInfo {
     /// True for Kotlin expression-bodied functions (`fun f() = expr`); their body value is
     /// recorded as a [`Return`].
     pub expression_body: bool,
+    /// Kotlin extension functions: the receiver type's simple name (`String` of `fun
+    /// String.toKey()`); empty otherwise.
+    pub extends: String,
 }
 
 /// A declared parameter of a function or lambda.

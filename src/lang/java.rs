@@ -1113,6 +1113,7 @@ impl<'a> Lower<'a> {
                 .unwrap_or_default(),
             name_span: name.map(span).unwrap_or_else(|| span(node)),
             expression_body: false,
+            extends: String::new(),
         };
         let id = self
             .m

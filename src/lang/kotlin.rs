@@ -1562,6 +1562,17 @@ impl<'a> Lowerer<'a> {
                     info.name_span = span(k);
                 }
                 "constructor" | "get" | "set" if !k.is_named() => info.name_span = span(k),
+                "receiver_type" if kind == "function_declaration" => {
+                    // `fun String.toKey()`: the last type identifier, without generics.
+                    let t = self.t(k);
+                    let t = t
+                        .split('<')
+                        .next()
+                        .unwrap_or(t)
+                        .trim()
+                        .trim_end_matches('?');
+                    info.extends = t.rsplit('.').next().unwrap_or(t).to_string();
+                }
                 "function_value_parameters" => {
                     (params, head.defaults) = self.value_params(k);
                     seen_params = true;

@@ -974,6 +974,7 @@ impl<'a> Lowerer<'a> {
             return_type,
             name_span: self.sp(&sig.ident),
             expression_body: false,
+            extends: String::new(),
         };
         let s = self
             .m
