@@ -167,8 +167,42 @@ fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
             };
         owned.push(own);
     }
+    // `import static java.util.UUID.*;` (Java) / `import java.util.UUID.*` (Kotlin): a
+    // free call of a function the file does not declare may be a member of one of these
+    // types (JLS 7.5.4): it is a source when it is one as a member of them.
+    let wildcard_owners: Vec<String> = if lang == Language::Rust {
+        Vec::new()
+    } else {
+        text.lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                let p = l
+                    .strip_prefix("import static ")
+                    .or_else(|| l.strip_prefix("import "))?;
+                let p = p.trim().trim_end_matches(';').trim();
+                let owner = p.strip_suffix(".*")?.rsplit('.').next()?;
+                owner
+                    .starts_with(char::is_uppercase)
+                    .then(|| owner.to_string())
+            })
+            .collect()
+    };
     for (id, call) in model.calls.iter().enumerate() {
-        if let Some((kind, display)) = cat.match_source_entry(lang, call, !owned[id]) {
+        let wildcard = || {
+            if call.receiver.is_some() || !call.path.is_empty() || owned[id] || call.is_new {
+                return None;
+            }
+            wildcard_owners.iter().find_map(|w| {
+                let mut c = call.clone();
+                c.receiver = Some(w.clone());
+                c.path = vec![w.clone()];
+                cat.match_source_entry(lang, &c, false)
+            })
+        };
+        if let Some((kind, display)) = cat
+            .match_source_entry(lang, call, !owned[id])
+            .or_else(wildcard)
+        {
             let window =
                 kind == SourceKind::Clock && crate::flow::clock_window(text, call.span, &display);
             model.sources.push(Source {
