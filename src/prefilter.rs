@@ -708,6 +708,73 @@ fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
     false
 }
 
+/// True when the token at `start..end` of a Java or Kotlin file may be the name of a
+/// declaration (a method, a Kotlin function or property, a class whose constructor it
+/// names). Conservative: anything unclear is a yes, so only a token that is surely a use
+/// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
+/// operator, or a keyword such as `return` or `new`, or not followed by `(`).
+fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
+    // The word before, across whitespace.
+    let mut i = start;
+    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+        i -= 1;
+    }
+    let before = if i > 0 { bytes[i - 1] } else { b'\n' };
+    let mut w = i;
+    while w > 0 && is_ident_byte(bytes[w - 1]) {
+        w -= 1;
+    }
+    let word = &bytes[w..i];
+    const DECLARING: &[&[u8]] = &[
+        b"fun",
+        b"val",
+        b"var",
+        b"class",
+        b"object",
+        b"interface",
+        b"record",
+        b"enum",
+        b"typealias",
+    ];
+    if DECLARING.contains(&word) {
+        return true;
+    }
+    match before {
+        // Backticks, a comment, or the start of the text: unclear.
+        b'`' | b'/' | b'\n' | b'*' => return true,
+        // `fun Recv.name`, `val Recv.name`: a Kotlin extension's header on this line.
+        b'.' => {
+            let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+            let line = &bytes[line_start..i];
+            return [&b"fun "[..], b"val ", b"var "]
+                .iter()
+                .any(|k| memchr::memmem::find(line, k).is_some());
+        }
+        _ => {}
+    }
+    // A line comment ends the line before: unclear.
+    if bytes[i..start].contains(&b'\n') {
+        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+        if memchr::memmem::find(&bytes[line_start..i], b"//").is_some() {
+            return true;
+        }
+    }
+    // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after.
+    let typed_before = is_ident_byte(before) || matches!(before, b'>' | b']' | b'?');
+    const USES: &[&[u8]] = &[
+        b"return", b"new", b"throw", b"else", b"case", b"yield", b"assert", b"in", b"is", b"as",
+        b"if", b"when", b"while", b"do", b"try", b"not", b"and", b"or", b"to",
+    ];
+    if !typed_before || (!word.is_empty() && USES.contains(&word)) {
+        return false;
+    }
+    let mut j = end;
+    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    j >= bytes.len() || matches!(bytes[j], b'(' | b'/')
+}
+
 impl NameScan {
     /// Compiles `names`; empty and synthetic names make every file of their language match.
     pub fn new(names: &BTreeSet<String>) -> NameScan {
@@ -785,7 +852,13 @@ impl NameScan {
                 continue;
             }
             let w = m.pattern().as_usize();
-            if self.decl[w] && language == Language::Rust && !declared_after_fn(bytes, m.start()) {
+            if self.decl[w]
+                && if language == Language::Rust {
+                    !declared_after_fn(bytes, m.start())
+                } else {
+                    !declared_jvm(bytes, m.start(), m.end())
+                }
+            {
                 continue;
             }
             if w < self.alone {
@@ -1191,7 +1264,8 @@ pub struct Demand {
     /// Wanted wherever they are mentioned (callers matter too).
     pub names: BTreeSet<String>,
     /// Wanted for their declarations only: in a Rust file, a function of that name is
-    /// declared `fn NAME` ([`NameScan`] checks that); in other files, wherever mentioned.
+    /// declared `fn NAME`; in a Java or Kotlin file, the name may be declared there
+    /// ([`declared_jvm`], conservative). [`NameScan`] checks both.
     pub decls: BTreeSet<String>,
     /// A call through a receiver of a declared type resolves to declarations in that type
     /// or in a type that lists it as a supertype: such a file has both tokens.
@@ -1359,12 +1433,14 @@ fn resolve_call<'a>(
                                 name.strip_prefix("get").unwrap_or(name),
                             ) == crate::catalogue::normalize_name(&d.type_name)
                     });
+                    // Their declarations: the getter's (its return type), or the
+                    // Kotlin property's (`val paymentSettings`).
                     if !name.is_empty() && !typed_by_name {
-                        out.names.insert(name.to_string());
+                        out.decls.insert(name.to_string());
                         if let Some(rest) = name.strip_prefix("get")
                             && let Some(first) = rest.chars().next()
                         {
-                            out.names.insert(format!(
+                            out.decls.insert(format!(
                                 "{}{}",
                                 first.to_lowercase(),
                                 &rest[first.len_utf8()..]
@@ -1706,6 +1782,33 @@ mod tests {
     fn scan(lang: Language, text: &str) -> FileWords {
         let p = Prefilter::new(&Catalogue::builtin());
         p.scan(lang, text, &mut Vec::new())
+    }
+
+    #[test]
+    fn jvm_declarations_are_told_from_uses_conservatively() {
+        let decl = |text: &str, name: &str| {
+            let start = text.find(name).unwrap();
+            declared_jvm(text.as_bytes(), start, start + name.len())
+        };
+        // Declarations (and what cannot be told from one) are a yes.
+        assert!(decl("public String getId() {", "getId"));
+        assert!(decl("List<String> getIds(int n);", "getIds"));
+        assert!(decl("String[] names(", "names"));
+        assert!(decl("override fun getId(): String", "getId"));
+        assert!(decl("fun <T> retryIt(block: () -> T)", "retryIt"));
+        assert!(decl("fun String.toKey() = this", "toKey"));
+        assert!(decl("val paymentSettings: Repo", "paymentSettings"));
+        assert!(decl("class Payout {\n constructor(x: Int)", "Payout"));
+        assert!(decl("data class Payout(val a: Int)", "Payout"));
+        assert!(decl("String /* id */ getId(", "getId"));
+        assert!(decl("fun `getId`()", "getId"));
+        // Uses are a no.
+        assert!(!decl("return getId();", "getId"));
+        assert!(!decl("x = order.getId();", "getId"));
+        assert!(!decl("foo(getId())", "getId"));
+        assert!(!decl("Foo f = new Foo(1);", "Foo("));
+        assert!(!decl("int n = getId;", "getId"));
+        assert!(!decl("if (a) b else getId()", "getId"));
     }
 
     #[test]
