@@ -1347,6 +1347,22 @@ fn print_settings(path: &Path, opts: &Options, cat: &Catalogue, out: &mut dyn Wr
         };
         s.push_str(&format!("  {:<id_w$}  {level:<7}  ({from})\n", r.id));
     }
+    // The catalogue tables the configuration adds (`[[boundary]]`, ...), by file.
+    if config.additions.iter().all(|(_, t)| t.is_empty()) {
+        s.push_str("catalogue additions: none\n");
+    } else {
+        s.push_str("catalogue additions (`idemlint catalogue --no-builtin` prints them):\n");
+        for (origin, table) in &config.additions {
+            for (name, v) in table {
+                let n = v.as_array().map_or(1, Vec::len);
+                s.push_str(&format!(
+                    "  [[{}]] × {n}  (from {})\n",
+                    crate::text::escape_controls(name),
+                    esc(origin)
+                ));
+            }
+        }
+    }
     let _ = out.write_all(s.as_bytes());
     EXIT_CLEAN
 }

@@ -223,7 +223,7 @@ fn show_settings_names_the_configuration_and_its_effect() {
     std::fs::create_dir_all(d.join("svc/gen")).unwrap();
     std::fs::write(
         d.join("svc/idemlint.toml"),
-        "exclude = [\"gen\"]\n[rules]\ntime-in-key = \"off\"\n",
+        "exclude = [\"gen\"]\n[rules]\ntime-in-key = \"off\"\n\n[[boundary]]\ncallee = [\"persist\"]\nreceiver = [\"Patiently\"]\nlabel = \"Acme patient retry\"\n",
     )
     .unwrap();
     std::fs::write(d.join("svc/A.kt"), TIME_KEY).unwrap();
@@ -257,6 +257,13 @@ fn show_settings_names_the_configuration_and_its_effect() {
         "error (default)"
     );
 
+    // The configuration's catalogue additions are named, with where they come from.
+    assert!(
+        o.stdout.contains("  [[boundary]] × 1  (from ") && o.stdout.contains("svc/idemlint.toml)"),
+        "{}",
+        o.stdout
+    );
+
     let o = run(&d, &["check", "--show-settings", "svc/gen/B.kt"], &[]);
     assert!(o.stdout.contains("analysed: no"), "{}", o.stdout);
 
@@ -272,6 +279,11 @@ fn show_settings_names_the_configuration_and_its_effect() {
         &[],
     );
     assert!(o.stdout.contains("built-in defaults"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains("catalogue additions: none"),
+        "{}",
+        o.stdout
+    );
     assert_eq!(
         rule_line(&o.stdout, "key-in-retry-scope"),
         "off (--select/--ignore)"
