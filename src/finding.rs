@@ -87,13 +87,19 @@ pub struct BoundaryRef {
     /// that a broker or engine re-runs is labelled as a redelivery in snippets.
     #[serde(skip)]
     pub flavor: String,
+    /// The `label` a user's `[[boundary]]` entry gives its helper, shown in snippets.
+    #[serde(skip)]
+    pub user_label: Option<String>,
 }
 
 impl BoundaryRef {
-    /// How a snippet labels the construct: `redelivery boundary` for a message listener
-    /// or worker the broker or engine runs again, else `<kind> boundary`.
+    /// How a snippet labels the construct: the user's label for a configured helper
+    /// (`Acme patient retry (retry boundary)`), `redelivery boundary` for a message
+    /// listener or worker the broker or engine runs again, else `<kind> boundary`.
     pub fn snippet_label(&self) -> String {
-        if self.flavor == "redelivery" {
+        if let Some(l) = &self.user_label {
+            format!("{l} ({} boundary)", self.kind)
+        } else if self.flavor == "redelivery" {
             "redelivery boundary".to_string()
         } else {
             format!("{} boundary", self.kind)

@@ -954,6 +954,13 @@ label = "team `withBackoff`"
         "{}",
         o.stdout
     );
+    // The snippet names the team's helper by the entry's label.
+    let o = run(&d, &["check", "svc/Backoff.kt"], &[]);
+    assert!(
+        o.stdout.contains("team `withBackoff` (retry boundary)"),
+        "{}",
+        o.stdout
+    );
     let o = run(&d, &["check", "--show-settings", "svc/Time.kt"], &[]);
     assert!(o.stdout.contains("extends: "), "{}", o.stdout);
     assert!(o.stdout.contains("team/idemlint.toml"), "{}", o.stdout);

@@ -954,6 +954,13 @@ impl Ctx<'_> {
             span: b.anchor,
             path: None,
             flavor: b.flavor.clone(),
+            user_label: self
+                .catalogue
+                .boundaries
+                .iter()
+                .find(|e| e.id == b.entry)
+                .filter(|e| e.user && !e.label_default && !e.label.is_empty())
+                .map(|e| e.label.clone()),
         }
     }
 
