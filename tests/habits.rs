@@ -50,6 +50,20 @@ fn fail_on_picks_the_severities_that_fail() {
     );
     let o = run(&d, &["check", "Time.kt", "--fail-on", "error"], &[]);
     assert_eq!(o.code, 0, "{}", o.stderr);
+    // Values are case-insensitive, as users type them.
+    let upper = run(
+        &d,
+        &[
+            "check",
+            "Time.kt",
+            "--fail-on",
+            "ERROR",
+            "--format",
+            "SHORT",
+        ],
+        &[],
+    );
+    assert_eq!(upper.code, 0, "{}", upper.stderr);
     assert!(
         o.stdout.contains("time-in-key"),
         "still reported: {}",
@@ -421,6 +435,17 @@ fn explain_is_case_insensitive_and_suggests() {
         "{}",
         o.stderr
     );
+    // Without a rule: the known rules, not a bare usage error.
+    let o = run(&d, &["explain"], &[]);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr.contains("known rules: interceptor-mints-key, "),
+        "{}",
+        o.stderr
+    );
+    // Shell completions offer the rule ids for `explain`.
+    let o = run(&d, &["completions", "bash"], &[]);
+    assert!(o.stdout.contains("key-in-retry-scope"), "{}", o.stdout);
 }
 
 #[test]
