@@ -54,6 +54,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("idemkey.toml", include_str!("../rules/idemkey.toml")),
     ("speakeasy.toml", include_str!("../rules/speakeasy.toml")),
     ("workflow.toml", include_str!("../rules/workflow.toml")),
+    (
+        "workmanager.toml",
+        include_str!("../rules/workmanager.toml"),
+    ),
 ];
 
 /// Conditions on a call shared by several entry kinds. Every condition that is set must

@@ -432,7 +432,10 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         }
                     }
                     for (scope, trailing) in targets {
-                        if entry.requires_nonlocal_return && !has_nonlocal_return(model, scope) {
+                        if entry.requires_nonlocal_return
+                            && (!has_nonlocal_return(model, scope)
+                                || carries_progress(model, scope))
+                        {
                             continue;
                         }
                         set(
@@ -904,6 +907,54 @@ pub fn has_nonlocal_return(model: &FileModel, lambda: ScopeId) -> bool {
         .returns
         .iter()
         .any(|r| span.contains(r.span) && !model.is_within(r.scope, lambda))
+}
+
+/// True when a lambda carries progress from one run to the next: outside any `catch`, it
+/// assigns a local declared before it, which it reads earlier in its body, from a call
+/// made in it or a name declared in it (`api.page(cursor)` .. `cursor = page.nextCursor`).
+/// Each run of such a `repeat` continues where the last one left off (pages, batches): an
+/// iteration, not a retry of the same work, whatever its returns. A retry carries only
+/// what failed, for after the loop (`last = e`, `lastFailure = r.error`), or a backoff
+/// computed from itself (`delayMs = delayMs * 2`).
+pub fn carries_progress(model: &FileModel, lambda: ScopeId) -> bool {
+    let span = model.scopes[lambda].span;
+    let inside = |off: usize| span.start <= off && off < span.end;
+    let declared_inside = |name: &str, at: usize| {
+        model
+            .bindings
+            .iter()
+            .filter(|b| b.name == name && b.name_span.start < at)
+            .max_by_key(|b| b.name_span.start)
+            .is_some_and(|b| inside(b.name_span.start))
+    };
+    model.assigns.iter().any(|a| {
+        if !span.contains(a.span) || model.catches.iter().any(|c| c.contains(a.span)) {
+            return false;
+        }
+        // The target: a local declared before the lambda.
+        let outer_local = model
+            .bindings
+            .iter()
+            .filter(|b| b.name == a.name && b.name_span.start < a.span.start)
+            .max_by_key(|b| b.name_span.start)
+            .is_some_and(|b| b.kind == BindingKind::Local && b.name_span.start < span.start);
+        // Read earlier in the lambda: the next run works from it.
+        let read_before = || {
+            model.values.iter().any(|v| {
+                v.atoms.iter().any(|at| {
+                    matches!(at, Atom::Name { name, offset }
+                        if *name == a.name && inside(*offset) && *offset < a.span.start)
+                })
+            })
+        };
+        outer_local
+            && model.values[a.value].atoms.iter().any(|at| match at {
+                Atom::Call(c) => inside(model.calls[*c].span.start),
+                Atom::Name { name, offset } => declared_inside(name, *offset),
+                Atom::Source(_) => false,
+            })
+            && read_before()
+    })
 }
 
 /// True when a value names a key header: a key-header literal, a constant whose name says

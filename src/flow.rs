@@ -39,6 +39,10 @@ pub struct HelperInfo {
     pub source: String,
     /// Where it is: `path:line`.
     pub location: String,
+    /// `(fresh, candidates)` when only some of the declarations a call may refer to
+    /// return a fresh value ([`crate::index::ProjectIndex::fresh_from`]): a finding
+    /// through it names the ambiguity and is reported one severity lower.
+    pub ambiguous: Option<(usize, usize)>,
 }
 
 /// Answers "does calling this return a fresh value?" for project functions.

@@ -820,6 +820,7 @@ pub fn summarize(
                         kind: o.kind,
                         source: o.display.clone(),
                         location: location(path, lines, text, o.span.start),
+                        ambiguous: None,
                     });
                 }
             }
@@ -1517,7 +1518,10 @@ fn infer_retry_params(
                             ScopeKind::Lambda(li) => li
                                 .owner_call
                                 .filter(|c| model.calls[*c].callee == "repeat")
-                                .filter(|_| crate::classify::has_nonlocal_return(model, a))
+                                .filter(|_| {
+                                    crate::classify::has_nonlocal_return(model, a)
+                                        && !crate::classify::carries_progress(model, a)
+                                })
                                 .map(|_| "`repeat { … }`".to_string()),
                             _ => None,
                         })
@@ -2216,8 +2220,29 @@ fn bodiless(lang: Language, decl: &str) -> bool {
     match lang {
         Language::Java | Language::Rust => t.ends_with(';'),
         Language::Kotlin => {
-            let after = t.rfind(')').map_or(t, |i| &t[i + 1..]);
-            !t.contains('{') && !after.contains('=')
+            // After the parameter list (the first parenthesis after `fun`, to its match;
+            // annotations before `fun` may have their own): a block or `= expression`.
+            let start = t.find("fun").map_or(0, |i| i + 3);
+            let Some(open) = t[start..].find('(').map(|i| start + i) else {
+                return !t.contains('{') && !t.contains('=');
+            };
+            let mut depth = 0usize;
+            let mut close = t.len();
+            for (i, c) in t[open..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            close = open + i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let after = &t[close.min(t.len())..];
+            !after.contains('{') && !after.contains('=')
         }
     }
 }
@@ -3629,24 +3654,30 @@ impl ProjectIndex {
         !cands.is_empty() && cands.iter().all(|(_, d)| d.reads_key_header)
     }
 
-    /// The fresh value a call to a project function returns, if every declaration it may
-    /// refer to returns one.
+    /// The fresh value a call to a project function returns: `None` when no declaration
+    /// it may refer to ([`Self::candidates`]) returns one; the first fresh candidate's
+    /// value otherwise, with [`HelperInfo::ambiguous`] set to `(fresh, candidates)` when
+    /// only some of them do (the call's receiver does not say which runs, so the finding
+    /// names the ambiguity at a lower severity instead of dropping it).
     pub fn fresh_from(&self, call: &Call, from_path: &str) -> Option<HelperInfo> {
         if !self.with_fresh.contains(&call.callee) {
             return None;
         }
         let cands = self.candidates(call, from_path);
         let states = self.fresh.get(&call.callee)?;
-        let mut info = None;
+        let mut info: Option<&HelperInfo> = None;
+        let mut fresh = 0;
         for (i, _) in &cands {
-            match &states[*i] {
-                Some(h) => {
-                    info.get_or_insert(h);
-                }
-                None => return None,
+            if let Some(h) = &states[*i] {
+                fresh += 1;
+                info.get_or_insert(h);
             }
         }
-        info.cloned()
+        let mut h = info.cloned()?;
+        if fresh < cands.len() {
+            h.ambiguous = Some((fresh, cands.len()));
+        }
+        Some(h)
     }
 
     /// True when some declaration of `name` returns a fresh value.
@@ -3782,7 +3813,37 @@ impl HelperOracle for IndexView<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{exchange_properties_read, is_test_source};
+    use super::{bodiless, exchange_properties_read, is_test_source};
+    use crate::lang::Language;
+
+    #[test]
+    fn kotlin_declarations_are_bodiless_only_without_a_block_or_expression_body() {
+        for (decl, want) in [
+            ("fun keyFor(id: String): String", true),
+            ("abstract fun keyFor(id: String = \"x\"): String", true),
+            (
+                "@Throws(IOException::class) fun keyFor(id: String): String",
+                true,
+            ),
+            ("fun keyFor(id: String): String { return id }", false),
+            // The expression body ends in a call: its parentheses are not the parameters'.
+            (
+                "override fun keyFor(id: String): String = UUID.randomUUID().toString()",
+                false,
+            ),
+            (
+                "fun <T> Box<T>.keyFor(f: (T) -> String): String = f(value)",
+                false,
+            ),
+        ] {
+            assert_eq!(bodiless(Language::Kotlin, decl), want, "{decl}");
+        }
+        assert!(bodiless(Language::Java, "String keyFor(String id);"));
+        assert!(!bodiless(
+            Language::Rust,
+            "fn key(&self) -> String { self.0.clone() }"
+        ));
+    }
 
     fn names(v: Vec<(String, String)>) -> Vec<String> {
         v.into_iter().map(|(_, n)| n).collect()

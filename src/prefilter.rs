@@ -71,17 +71,19 @@
 //!   file (parsed) if it has any, else anywhere the callee is a token; a receiver naming no
 //!   type under a common or capitalised name, none at all; any other call, anywhere the
 //!   callee is a token. So every candidate of the whole project is in P, and the
-//!   candidates in P are those of the whole project. Whether a candidate is fresh depends
+//!   candidates in P are those of the whole project. (The answer counts the fresh
+//!   candidates: all of them fresh is a finding, some of them an ambiguous finding at a
+//!   lower severity, [`ProjectIndex::fresh_from`]; so every candidate of an asked call is
+//!   demanded, a non-fresh one included.) Whether a candidate is fresh depends
 //!   on its own file and, by name (the fixpoint's unanimity over the fitting declarations
 //!   of each callee it returns the result of, [`crate::index::FnDecl::fresh_via`]), on the
 //!   declarations of those names, which are in N with theirs, by induction over the
-//!   fixpoint's iterations. Two cuts keep this sound: a declaration is *settled*
+//!   fixpoint's iterations. One cut keeps this sound: a declaration is *settled*
 //!   ([`settled_of`]) when it has no fresh value of its own and each name it returns the
 //!   result of has a settled fitting declaration in P; its state is "not fresh" in every
 //!   project containing P (one non-fresh fitting declaration defeats the unanimity), so a
-//!   name with a settled fitting declaration needs no more declarations, and an asked call
-//!   with a settled candidate that has a body, in a case of resolution no other file can
-//!   change (`stable`), is answered "not fresh" for good and needs nothing. Registrations, retrying interceptors and `call.clone()` sites are
+//!   name followed through `fresh_via` with a settled fitting declaration needs no more
+//!   declarations. Registrations, retrying interceptors and `call.clone()` sites are
 //!   only read for a file with an interceptor boundary and a key flow: such a file has a
 //!   sink word or calls a key-parameter function, so it is in P and its interceptor types,
 //!   the types registered beside them and `clone` are in N; a file outside P therefore
@@ -1494,14 +1496,14 @@ fn resolve_call<'a>(
 /// result they return are followed.
 fn resolve_ask<'a>(
     index: &'a ProjectIndex,
-    settled: &Settled,
     c: &'a CallRef,
     path: &str,
     out: &mut Demand,
     follow: &mut Vec<Follow<'a>>,
 ) {
-    let mine = settled.get(c.callee.as_str());
-    let cands = resolve_call(index, c, path, out, |j, _| mine.is_some_and(|s| s[j]));
+    // Every candidate counts (one fresh candidate among others is reported as an
+    // ambiguous finding, `ProjectIndex::fresh_from`): no settled candidate ends the search.
+    let cands = resolve_call(index, c, path, out, |_, _| false);
     for (_, d) in cands {
         follow.extend(
             d.fresh_via
@@ -1557,12 +1559,12 @@ pub fn demanded_names<'a>(
             fresh.extend(d.callees.iter().map(|c| (c.as_str(), None, None)));
         } else {
             for c in &d.asks {
-                resolve_ask(index, &settled, c, &d.path, &mut out, &mut fresh);
+                resolve_ask(index, c, &d.path, &mut out, &mut fresh);
             }
             for (callee, asked) in &d.arg_asks {
                 if index.has_key_params(callee) {
                     for c in asked {
-                        resolve_ask(index, &settled, c, &d.path, &mut out, &mut fresh);
+                        resolve_ask(index, c, &d.path, &mut out, &mut fresh);
                     }
                 }
             }

@@ -944,6 +944,90 @@ public class RecordingService implements WorkflowService {
     );
 }
 
+/// A helper that returns the key, called through an interface whose implementations live in
+/// other files: when every implementation returns a fresh value the finding is an error;
+/// when only some do it is reported one severity lower, naming the ambiguity (never
+/// dropped); when none does there is no finding. Kotlin expression-bodied overrides count
+/// as implementations (not as bodiless declarations).
+#[test]
+fn a_fresh_helper_behind_an_interface_needs_every_implementation_or_says_it_is_ambiguous() {
+    let source = r#"package pay
+
+interface KeySource {
+    fun keyFor(orderId: String): String
+}
+"#;
+    let random = r#"package pay
+
+import java.util.UUID
+
+class RandomKeys : KeySource {
+    override fun keyFor(orderId: String): String = UUID.randomUUID().toString()
+}
+"#;
+    let derived = r#"package pay
+
+class DerivedKeys : KeySource {
+    override fun keyFor(orderId: String): String = "order-$orderId"
+}
+"#;
+    let charger = r#"package pay
+
+import org.springframework.retry.annotation.Retryable
+
+class Charger(private val keys: KeySource, private val api: ChargeApi) {
+    @Retryable
+    fun charge(orderId: String, cents: Long): String {
+        val idempotencyKey = keys.keyFor(orderId)
+        return api.charge(idempotencyKey, orderId, cents)
+    }
+}
+
+interface ChargeApi {
+    fun charge(idempotencyKey: String, orderId: String, cents: Long): String
+}
+"#;
+    let base = [
+        ("src/pay/KeySource.kt", source),
+        ("src/pay/Charger.kt", charger),
+    ];
+    let expect = vec![(
+        "src/pay/Charger.kt".to_string(),
+        8,
+        "key-in-retry-scope".to_string(),
+    )];
+
+    let mut files = base.to_vec();
+    files.push(("src/pay/RandomKeys.kt", random));
+    let dir = project("fresh_helper_all_implementations", &files);
+    assert_eq!(findings(&dir), expect);
+    let v = report(&dir);
+    let f = &v["findings"][0];
+    assert_eq!(f["severity"], "error", "{f:#}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`keyFor()` (which returns `UUID.randomUUID()` from src/pay/RandomKeys.kt:6)"),
+        "{msg}"
+    );
+
+    files.push(("src/pay/DerivedKeys.kt", derived));
+    let dir = project("fresh_helper_some_implementations", &files);
+    assert_eq!(findings(&dir), expect);
+    let v = report(&dir);
+    let f = &v["findings"][0];
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`keyFor()` (which may return `UUID.randomUUID()` from src/pay/RandomKeys.kt:6: 1 of the 2 declarations it may call does;"),
+        "{msg}"
+    );
+
+    let mut files = base.to_vec();
+    files.push(("src/pay/DerivedKeys.kt", derived));
+    let dir = project("fresh_helper_no_implementation", &files);
+    assert_eq!(findings(&dir), Vec::<(String, u64, String)>::new());
+}
+
 /// Production code cannot call test code (Gradle and Maven compile `src/main` without
 /// `src/test`): a test builder whose `build()` mints a key does not make a production
 /// builder chain's `build()` mint one, and the receiver of a chain is its last call

@@ -57,6 +57,6 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
                 ctx.derive_example()
             ),
         };
-        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+        out.push(ctx.origin_finding(ID, &kf.origin, Some(b), &kf.sink_label, message, help));
     }
 }

@@ -40,7 +40,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
                 ),
             },
         };
-        out.push(ctx.finding(ID, kf.origin.span, Some(b), &kf.sink_label, message, help));
+        out.push(ctx.origin_finding(ID, &kf.origin, Some(b), &kf.sink_label, message, help));
     }
     for mc in &flows.mint_calls {
         if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Retry) {

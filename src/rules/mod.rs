@@ -1116,11 +1116,45 @@ impl Ctx<'_> {
             // attempt counter)".
             None if o.display.starts_with('`') => o.display.clone(),
             None => format!("`{}`", o.display),
-            Some(h) => format!(
-                "`{}` (which returns `{}` from {})",
-                o.display, h.source, h.location
-            ),
+            Some(h) => match h.ambiguous {
+                None => format!(
+                    "`{}` (which returns `{}` from {})",
+                    o.display, h.source, h.location
+                ),
+                Some((k, n)) => format!(
+                    "`{}` (which may return `{}` from {}: {k} of the {n} declarations it may call {}; the call's receiver does not say which runs)",
+                    o.display,
+                    h.source,
+                    h.location,
+                    if k == 1 { "does" } else { "do" }
+                ),
+            },
         }
+    }
+
+    /// Builds a finding whose ephemeral expression is `origin` ([`Self::finding`] at the
+    /// origin's span). When the origin is a call only some of whose candidate
+    /// declarations return a fresh value ([`crate::flow::HelperInfo::ambiguous`]), the
+    /// finding is marked ambiguous and reported one severity lower.
+    pub fn origin_finding(
+        &self,
+        rule: &'static str,
+        origin: &Origin,
+        boundary: Option<ScopeId>,
+        sink: &str,
+        message: String,
+        help: String,
+    ) -> Finding {
+        let mut f = self.finding(rule, origin.span, boundary, sink, message, help);
+        if origin
+            .helper
+            .as_ref()
+            .is_some_and(|h| h.ambiguous.is_some())
+        {
+            f.ambiguous = true;
+            f.severity = f.severity.lower();
+        }
+        f
     }
 }
 

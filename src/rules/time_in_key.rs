@@ -31,14 +31,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.derive_example(),
             ctx.mint_example()
         );
-        out.push(ctx.finding(
-            ID,
-            kf.origin.span,
-            kf.boundary,
-            &kf.sink_label,
-            message,
-            help,
-        ));
+        out.push(ctx.origin_finding(ID, &kf.origin, kf.boundary, &kf.sink_label, message, help));
     }
     spel_key_expressions(ctx, out);
 }
