@@ -311,7 +311,9 @@ pub struct MintingCall {
 }
 
 /// Kind of attempt boundary, which decides the rule.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, Deserialize, serde::Serialize, PartialEq, Eq, Hash, PartialOrd, Ord,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BoundaryKind {
     Interceptor,

@@ -91,10 +91,21 @@ pub struct Options {
 /// Pass-1 results (summary, demand, parse errors) of files by display path, each valid
 /// for one text (hash and length) under one configuration (the hash of its file and of
 /// the files it extends). One entry per file: a new text replaces the old entry, so the
-/// cache holds at most one summary per file of the project. In memory only: nothing is
-/// written to disk or read from the checked tree.
+/// memory holds at most one summary per file of the project.
+///
+/// [`Pass1Cache::on_disk`] adds a directory the user named (`check --cache-dir DIR`):
+/// entries are also read from and written to it, keyed by the SHA-256 of idemlint's
+/// analysis (a hash of its sources, [`ANALYSIS_HASH`]), the file's display path, its
+/// configuration and its text, so a second run parses only what changed. Nothing is
+/// written anywhere else, and nothing is read from the checked tree unless the directory
+/// is inside it (see `docs/security.md`).
 #[derive(Clone, Default)]
-pub struct Pass1Cache(Arc<std::sync::Mutex<Pass1Entries>>);
+pub struct Pass1Cache {
+    mem: Arc<std::sync::Mutex<Pass1Entries>>,
+    /// The directory layer; with it, entries are kept in memory only for the run's
+    /// lookups of the same text (counts), not as copies of every summary.
+    disk: Option<Arc<DiskCache>>,
+}
 
 #[derive(Default)]
 struct Pass1Entries {
@@ -103,12 +114,79 @@ struct Pass1Entries {
     misses: usize,
 }
 
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct CachedParse {
     summary: FileSummary,
     demand: FileDemand,
     suppressions: bool,
     errors: Vec<FileError>,
+}
+
+/// A hash of the sources idemlint's analysis is built from (`build.rs`): a cache entry
+/// written by another build is never read.
+pub const ANALYSIS_HASH: &str = env!("IDEMLINT_ANALYSIS_HASH");
+
+/// Largest cache entry read back (bytes); a larger one is a miss.
+const CACHE_ENTRY_LIMIT: u64 = 64 << 20;
+
+/// The on-disk layer of a [`Pass1Cache`]: `DIR/v1-<analysis hash>/<2 hex>/<64 hex>.json`.
+struct DiskCache {
+    /// `DIR/v1-<analysis hash>`.
+    root: PathBuf,
+    hits: std::sync::atomic::AtomicUsize,
+    writes: std::sync::atomic::AtomicUsize,
+    /// Entries that could not be written (the run goes on without them).
+    write_errors: std::sync::atomic::AtomicUsize,
+}
+
+impl DiskCache {
+    fn entry(&self, key: &str) -> PathBuf {
+        self.root.join(&key[..2]).join(format!("{key}.json"))
+    }
+
+    fn read(&self, key: &str) -> Option<CachedParse> {
+        let bytes = crate::fsio::read_regular(&self.entry(key), CACHE_ENTRY_LIMIT, false).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// Writes an entry through a new temporary file (never following a link planted at
+    /// its name) renamed into place; the subdirectory must be a real directory.
+    fn write(&self, key: &str, entry: &CachedParse) -> std::io::Result<()> {
+        use std::io::Write;
+        let sub = self.root.join(&key[..2]);
+        match std::fs::symlink_metadata(&sub) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a directory",
+                    sub.display()
+                )));
+            }
+            Err(_) => match std::fs::create_dir(&sub) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            },
+        }
+        let bytes = serde_json::to_vec(entry).map_err(std::io::Error::other)?;
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let tmp = sub.join(format!(
+            ".{key}.{}.{}.tmp",
+            std::process::id(),
+            SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let done = f
+            .write_all(&bytes)
+            .and_then(|()| std::fs::rename(&tmp, self.entry(key)));
+        if done.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        done
+    }
 }
 
 impl std::fmt::Debug for Pass1Cache {
@@ -119,50 +197,135 @@ impl std::fmt::Debug for Pass1Cache {
 }
 
 impl Pass1Cache {
+    /// A cache that also keeps its entries in `dir` (created when missing, with a
+    /// `CACHEDIR.TAG` so backup tools skip it), for later runs and other processes.
+    ///
+    /// # Errors
+    /// When `dir` or its versioned subdirectory cannot be created, or is not a directory
+    /// (a symbolic link is refused).
+    pub fn on_disk(dir: &Path) -> std::io::Result<Pass1Cache> {
+        std::fs::create_dir_all(dir)?;
+        let tag = dir.join("CACHEDIR.TAG");
+        if std::fs::symlink_metadata(&tag).is_err() {
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tag)
+                .and_then(|mut f| {
+                    use std::io::Write;
+                    f.write_all(
+                        b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by idemlint.\n",
+                    )
+                });
+        }
+        let root = dir.join(format!("v1-{ANALYSIS_HASH}"));
+        match std::fs::create_dir(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        if !std::fs::symlink_metadata(&root)?.is_dir() {
+            return Err(std::io::Error::other(format!(
+                "{} is not a directory",
+                root.display()
+            )));
+        }
+        Ok(Pass1Cache {
+            mem: Arc::default(),
+            disk: Some(Arc::new(DiskCache {
+                root,
+                hits: Default::default(),
+                writes: Default::default(),
+                write_errors: Default::default(),
+            })),
+        })
+    }
+
     /// Files cached, and the lookups that found (hits) or did not find (misses) an entry
     /// for the current text, since the cache was made.
     pub fn counts(&self) -> (usize, usize, usize) {
-        self.0
+        self.mem
             .lock()
             .map(|e| (e.files.len(), e.hits, e.misses))
             .unwrap_or((0, 0, 0))
     }
 
-    fn get(&self, display: &str, id: (u64, usize, u64), hash: u64) -> Option<Parsed> {
-        let mut e = self.0.lock().ok()?;
-        let hit = match e.files.get(display) {
-            Some((k, p)) if *k == id => Some(Parsed {
-                summary: Some(p.summary.clone()),
-                demand: p.demand.clone(),
-                suppressions: p.suppressions,
-                hash,
-                errors: p.errors.clone(),
-            }),
-            _ => None,
-        };
-        if hit.is_some() {
-            e.hits += 1;
-        } else {
-            e.misses += 1;
-        }
-        hit
+    /// For a cache with a directory: entries found there, entries written, and entries
+    /// that could not be written, since the cache was made.
+    pub fn disk_counts(&self) -> Option<(usize, usize, usize)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.disk.as_ref().map(|d| {
+            (
+                d.hits.load(Relaxed),
+                d.writes.load(Relaxed),
+                d.write_errors.load(Relaxed),
+            )
+        })
     }
 
-    fn put(&self, display: &str, id: (u64, usize, u64), p: &Parsed) {
+    /// The disk key of a text: hex SHA-256 of the analysis, display path, configuration
+    /// key and text.
+    fn disk_key(display: &str, config: u64, text: &str) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [ANALYSIS_HASH.as_bytes(), display.as_bytes()] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+        h.update(config.to_le_bytes());
+        h.update(text.as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn get(&self, display: &str, id: (u64, usize, u64), text: &str) -> Option<Parsed> {
+        let hash = id.0;
+        let found = {
+            let e = self.mem.lock().ok()?;
+            match e.files.get(display) {
+                Some((k, p)) if *k == id => Some(p.clone()),
+                _ => None,
+            }
+        };
+        let found = found.or_else(|| {
+            let d = self.disk.as_ref()?;
+            let p = d.read(&Self::disk_key(display, id.2, text))?;
+            d.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Some(p)
+        });
+        if let Ok(mut e) = self.mem.lock() {
+            if found.is_some() {
+                e.hits += 1;
+            } else {
+                e.misses += 1;
+            }
+        }
+        found.map(|p| Parsed {
+            summary: Some(p.summary),
+            demand: p.demand,
+            suppressions: p.suppressions,
+            hash,
+            errors: p.errors,
+        })
+    }
+
+    fn put(&self, display: &str, id: (u64, usize, u64), text: &str, p: &Parsed) {
         let Some(summary) = &p.summary else { return };
-        if let Ok(mut e) = self.0.lock() {
-            e.files.insert(
-                display.to_string(),
-                (
-                    id,
-                    CachedParse {
-                        summary: summary.clone(),
-                        demand: p.demand.clone(),
-                        suppressions: p.suppressions,
-                        errors: p.errors.clone(),
-                    },
-                ),
-            );
+        let entry = CachedParse {
+            summary: summary.clone(),
+            demand: p.demand.clone(),
+            suppressions: p.suppressions,
+            errors: p.errors.clone(),
+        };
+        if let Some(d) = &self.disk {
+            use std::sync::atomic::Ordering::Relaxed;
+            match d.write(&Self::disk_key(display, id.2, text), &entry) {
+                Ok(()) => d.writes.fetch_add(1, Relaxed),
+                Err(_) => d.write_errors.fetch_add(1, Relaxed),
+            };
+            return;
+        }
+        if let Ok(mut e) = self.mem.lock() {
+            e.files.insert(display.to_string(), (id, entry));
         }
     }
 }
@@ -171,15 +334,18 @@ impl Pass1Cache {
 /// file's path and text and of the files it extends (`0` for the built-in defaults).
 /// `None` when one cannot be read (then nothing is cached for its files).
 fn config_key(config: &Config) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
     for f in config.origin.iter().chain(&config.extends) {
-        f.hash(&mut h);
-        crate::fsio::read_regular(f, 8 << 20, false)
-            .ok()?
-            .hash(&mut h);
+        let path = f.to_string_lossy();
+        h.update((path.len() as u64).to_le_bytes());
+        h.update(path.as_bytes());
+        let text = crate::fsio::read_regular(f, 8 << 20, false).ok()?;
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(&text);
     }
-    Some(h.finish())
+    let d = h.finalize();
+    Some(u64::from_le_bytes(d[..8].try_into().ok()?))
 }
 
 /// Pass 1 for candidate `c` through `cache`, when there is one and `key` (its
@@ -196,11 +362,11 @@ fn parse_cached(
     };
     let hash = text_hash(text);
     let id = (hash, text.len(), key);
-    if let Some(p) = cache.get(&c.display, id, hash) {
+    if let Some(p) = cache.get(&c.display, id, text) {
         return Ok(p);
     }
     let p = parse_one(c, text, cat)?;
-    cache.put(&c.display, id, &p);
+    cache.put(&c.display, id, text, &p);
     Ok(p)
 }
 
@@ -441,6 +607,9 @@ pub struct Stats {
     pub checked: usize,
     /// Wall time per phase, in order.
     pub phases: Vec<(&'static str, std::time::Duration)>,
+    /// With a cache directory ([`Pass1Cache::on_disk`]): pass-1 results found there,
+    /// written there, and not written (an I/O error; the run goes on).
+    pub cache: Option<(usize, usize, usize)>,
 }
 
 impl Stats {
@@ -455,11 +624,16 @@ impl Stats {
         let parsed: usize = self.parsed_per_round.iter().sum();
         let rounds: Vec<String> = self.parsed_per_round.iter().map(usize::to_string).collect();
         let mut out = format!(
-            "idemlint stats: {} files discovered, {} read, {} parsed (per round: {}), {} checked\n\
+            "idemlint stats: {} files discovered, {} read, {} parsed{} (per round: {}), {} checked\n\
              idemlint stats: index built {} time(s), {} declarations of {} names\n",
             self.discovered,
             self.read,
             parsed,
+            if self.cache.is_some() {
+                " or read from the cache"
+            } else {
+                ""
+            },
             if rounds.is_empty() {
                 "-".to_string()
             } else {
@@ -470,6 +644,11 @@ impl Stats {
             self.index_functions,
             self.index_names,
         );
+        if let Some((hits, writes, errors)) = self.cache {
+            out.push_str(&format!(
+                "idemlint stats: cache: {hits} file(s) from the cache directory, {writes} written, {errors} not written\n"
+            ));
+        }
         let total: std::time::Duration = self.phases.iter().map(|(_, d)| *d).sum();
         for (name, d) in &self.phases {
             out.push_str(&format!(
@@ -1443,6 +1622,7 @@ fn run_in_pool(
         .findings
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     report.stats.checked = report.checked;
+    report.stats.cache = opts.pass1_cache.as_ref().and_then(Pass1Cache::disk_counts);
     report.stats.phase("pass 2", &mut since);
     report
 }

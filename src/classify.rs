@@ -37,7 +37,9 @@ pub struct Sink {
 }
 
 /// What a [`NamedWrite`] writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum SlotKind {
     /// A header (or map entry) named by a constant: `addHeader(CLIENT_CORRELATION_ID, v)`.
     Header,
@@ -910,50 +912,96 @@ pub fn has_nonlocal_return(model: &FileModel, lambda: ScopeId) -> bool {
 }
 
 /// True when a lambda carries progress from one run to the next: outside any `catch`, it
-/// assigns a local declared before it, which it reads earlier in its body, from a call
-/// made in it or a name declared in it (`api.page(cursor)` .. `cursor = page.nextCursor`).
-/// Each run of such a `repeat` continues where the last one left off (pages, batches): an
-/// iteration, not a retry of the same work, whatever its returns. A retry carries only
-/// what failed, for after the loop (`last = e`, `lastFailure = r.error`), or a backoff
-/// computed from itself (`delayMs = delayMs * 2`).
+/// assigns a local declared before it from a local declared in it whose value was
+/// computed from the assigned local (`val page = api.page(cursor)` .. `cursor =
+/// page.nextCursor`, directly or through further locals of the lambda). Each run of such
+/// a `repeat` continues where the last one left off (pages, batches): an iteration, not a
+/// retry of the same work, whatever its returns. A retry carries only what failed, for
+/// after the loop or for its wait (`last = e`, `last = r` with `r` the attempt's result,
+/// not computed from `last`), or a backoff computed from itself (`delay = minOf(delay * 2,
+/// max)`, through no local of the lambda).
 pub fn carries_progress(model: &FileModel, lambda: ScopeId) -> bool {
     let span = model.scopes[lambda].span;
     let inside = |off: usize| span.start <= off && off < span.end;
-    let declared_inside = |name: &str, at: usize| {
-        model
-            .bindings
-            .iter()
-            .filter(|b| b.name == name && b.name_span.start < at)
-            .max_by_key(|b| b.name_span.start)
-            .is_some_and(|b| inside(b.name_span.start))
+    let assigns: Vec<&Assign> = model
+        .assigns
+        .iter()
+        .filter(|a| span.contains(a.span) && !model.catches.iter().any(|c| c.contains(a.span)))
+        .collect();
+    if assigns.is_empty() {
+        return false;
+    }
+    // Bindings by name, in source order (one pass; lookups are then per name).
+    let mut by_name: HashMap<&str, Vec<&Binding>> = HashMap::new();
+    for b in &model.bindings {
+        by_name.entry(b.name.as_str()).or_default().push(b);
+    }
+    for v in by_name.values_mut() {
+        v.sort_by_key(|b| b.name_span.start);
+    }
+    let in_effect = |name: &str, at: usize| -> Option<&Binding> {
+        let v = by_name.get(name)?;
+        let i = v.partition_point(|b| b.name_span.start < at);
+        i.checked_sub(1).map(|i| v[i])
     };
-    model.assigns.iter().any(|a| {
-        if !span.contains(a.span) || model.catches.iter().any(|c| c.contains(a.span)) {
+    // Reads inside the lambda, by name (byte offsets, sorted).
+    let mut reads: HashMap<&str, Vec<usize>> = HashMap::new();
+    for v in &model.values {
+        if !span.contains(v.span) {
+            continue;
+        }
+        for at in &v.atoms {
+            if let Atom::Name { name, offset } = at
+                && inside(*offset)
+            {
+                reads.entry(name.as_str()).or_default().push(*offset);
+            }
+        }
+    }
+    for v in reads.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    assigns.iter().any(|a| {
+        let outer_local = in_effect(&a.name, a.span.start)
+            .is_some_and(|b| b.kind == BindingKind::Local && b.name_span.start < span.start);
+        if !outer_local {
             return false;
         }
-        // The target: a local declared before the lambda.
-        let outer_local = model
-            .bindings
+        let target_reads = reads.get(a.name.as_str()).map(Vec::as_slice).unwrap_or(&[]);
+        // A local of the lambda whose value (its span, nested lambdas included) reads the
+        // target, directly or through another local of the lambda (a few steps).
+        let mut seen: Vec<usize> = Vec::new();
+        let mut work: Vec<(&str, usize, u8)> = model.values[a.value]
+            .atoms
             .iter()
-            .filter(|b| b.name == a.name && b.name_span.start < a.span.start)
-            .max_by_key(|b| b.name_span.start)
-            .is_some_and(|b| b.kind == BindingKind::Local && b.name_span.start < span.start);
-        // Read earlier in the lambda: the next run works from it.
-        let read_before = || {
-            model.values.iter().any(|v| {
-                v.atoms.iter().any(|at| {
-                    matches!(at, Atom::Name { name, offset }
-                        if *name == a.name && inside(*offset) && *offset < a.span.start)
-                })
+            .filter_map(|at| match at {
+                Atom::Name { name, offset } => Some((name.as_str(), *offset, 0)),
+                _ => None,
             })
-        };
-        outer_local
-            && model.values[a.value].atoms.iter().any(|at| match at {
-                Atom::Call(c) => inside(model.calls[*c].span.start),
-                Atom::Name { name, offset } => declared_inside(name, *offset),
-                Atom::Source(_) => false,
-            })
-            && read_before()
+            .collect();
+        while let Some((name, at, depth)) = work.pop() {
+            let Some(b) = in_effect(name, at) else {
+                continue;
+            };
+            if !inside(b.name_span.start) || seen.contains(&b.name_span.start) {
+                continue;
+            }
+            seen.push(b.name_span.start);
+            let Some(vid) = b.value else { continue };
+            let vs = model.values[vid].span;
+            let i = target_reads.partition_point(|o| *o < vs.start);
+            if target_reads.get(i).is_some_and(|o| *o < vs.end) {
+                return true;
+            }
+            if depth < 8 {
+                work.extend(model.values[vid].atoms.iter().filter_map(|at| match at {
+                    Atom::Name { name, offset } => Some((name.as_str(), *offset, depth + 1)),
+                    _ => None,
+                }));
+            }
+        }
+        false
     })
 }
 

@@ -217,6 +217,13 @@ enum Command {
         /// round, the project index's size and the time of each phase.
         #[arg(long = "timings")]
         stats: bool,
+        /// Keep pass-1 results (each file's summary) in DIR, created when missing, keyed by
+        /// the file's text, its configuration and idemlint's build: a later run parses for
+        /// the project index only the files that changed. Keep DIR outside a checkout of
+        /// untrusted code (whoever can write DIR decides what the analysis sees); delete
+        /// it to clear the cache.
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
         /// Parse every file, not only those the literal prefilter selects (same findings;
         /// also reports syntax errors in files that cannot matter).
         #[arg(long)]
@@ -535,6 +542,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             jobs,
             parse_only,
             stats,
+            cache_dir,
             no_prefilter,
             max_file_size,
             no_ignore,
@@ -642,11 +650,22 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     return EXIT_TOOL_ERROR;
                 }
             };
+            let pass1_cache = match cache_dir.as_deref().map(crate::check::Pass1Cache::on_disk) {
+                None => None,
+                Some(Ok(c)) => Some(c),
+                Some(Err(e)) => {
+                    eprintln!(
+                        "error: cannot use the cache directory {}: {e}",
+                        cache_dir.as_deref().unwrap_or(Path::new("")).display()
+                    );
+                    return EXIT_TOOL_ERROR;
+                }
+            };
             let opts = Options {
                 only,
                 overlays: None,
                 cancel: None,
-                pass1_cache: None,
+                pass1_cache,
                 changed_lines,
                 paths,
                 jobs,

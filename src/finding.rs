@@ -224,7 +224,7 @@ impl Finding {
 }
 
 /// A file that could not be read or parsed (fully). The run goes on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FileError {
     pub path: String,
     /// 1-based; absent when the whole file is unreadable.

@@ -32,7 +32,7 @@ pub struct Origin {
 }
 
 /// What the project index knows about a helper that returns a fresh value.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HelperInfo {
     pub kind: SourceKind,
     /// The source deep inside, e.g. `UUID.randomUUID()`.
@@ -483,9 +483,9 @@ impl<'m> Flow<'m> {
                 starts.extend(m.calls[*c].args.iter().map(|a| a.value));
             }
         }
-        for v in starts {
-            self.origins_inner(v, &NoHelpers, Some(&mut walk));
-        }
+        starts.sort_unstable();
+        starts.dedup();
+        self.origins_from(&starts, &NoHelpers, Some(&mut walk));
         let mut out = walk.reached;
         out.sort();
         out.dedup();
@@ -752,13 +752,24 @@ impl<'m> Flow<'m> {
         &self,
         value: ValueId,
         helpers: &dyn HelperOracle,
+        walk: Option<&mut ParamWalk>,
+    ) -> Vec<Origin> {
+        self.origins_from(&[value], helpers, walk)
+    }
+
+    /// [`Self::origins_inner`] from several values at once, each value and binding walked
+    /// once (what a value contributes does not depend on how it was reached).
+    fn origins_from(
+        &self,
+        values: &[ValueId],
+        helpers: &dyn HelperOracle,
         mut walk: Option<&mut ParamWalk>,
     ) -> Vec<Origin> {
         let m = self.model;
         let mut out: Vec<Origin> = Vec::new();
         let mut seen_values: HashSet<ValueId> = HashSet::new();
         let mut seen_bindings: HashSet<(usize, usize)> = HashSet::new();
-        let mut work = vec![value];
+        let mut work = values.to_vec();
         let mut steps = 0;
         while let Some(v) = work.pop() {
             steps += 1;

@@ -16,7 +16,7 @@ use crate::model::*;
 use crate::text::LineIndex;
 
 /// A function that mints an idempotency key from an ephemeral value and puts it somewhere.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MintInfo {
     /// `UUID.randomUUID()`.
     pub source: String,
@@ -28,7 +28,7 @@ pub struct MintInfo {
 }
 
 /// One declared function.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FnDecl {
     pub name: String,
     pub arity: usize,
@@ -146,7 +146,7 @@ pub struct FnDecl {
 
 /// The catalogue boundary a function hands one of its parameters to (see
 /// [`FnDecl::boundary_params`]): a lambda given to the function is that boundary.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ParamBoundary {
     pub kind: crate::catalogue::BoundaryKind,
     /// Catalogue entry id.
@@ -168,7 +168,9 @@ type RetryState = (usize, String, Option<ParamBoundary>);
 
 /// A call as the index resolves it: the callee, its number of arguments and its
 /// receiver (see [`ProjectIndex::candidates_of`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct CallRef {
     pub callee: String,
     pub arity: usize,
@@ -213,7 +215,7 @@ impl MintResolution<'_> {
 
 /// A parameter a function passes on unchanged to another call (see
 /// [`FnDecl::passes_params`]).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PassedParam {
     /// 0-based position of the parameter.
     pub param: usize,
@@ -330,7 +332,7 @@ fn is_spring_http_call(call: &Call) -> bool {
 /// A retry boundary of a file (catalogue retry construct or retry loop) outside any
 /// interceptor, with the calls made inside it: call-level retry evidence when one of them
 /// reaches an HTTP call.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RetrySite {
     /// `path:line` of the boundary's anchor.
     pub location: String,
@@ -342,7 +344,7 @@ pub struct RetrySite {
 }
 
 /// A registration of an interceptor / middleware on a client builder.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Registration {
     /// `application`, `network`, `middleware`, `initialiser` (from the catalogue).
     pub stage: String,
@@ -370,7 +372,7 @@ pub struct Registration {
 /// that the handler sends as a key (`IdempotencyCreator.create(request.seed)` into
 /// `idempotencyKey`). The framework constructs the object, so a field the client leaves
 /// out takes its declared default, evaluated per request.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct BoundKeyField {
     /// The parameter's declared type (simple name).
     pub type_name: String,
@@ -439,7 +441,7 @@ const HANDLER_ANNOTATIONS: &[&str] = &[
 
 /// A Retrofit service created in the project (`retrofit.create(Api::class.java)`), in a
 /// file that names `Retrofit`: its interface and the OkHttp client it runs on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RetrofitService {
     /// The service interface's simple name.
     pub iface: String,
@@ -455,7 +457,7 @@ pub struct RetrofitService {
 /// "X-CorrelationID"`), or an Apache Camel exchange property that a route copies into a
 /// key header (`.setHeader("X-Reference-Id", simple("${exchangeProperty." +
 /// CORRELATION_ID + "}"))`). See [`crate::classify::NamedWrite`].
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct NamedKey {
     /// The constant's simple name, or the property's name as the route writes it (a
     /// constant's simple name or a literal).
@@ -481,7 +483,7 @@ pub struct NamedKey {
 }
 
 /// Pass 1 output for one file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileSummary {
     pub functions: Vec<FnDecl>,
     pub registrations: Vec<Registration>,
@@ -522,7 +524,9 @@ pub struct FileSummary {
 /// the processors it runs (`.process(prepareTransferRequest)`, by the field's declared
 /// type or the constructed type) and the in-process endpoints it sends on to
 /// (`.to("direct:get-external-account")`). Endpoints are kept without their `?options`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct CamelRoute {
     pub endpoint: String,
     pub processors: Vec<String>,
@@ -534,7 +538,7 @@ pub struct CamelRoute {
 /// route runs synchronously in the sender's thread, so each run of the boundary runs the
 /// route's processors again (Camel `direct:` component: "synchronous call to another
 /// endpoint", https://camel.apache.org/components/latest/direct-component.html).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CamelSend {
     pub endpoint: String,
     pub boundary: ParamBoundary,
@@ -955,6 +959,12 @@ pub fn summarize(
     }
 
     // Calls made by each function, and positional arguments carrying ephemeral values.
+    // An argument that is a plain name reaches what its binding's value reaches: walked
+    // once per binding (a handler passing one local to many calls).
+    // (Only a local never reassigned: what a reassigned one holds depends on where it is
+    // read.)
+    let mut by_binding: HashMap<usize, Vec<BoundKeyField>> = HashMap::new();
+    let reassigned: HashSet<&str> = model.assigns.iter().map(|a| a.name.as_str()).collect();
     for call in &model.calls {
         let Some(f) = owner_fn[call.scope] else {
             continue;
@@ -965,7 +975,25 @@ pub fn summarize(
                     continue;
                 }
                 let at = location(path, lines, text, model.values[arg.value].span.start);
-                for b in bound_fields(&flow, model, info, f, arg.value, &at) {
+                let local = match model.values[arg.value].atoms.as_slice() {
+                    [Atom::Name { name, offset }] if !reassigned.contains(name.as_str()) => flow
+                        .lookup(name, *offset)
+                        .filter(|b| model.bindings[*b].kind == BindingKind::Local),
+                    _ => None,
+                };
+                let found = match local {
+                    Some(b) => by_binding
+                        .entry(b)
+                        .or_insert_with(|| bound_fields(&flow, model, info, f, arg.value, ""))
+                        .iter()
+                        .map(|x| BoundKeyField {
+                            location: at.clone(),
+                            ..x.clone()
+                        })
+                        .collect(),
+                    None => bound_fields(&flow, model, info, f, arg.value, &at),
+                };
+                for b in found {
                     out.bound_arg_candidates
                         .push((call.callee.clone(), call.args.len(), i, b));
                 }
@@ -1107,7 +1135,10 @@ pub fn summarize(
         }
     }
 
-    // Registrations.
+    // Registrations. The call each call is the receiver of (the first, as `chain_top`
+    // climbs), and each chain's client holder, computed once per file and chain.
+    let mut outer: Option<Vec<Option<CallId>>> = None;
+    let mut holders: HashMap<CallId, Option<String>> = HashMap::new();
     for (cid, call) in model.calls.iter().enumerate() {
         let Some(entry) = cat
             .registrations
@@ -1117,9 +1148,16 @@ pub fn summarize(
             continue;
         };
         let chain = chain_key(path, model, cid);
-        let client = (lang != Language::Rust)
-            .then(|| client_holder(model, cid))
-            .flatten();
+        let client = if lang == Language::Rust {
+            None
+        } else {
+            let outer = outer.get_or_insert_with(|| outer_calls(model));
+            let top = chain_top(outer, cid);
+            holders
+                .entry(top)
+                .or_insert_with(|| client_holder(model, outer, top))
+                .clone()
+        };
         for arg in &call.args {
             let retrying = arg
                 .type_hint
@@ -1896,19 +1934,29 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
 /// Identifies the builder a registering call is made on: the root of its receiver chain.
 /// The outermost call of the builder chain `call` is in (`build()` of
 /// `OkHttpClient.Builder().addInterceptor(x).build()`), by [`Call::receiver_call`] links.
-fn chain_top(model: &FileModel, call: CallId) -> CallId {
+fn chain_top(outer: &[Option<CallId>], call: CallId) -> CallId {
     let mut top = call;
     for _ in 0..512 {
-        match model
-            .calls
-            .iter()
-            .position(|c| c.receiver_call == Some(top))
-        {
-            Some(outer) => top = outer,
+        match outer.get(top).copied().flatten() {
+            Some(o) => top = o,
             None => break,
         }
     }
     top
+}
+
+/// Per call, the first call (in source order) whose receiver it is, for [`chain_top`].
+fn outer_calls(model: &FileModel) -> Vec<Option<CallId>> {
+    let mut outer = vec![None; model.calls.len()];
+    for (i, c) in model.calls.iter().enumerate() {
+        if let Some(r) = c.receiver_call
+            && let Some(slot) = outer.get_mut(r)
+            && slot.is_none()
+        {
+            *slot = Some(i);
+        }
+    }
+    outer
 }
 
 /// The calls of the chain ending at `top` (`top` and its receivers).
@@ -1928,8 +1976,13 @@ fn chain_calls(model: &FileModel, top: CallId) -> Vec<CallId> {
 /// The name a value built by the chain ending at `top` is kept under: the field or local
 /// it initialises, or the function that returns it; through a lambda it is returned from
 /// (`by lazy { .. }`, `run { .. }`), the name the lambda's call is kept under.
-fn value_holder(model: &FileModel, top: CallId, depth: u32) -> Option<String> {
-    let chain = chain_calls(model, top);
+fn value_holder(
+    model: &FileModel,
+    outer: &[Option<CallId>],
+    top: CallId,
+    depth: u32,
+) -> Option<String> {
+    let chain: HashSet<CallId> = chain_calls(model, top).into_iter().collect();
     let holds = |v: ValueId| {
         model.values[v]
             .atoms
@@ -1947,19 +2000,19 @@ fn value_holder(model: &FileModel, top: CallId, depth: u32) -> Option<String> {
                 .calls
                 .iter()
                 .position(|c| c.args.iter().any(|a| a.lambda == Some(r.scope)))?;
-            value_holder(model, chain_top(model, owner), depth + 1)
+            value_holder(model, outer, chain_top(outer, owner), depth + 1)
         }
         _ => None,
     }
 }
 
-/// JVM: the name of the client a registration call (`addInterceptor(x)`) builds: the
-/// holder ([`value_holder`]) of its builder chain, or, for statements on a builder
-/// variable (`b.addInterceptor(x); .. b.build()`), of the chain that builds it in the
-/// same function.
-fn client_holder(model: &FileModel, call: CallId) -> Option<String> {
-    let top = chain_top(model, call);
-    if let Some(h) = value_holder(model, top, 0) {
+/// JVM: the name of the client a registration call (`addInterceptor(x)`) builds, from the
+/// outermost call `top` of its chain ([`chain_top`]): the holder ([`value_holder`]) of
+/// the builder chain, or, for statements on a builder variable (`b.addInterceptor(x); ..
+/// b.build()`), of the chain that builds it in the same function.
+fn client_holder(model: &FileModel, outer: &[Option<CallId>], top: CallId) -> Option<String> {
+    let call = top;
+    if let Some(h) = value_holder(model, outer, top, 0) {
         return Some(h);
     }
     let root = *chain_calls(model, top).last()?;
@@ -1973,7 +2026,7 @@ fn client_holder(model: &FileModel, call: CallId) -> Option<String> {
             && c.receiver.as_deref() == Some(r)
             && model.enclosing_function(c.scope) == f
     })?;
-    value_holder(model, chain_top(model, build), 0)
+    value_holder(model, outer, chain_top(outer, build), 0)
 }
 
 /// The client named by the argument of `.client(x)`: a plain name (`okHttpClient`,
@@ -2220,31 +2273,77 @@ fn bodiless(lang: Language, decl: &str) -> bool {
     match lang {
         Language::Java | Language::Rust => t.ends_with(';'),
         Language::Kotlin => {
-            // After the parameter list (the first parenthesis after `fun`, to its match;
-            // annotations before `fun` may have their own): a block or `= expression`.
-            let start = t.find("fun").map_or(0, |i| i + 3);
-            let Some(open) = t[start..].find('(').map(|i| start + i) else {
-                return !t.contains('{') && !t.contains('=');
+            // After the parameter list (the first parenthesis after the keyword `fun`, to
+            // its match; annotations before `fun` may have their own): a block or
+            // `= expression`. String and character literals are skipped throughout.
+            let code = kotlin_code_bytes(t);
+            let word =
+                |i: usize| i < code.len() && (code[i].is_ascii_alphanumeric() || code[i] == b'_');
+            let kw = (0..code.len().saturating_sub(2))
+                .find(|&i| &code[i..i + 3] == b"fun" && (i == 0 || !word(i - 1)) && !word(i + 3));
+            let start = kw.map_or(0, |i| i + 3);
+            let Some(open) = code[start..]
+                .iter()
+                .position(|&c| c == b'(')
+                .map(|i| start + i)
+            else {
+                return !code.contains(&b'{') && !code.contains(&b'=');
             };
             let mut depth = 0usize;
-            let mut close = t.len();
-            for (i, c) in t[open..].char_indices() {
+            let mut close = code.len();
+            for (i, &c) in code.iter().enumerate().skip(open) {
                 match c {
-                    '(' => depth += 1,
-                    ')' => {
+                    b'(' => depth += 1,
+                    b')' => {
                         depth = depth.saturating_sub(1);
                         if depth == 0 {
-                            close = open + i + 1;
+                            close = i + 1;
                             break;
                         }
                     }
                     _ => {}
                 }
             }
-            let after = &t[close.min(t.len())..];
-            !after.contains('{') && !after.contains('=')
+            let after = &code[close.min(code.len())..];
+            !after.contains(&b'{') && !after.contains(&b'=')
         }
     }
+}
+
+/// The bytes of Kotlin source text with the contents of string and character literals
+/// (`"..."`, `"""..."""`, `'.'`, escapes included) replaced by spaces, quotes kept: the
+/// punctuation left is code. Templates (`${..}`) are blanked with their string.
+fn kotlin_code_bytes(t: &str) -> Vec<u8> {
+    let b = t.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' if b[i..].starts_with(b"\"\"\"") => {
+                let end = b[i + 3..]
+                    .windows(3)
+                    .position(|w| w == b"\"\"\"")
+                    .map_or(b.len(), |p| i + 3 + p);
+                for x in &mut out[i + 3..end] {
+                    *x = b' ';
+                }
+                i = (end + 3).min(b.len());
+            }
+            q @ (b'"' | b'\'') => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(b.len());
+                for x in &mut out[i + 1..end] {
+                    *x = b' ';
+                }
+                i = end + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
 }
 
 pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
@@ -3814,7 +3913,7 @@ impl HelperOracle for IndexView<'_> {
 #[cfg(test)]
 mod tests {
     use super::{bodiless, exchange_properties_read, is_test_source};
-    use crate::lang::Language;
+    use crate::model::Language;
 
     #[test]
     fn kotlin_declarations_are_bodiless_only_without_a_block_or_expression_body() {
@@ -3833,6 +3932,27 @@ mod tests {
             ),
             (
                 "fun <T> Box<T>.keyFor(f: (T) -> String): String = f(value)",
+                false,
+            ),
+            // Parentheses, `=` and `fun` inside literals and annotation arguments.
+            (
+                "override fun keyFor(id: String, prefix: String = \"(\"): String { return id }",
+                false,
+            ),
+            (
+                "fun keyFor(id: String, open: String = \")\", close: String = \"(\"): String",
+                true,
+            ),
+            (
+                "fun keyFor(id: String, sep: Char = ')', end: Char = '('): String",
+                true,
+            ),
+            (
+                "@JvmName(\"refundKey\") @Deprecated(message = \"use keyForV2\") fun keyFor(id: String): String",
+                true,
+            ),
+            (
+                "fun keyFor(id: String = \"\"\"a(b\"\"\"): String = id",
                 false,
             ),
         ] {

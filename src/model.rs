@@ -306,7 +306,9 @@ pub struct Scope {
 }
 
 /// What an ephemeral source produces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// A random draw: UUID v4/v7, ULID, `Random`, `thread_rng`.

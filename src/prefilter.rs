@@ -29,7 +29,8 @@
 //! Every name the frontends record is a substring of the file's text, at identifier
 //! boundaries (they copy or trim node text and never join two identifiers), except
 //! Kotlin's `invoke` for `f()()` and the empty callee of Rust's `(f)()`
-//! ([`SYNTHETIC_CALLEES`]; nameless functions are not indexed); `tests/prefilter.rs` checks
+//! ([`SYNTHETIC_CALLEES`]; nameless functions are not indexed) and the name `Companion` of
+//! an unnamed Kotlin companion object (no demand names a type so); `tests/prefilter.rs` checks
 //! this on every fixture. Rust string literal values have their escapes decoded, which the
 //! normalised view also does. Given that:
 //!
@@ -90,7 +91,10 @@
 //!   registers none of them, declares none of them and has no `clone`. Whether the project
 //!   retries calls anywhere (any retry boundary, even a hand-written loop) is settled by
 //!   parsing further files until one does, when such an interceptor exists and no parsed
-//!   file says so ([`needs_retry_evidence`]). Functions that read a key header have key
+//!   file says so ([`needs_retry_evidence`]). (The finding is the same; the retry site its
+//!   message quotes as an example is the first of those found, which with the prefilter
+//!   can be another site than the first of the whole project: finding every site would
+//!   mean parsing every file.) Functions that read a key header have key
 //!   words, and their names are in N like the other special names. ShedLock's
 //!   enabling annotation and `LockProvider` suffix are seed words. An inferred retry scope
 //!   (a lambda given to a project retry combinator) changes findings only in a file with a
@@ -874,7 +878,7 @@ impl NameScan {
 
 /// What pass 1 keeps of a parsed file besides its [`FileSummary`]: the names later rounds
 /// may look for, and the facts [`needs_check`] decides on. Small: names, not models.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FileDemand {
     /// Interceptor types declared here whose registrations matter if this file can have a
     /// finding.
