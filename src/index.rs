@@ -169,7 +169,16 @@ type RetryState = (usize, String, Option<ParamBoundary>);
 /// A call as the index resolves it: the callee, its number of arguments and its
 /// receiver (see [`ProjectIndex::candidates_of`]).
 #[derive(
-    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 pub struct CallRef {
     pub callee: String,
@@ -2483,6 +2492,26 @@ fn getter_names_type(method: &str, type_name: &str) -> bool {
 
 /// A receiver names a type when either normalised name contains the other (at least three
 /// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`.
+/// A recorded call whose receiver narrows the declarations it may reach, monotonically as
+/// files are added: a declared receiver type, or a receiver naming something (not `this`,
+/// `self`, `super`, `Self`, and not a call or getter, whose type another file's
+/// declarations decide). See [`ProjectIndex::candidates_of`].
+pub(crate) fn narrowable(r: &CallRef) -> bool {
+    if r.receiver_type.is_some() {
+        return true;
+    }
+    match r.receiver.as_deref().map(str::trim) {
+        None | Some("this" | "self" | "super" | "Self" | "") => false,
+        Some(x) => {
+            let last = crate::catalogue::last_segment(x);
+            let getter = last
+                .strip_prefix("get")
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_uppercase()));
+            !x.ends_with(')') && !getter && !x.starts_with('.')
+        }
+    }
+}
+
 pub(crate) fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
     let r = normalized(receiver);
     let t = normalized(type_name);
@@ -2896,7 +2925,9 @@ impl ProjectIndex {
     /// parameter, or `map.get(id)` on any receiver that names no project type, is a library
     /// call, never the project's own `get` that happens to return a fresh value.
     fn ref_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
-        let info = self.name_fresh(&r.callee, r.arity, caller)?;
+        let Some(info) = self.name_fresh(&r.callee, r.arity, caller) else {
+            return self.narrowed_fresh(r, caller);
+        };
         // Only a common collection-like name on a named receiver (`headers.get(name)`,
         // `map.put(k, v)`) must resolve through its receiver: a call without receiver (or on
         // `this`/`self`) may reach an inherited method, a static import or a trait's default
@@ -2909,6 +2940,22 @@ impl ProjectIndex {
         (own || !COMMON_NAMES.contains(&r.callee.as_str())
             || !self.candidates_of_ref(r, &caller.path).is_empty())
         .then_some(info)
+    }
+
+    /// When the name's declarations disagree: a call whose receiver narrows its candidates
+    /// ([`narrowable`]: a declared type, or a receiver naming a type, `Ids.newId()`) is
+    /// fresh when every candidate it resolves to is ([`Self::candidates_of_ref`]), so one
+    /// unrelated namesake (`Names.newId(id)`) does not hide a helper one call down.
+    fn narrowed_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
+        if !narrowable(r) {
+            return None;
+        }
+        let states = self.fresh.get(&r.callee)?;
+        let mut info = None;
+        for (j, _) in self.candidates_of_ref(r, &caller.path) {
+            info.get_or_insert(states.get(j)?.as_ref()?);
+        }
+        info
     }
 
     /// Retry combinators through wrappers: a function that passes its parameter on to a

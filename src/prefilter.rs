@@ -80,11 +80,13 @@
 //!   of each callee it returns the result of, [`crate::index::FnDecl::fresh_via`]), on the
 //!   declarations of those names, which are in N with theirs, by induction over the
 //!   fixpoint's iterations. One cut keeps this sound: a declaration is *settled*
-//!   ([`settled_of`]) when it has no fresh value of its own and each name it returns the
-//!   result of has a settled fitting declaration in P; its state is "not fresh" in every
-//!   project containing P (one non-fresh fitting declaration defeats the unanimity), so a
-//!   name followed through `fresh_via` with a settled fitting declaration needs no more
-//!   declarations. Registrations, retrying interceptors and `call.clone()` sites are
+//!   ([`settled_of`]) when it has no fresh value of its own and each call it returns the
+//!   result of has a settled fitting declaration of its name in P and, when its receiver
+//!   narrows its candidates (the fixpoint then also accepts a call all of whose
+//!   candidates are fresh, `ProjectIndex::narrowed_fresh`), a settled candidate in a
+//!   narrowing that can only grow ([`narrowed_settled`]); its state is "not fresh" in
+//!   every project containing P (one non-fresh declaration defeats each unanimity), so a
+//!   call followed through `fresh_via` that is settled so needs no more declarations. Registrations, retrying interceptors and `call.clone()` sites are
 //!   only read for a file with an interceptor boundary and a key flow: such a file has a
 //!   sink word or calls a key-parameter function, so it is in P and its interceptor types,
 //!   the types registered beside them and `clone` are in N; a file outside P therefore
@@ -1283,8 +1285,9 @@ pub struct Demand {
 /// [`ProjectIndex::functions`]): no fresh value of their own, and every callee they return
 /// the result of ([`FnDecl::fresh_via`], the declaration's own name aside, as
 /// [`ProjectIndex`]'s fixpoint skips it) has such a declaration fitting the call
-/// ([`settled_name`]). The fixpoint decides a callee's freshness by unanimity over its
-/// fitting declarations, so one settled declaration keeps the name from ever being fresh
+/// ([`settled_name`]), and [`narrowed_settled`] for a call whose receiver narrows its
+/// candidates. The fixpoint decides a callee's freshness by unanimity over its
+/// fitting declarations (or over the call's candidates), so one settled declaration keeps the name from ever being fresh
 /// there, whatever other declarations of it unparsed files hold (by induction over the
 /// order declarations are settled in here).
 type Settled<'a> = std::collections::HashMap<&'a str, Vec<bool>>;
@@ -1302,11 +1305,10 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                 if s[n.as_str()][i] || d.fresh.is_some() {
                     continue;
                 }
-                let ok = d
-                    .fresh_via
-                    .iter()
-                    .filter(|r| r.callee != *n)
-                    .all(|r| settled_name(index, &s, &r.callee, r.arity, d.jvm));
+                let ok = d.fresh_via.iter().filter(|r| r.callee != *n).all(|r| {
+                    settled_name(index, &s, &r.callee, r.arity, d.jvm)
+                        && narrowed_settled(index, &s, r, &d.path)
+                });
                 if ok {
                     if let Some(v) = s.get_mut(n.as_str()) {
                         v[i] = true;
@@ -1319,6 +1321,37 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
             return s;
         }
     }
+}
+
+/// Whether the candidates a recorded call `r` (made from `path`) resolves to by its
+/// receiver can never all be fresh, whatever files are added: always, when the receiver
+/// does not narrow them ([`crate::index::narrowable`]); otherwise when the narrowing can
+/// only grow (a declared receiver type, or a receiver already naming a declared type) and
+/// holds a settled declaration with a body.
+fn narrowed_settled(index: &ProjectIndex, s: &Settled, r: &CallRef, path: &str) -> bool {
+    if !crate::index::narrowable(r) {
+        return true;
+    }
+    let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
+    let decls = index.functions.get(&r.callee);
+    let typed = r.receiver_type.is_some()
+        || r.receiver.as_deref().is_some_and(|x| {
+            let last = crate::catalogue::last_segment(x.trim());
+            decls.into_iter().flatten().any(|d| {
+                d.jvm == jvm
+                    && crate::index::arity_ok(d, r.arity)
+                    && !d.type_name.is_empty()
+                    && crate::index::receiver_names_type(last, &d.type_name)
+            })
+        });
+    if !typed {
+        return false;
+    }
+    let st = s.get(r.callee.as_str());
+    index
+        .candidates_of_ref(r, path)
+        .iter()
+        .any(|(j, c)| !c.bodiless && st.is_some_and(|v| v.get(*j).copied().unwrap_or(false)))
 }
 
 /// Some settled declaration of `name` fits a call with `args` arguments from the `jvm`
@@ -1367,7 +1400,15 @@ fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool)
 
 /// A callee whose freshness is asked: by name (`args`/`jvm` unknown when every callee of a
 /// file counts as asked), or for one arity and language family.
-type Follow<'a> = (&'a str, Option<usize>, Option<bool>);
+/// With the recorded call it comes from and the caller's path, when there is one: a call
+/// whose receiver narrows its candidates is decided by them too
+/// (`ProjectIndex::narrowed_fresh`).
+type Follow<'a> = (
+    &'a str,
+    Option<usize>,
+    Option<bool>,
+    Option<(&'a CallRef, &'a str)>,
+);
 
 /// One call made from `path` (whose freshness, or whether it retries a lambda, pass 2
 /// asks), resolved as [`ProjectIndex::candidates`] resolves it once every file is parsed.
@@ -1509,12 +1550,14 @@ fn resolve_ask<'a>(
     // ambiguous finding, `ProjectIndex::fresh_from`): no settled candidate ends the search.
     let cands = resolve_call(index, c, path, out, |_, _| false);
     for (_, d) in cands {
-        follow.extend(
-            d.fresh_via
-                .iter()
-                .filter(|r| r.callee != d.name)
-                .map(|r| (r.callee.as_str(), Some(r.arity), Some(d.jvm))),
-        );
+        follow.extend(d.fresh_via.iter().filter(|r| r.callee != d.name).map(|r| {
+            (
+                r.callee.as_str(),
+                Some(r.arity),
+                Some(d.jvm),
+                Some((r, d.path.as_str())),
+            )
+        }));
     }
 }
 
@@ -1560,7 +1603,7 @@ pub fn demanded_names<'a>(
     let interceptors = demands.clone().any(|d| d.interceptor && d.keyed(index));
     for d in demands.clone() {
         if d.asks_everything {
-            fresh.extend(d.callees.iter().map(|c| (c.as_str(), None, None)));
+            fresh.extend(d.callees.iter().map(|c| (c.as_str(), None, None, None)));
         } else {
             for c in &d.asks {
                 resolve_ask(index, c, &d.path, &mut out, &mut fresh);
@@ -1623,23 +1666,56 @@ pub fn demanded_names<'a>(
     // declarations, wherever the function is.
     for decls in index.functions.values() {
         for f in decls {
-            fresh.extend(
-                f.mint_via_fresh
-                    .iter()
-                    .map(|r| (r.callee.as_str(), Some(r.arity), Some(f.jvm))),
-            );
+            fresh.extend(f.mint_via_fresh.iter().map(|r| {
+                (
+                    r.callee.as_str(),
+                    Some(r.arity),
+                    Some(f.jvm),
+                    Some((r, f.path.as_str())),
+                )
+            }));
         }
     }
     // Transitively, by name: what the fitting declarations of a demanded name return.
     let mut seen: std::collections::HashSet<Follow> = Default::default();
+    let mut expanded: std::collections::HashSet<(&str, Option<usize>, Option<bool>)> =
+        Default::default();
     while let Some(item) = fresh.pop() {
         if !seen.insert(item) {
             continue;
         }
-        let (n, args, jvm) = item;
+        let (n, args, jvm, via) = item;
         if let (Some(a), Some(j)) = (args, jvm)
             && settled_name(index, &settled, n, a, j)
         {
+            // The name is not fresh for good; only the candidates the call's receiver
+            // narrows it to can still make it fresh (`ProjectIndex::narrowed_fresh`).
+            let Some((r, p)) = via else { continue };
+            if narrowed_settled(index, &settled, r, p) {
+                continue;
+            }
+            let t = r
+                .receiver_type
+                .as_deref()
+                .map(|t| t.rsplit('.').next().unwrap_or(t))
+                .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte));
+            match t {
+                Some(t) => out.typed.insert((n.to_string(), t.to_string())),
+                None => out.decls.insert(n.to_string()),
+            };
+            for (_, f) in index.candidates_of_ref(r, p) {
+                fresh.extend(f.fresh_via.iter().filter(|x| x.callee != n).map(|x| {
+                    (
+                        x.callee.as_str(),
+                        Some(x.arity),
+                        Some(f.jvm),
+                        Some((x, f.path.as_str())),
+                    )
+                }));
+            }
+            continue;
+        }
+        if !expanded.insert((n, args, jvm)) {
             continue;
         }
         out.decls.insert(n.to_string());
@@ -1649,12 +1725,14 @@ pub fn demanded_names<'a>(
             {
                 continue;
             }
-            fresh.extend(
-                f.fresh_via
-                    .iter()
-                    .filter(|r| r.callee != n)
-                    .map(|r| (r.callee.as_str(), Some(r.arity), Some(f.jvm))),
-            );
+            fresh.extend(f.fresh_via.iter().filter(|r| r.callee != n).map(|r| {
+                (
+                    r.callee.as_str(),
+                    Some(r.arity),
+                    Some(f.jvm),
+                    Some((r, f.path.as_str())),
+                )
+            }));
         }
     }
     let mut seen_comb: BTreeSet<&str> = BTreeSet::new();

@@ -1028,6 +1028,67 @@ interface ChargeApi {
     assert_eq!(findings(&dir), Vec::<(String, u64, String)>::new());
 }
 
+/// One call further down: a helper that returns what `Ids.newId()` returns is fresh when
+/// the declarations that call's receiver resolves to are, even though an unrelated
+/// namesake elsewhere (`Names.newId(id)`) is not; and not fresh when the receiver's own
+/// declaration is not (`Stable.newId()`). Both with and without the prefilter (which must
+/// parse the receiver's file even though the name has a settled, non-fresh declaration).
+#[test]
+fn a_helper_one_call_down_resolves_its_callee_by_receiver_not_by_name() {
+    let ids = "package p\n\nimport java.util.UUID\n\nobject Ids {\n    fun newId(): String = UUID.randomUUID().toString()\n}\n";
+    let names = "package p\n\nobject Names {\n    fun newId(id: String): String = \"k-$id\"\n}\n";
+    let stable = "package p\n\nobject Stable {\n    fun newId(): String = \"stable\"\n}\n";
+    let sender = r#"package p
+
+import org.springframework.retry.annotation.Retryable
+
+class RefundSender(private val api: RefundApi) {
+    @Retryable
+    fun send(refundId: String): String {
+        val idempotencyKey = freshKey()
+        return api.refund(idempotencyKey, refundId)
+    }
+
+    @Retryable
+    fun resend(refundId: String): String {
+        val idempotencyKey = stableKey()
+        return api.refund(idempotencyKey, refundId)
+    }
+
+    private fun freshKey(): String = Ids.newId()
+
+    private fun stableKey(): String = Stable.newId()
+}
+
+interface RefundApi {
+    fun refund(idempotencyKey: String, refundId: String): String
+}
+"#;
+    let dir = project(
+        "helper_one_call_down_by_receiver",
+        &[
+            ("src/p/Ids.kt", ids),
+            ("src/p/Names.kt", names),
+            ("src/p/Stable.kt", stable),
+            ("src/p/RefundSender.kt", sender),
+        ],
+    );
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/p/RefundSender.kt".to_string(),
+            8,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+    let v = report(&dir);
+    let msg = v["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`freshKey()` (which returns `UUID.randomUUID()` from src/p/Ids.kt:6)"),
+        "{msg}"
+    );
+}
+
 /// Production code cannot call test code (Gradle and Maven compile `src/main` without
 /// `src/test`): a test builder whose `build()` mints a key does not make a production
 /// builder chain's `build()` mint one, and the receiver of a chain is its last call
