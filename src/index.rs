@@ -3826,6 +3826,20 @@ impl ProjectIndex {
         Some(h)
     }
 
+    /// Whether some declaration a recorded call may refer to returns a fresh value (what
+    /// [`Self::fresh_from`] answers for the call, ambiguous answers included).
+    pub fn is_fresh_ref(&self, c: &CallRef, from_path: &str) -> bool {
+        if !self.with_fresh.contains(&c.callee) {
+            return false;
+        }
+        let Some(states) = self.fresh.get(&c.callee) else {
+            return false;
+        };
+        self.candidates_of_ref(c, from_path)
+            .iter()
+            .any(|(i, _)| states.get(*i).is_some_and(Option::is_some))
+    }
+
     /// True when some declaration of `name` returns a fresh value.
     pub fn is_fresh_name(&self, name: &str) -> bool {
         self.with_fresh.contains(name)

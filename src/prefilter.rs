@@ -1849,8 +1849,18 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         .combinator_callees
         .iter()
         .any(|c| index.is_combinator_name(c));
+    // A fresh helper is an origin only where a flow from a sink asks about its call
+    // (`asks`, and the arguments of key-parameter calls), resolved as pass 2 resolves it.
+    let fresh_call = if d.asks_everything {
+        d.callees.iter().any(|c| index.is_fresh_name(c))
+    } else {
+        d.asks.iter().any(|c| index.is_fresh_ref(c, &d.path))
+            || d.arg_asks.iter().any(|(callee, asked)| {
+                index.has_key_params(callee) && asked.iter().any(|c| index.is_fresh_ref(c, &d.path))
+            })
+    };
     let origin = d.has_sources
-        || d.callees.iter().any(|c| index.is_fresh_name(c))
+        || fresh_call
         || d.param_lambda_callees
             .iter()
             .any(|c| index.is_combinator_name(c));
