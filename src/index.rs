@@ -461,6 +461,22 @@ pub struct RetrofitService {
     pub client: Option<String>,
 }
 
+/// A `call.clone()` site (call-level retry evidence for OkHttp application interceptors)
+/// and the client the cloned call was made through, when its file tells: the receiver is
+/// a local or field initialised by `client.newCall(..)` (the client's name) or by a call of
+/// a method on a receiver of a declared type (a Retrofit service method: the interface).
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct CloneSite {
+    /// `path:line`.
+    pub location: String,
+    /// The client's holder name (`newCall` on it), or `None`.
+    pub client: Option<String>,
+    /// The service interface the call was made on, or `None`.
+    pub service: Option<String>,
+}
+
 /// A name under which a value becomes an idempotency key in another file: a constant
 /// whose value is a key header (`static final String CLIENT_CORRELATION_ID =
 /// "X-CorrelationID"`), or an Apache Camel exchange property that a route copies into a
@@ -502,7 +518,7 @@ pub struct FileSummary {
     /// Interceptor types that call `proceed` more than once (they retry).
     pub retrying_types: Vec<String>,
     /// `path:line` of `call.clone()` sites (call-level retries).
-    pub clone_sites: Vec<String>,
+    pub clone_sites: Vec<CloneSite>,
     /// Retry boundaries in this file.
     pub retry_boundaries: usize,
     /// Retry boundaries outside interceptors, with their calls (JVM files only).
@@ -1264,8 +1280,12 @@ pub fn summarize(
                 .as_deref()
                 .is_some_and(|r| r.to_ascii_lowercase().contains("call"))
         {
-            out.clone_sites
-                .push(location(path, lines, text, c.name_span.start));
+            let (client, service) = cloned_call_client(model, c);
+            out.clone_sites.push(CloneSite {
+                location: location(path, lines, text, c.name_span.start),
+                client,
+                service,
+            });
         }
     }
     out.named_keys = named_keys(path, text, lines, model, cat);
@@ -2067,6 +2087,59 @@ fn client_arg(model: &FileModel, call: &Call) -> Option<String> {
 /// The Retrofit services a file creates: `create(Api::class.java)` / `create(Api.class)`
 /// calls, with the client of the Retrofit they are created from (`.client(x)` in the
 /// chain, or in the initialiser of the local or field the chain starts from).
+/// What a cloned call (`call.clone()`) was made through, from the local or field its
+/// receiver names: `(Some(client), None)` for one initialised by `client.newCall(..)`,
+/// `(None, Some(interface))` for one initialised by a method call on a receiver of a
+/// declared type (`api.charge(..)` with `api: PaymentApi`); `(None, None)` otherwise (a
+/// callback's `call` parameter: any client).
+fn cloned_call_client(model: &FileModel, clone: &Call) -> (Option<String>, Option<String>) {
+    let Some(r) = clone.receiver.as_deref().map(str::trim) else {
+        return (None, None);
+    };
+    let name = r.strip_prefix("this.").unwrap_or(r);
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return (None, None);
+    }
+    let Some(b) = model
+        .bindings
+        .iter()
+        .filter(|b| {
+            b.name == name && b.kind != BindingKind::Param && b.name_span.start < clone.span.start
+        })
+        .max_by_key(|b| b.name_span.start)
+    else {
+        return (None, None);
+    };
+    let Some(v) = b.value else {
+        return (None, None);
+    };
+    for a in &model.values[v].atoms {
+        let Atom::Call(ci) = a else { continue };
+        let call = &model.calls[*ci];
+        let recv = call
+            .receiver
+            .as_deref()
+            .map(|x| x.trim().trim_start_matches("this.").to_string())
+            .filter(|x| !x.is_empty() && x.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        if call.callee == "newCall" {
+            // A parameter, or a Kotlin constructor property (a field without an
+            // initialiser), holds whatever client the caller passes: only a field or local
+            // the file initialises names the client.
+            let known = recv.as_deref().is_some_and(|x| {
+                let mut named = model.bindings.iter().filter(|b| b.name == x).peekable();
+                named.peek().is_some()
+                    && named.all(|b| b.kind != BindingKind::Param && b.value.is_some())
+            });
+            return (recv.filter(|_| known), None);
+        }
+        if let Some(t) = call.receiver_type.as_deref() {
+            let t = t.rsplit('.').next().unwrap_or(t);
+            return (None, Some(t.to_string()));
+        }
+    }
+    (None, None)
+}
+
 fn retrofit_services(model: &FileModel, text: &str) -> Vec<RetrofitService> {
     let mut out = Vec::new();
     for (cid, call) in model.calls.iter().enumerate() {
@@ -2225,7 +2298,7 @@ pub struct ProjectIndex {
     pub client_retry_sites: HashMap<String, Vec<String>>,
     pub shedlock_enabled: bool,
     pub retrying_types: HashSet<String>,
-    pub clone_sites: Vec<String>,
+    pub clone_sites: Vec<CloneSite>,
     /// Number of retry boundaries (retry lambdas, loops, `@Retryable` methods) in the
     /// project: evidence that calls are retried at the call level.
     pub retry_boundaries: usize,
@@ -3838,6 +3911,33 @@ impl ProjectIndex {
         self.candidates_of_ref(c, from_path)
             .iter()
             .any(|(i, _)| states.get(*i).is_some_and(Option::is_some))
+    }
+
+    /// The `call.clone()` sites that may clone a call made through the client kept under
+    /// `client` ([`Registration::client`]); every site when `client` is `None`. A site
+    /// whose client cannot be told (a callback's `call` parameter), or made on a service
+    /// whose client is unknown, counts for every client.
+    pub fn clone_sites_for(&self, client: Option<&str>) -> Vec<&String> {
+        let Some(h) = client else {
+            return self.clone_sites.iter().map(|s| &s.location).collect();
+        };
+        self.clone_sites
+            .iter()
+            .filter(|s| match (&s.client, &s.service) {
+                (Some(c), _) => c == h,
+                (None, Some(iface)) => {
+                    let mut services = self.retrofit_services.iter().filter(|r| &r.iface == iface);
+                    let mut any = false;
+                    let ok = services.all(|r| {
+                        any = true;
+                        r.client.as_deref().is_none_or(|c| c == h)
+                    });
+                    !any || ok
+                }
+                (None, None) => true,
+            })
+            .map(|s| &s.location)
+            .collect()
     }
 
     /// True when some declaration of `name` returns a fresh value.

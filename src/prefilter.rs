@@ -1817,10 +1817,17 @@ pub fn needs_retry_evidence<'a>(
     let mut missing = 0;
     // OkHttp evidence is per client when the services' clients are known: missing while
     // some registered client has none.
-    if index.clone_sites.is_empty()
-        && (index.okhttp_retry_sites.is_empty()
-            || index.client_retry_sites.values().any(Vec::is_empty))
-    {
+    // (`call.clone()` sites count per client too: `ProjectIndex::clone_sites_for`.)
+    let okhttp_missing = if index.client_retry_sites.is_empty() {
+        index.clone_sites.is_empty() && index.okhttp_retry_sites.is_empty()
+    } else {
+        index.okhttp_retry_sites.is_empty() && index.clone_sites.is_empty()
+            || index
+                .client_retry_sites
+                .iter()
+                .any(|(h, v)| v.is_empty() && index.clone_sites_for(Some(h)).is_empty())
+    };
+    if okhttp_missing {
         missing |= crate::index::HTTP_OKHTTP;
     }
     if index.spring_retry_sites.is_empty() {

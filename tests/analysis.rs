@@ -659,6 +659,99 @@ fun analyticsFor(client: OkHttpClient): AnalyticsApi =
     }
 }
 
+/// `call.clone()` is call-level retry evidence for the interceptors of the client the
+/// cloned call was made through: a call of a service on another client is none; a call
+/// whose client cannot be told (a callback's `call` parameter) counts for every client.
+#[test]
+fn cloned_calls_are_evidence_only_for_their_own_client() {
+    let interceptor = r#"package shop.net
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Response
+
+class CloneKeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().newBuilder()
+            .header("Idempotency-Key", UUID.randomUUID().toString())
+            .build()
+        return chain.proceed(request)
+    }
+}
+"#;
+    let network = r#"package shop.net
+
+import okhttp3.OkHttpClient
+import retrofit2.Retrofit
+
+object CloneNetwork {
+    private val payClient = OkHttpClient.Builder().addInterceptor(CloneKeyInterceptor()).build()
+    private val statsClient = OkHttpClient.Builder().build()
+    val refunds: RefundCallApi = Retrofit.Builder().baseUrl("https://pay.example/")
+        .client(payClient).build().create(RefundCallApi::class.java)
+    val metrics: MetricCallApi = Retrofit.Builder().baseUrl("https://stats.example/")
+        .client(statsClient).build().create(MetricCallApi::class.java)
+}
+"#;
+    let apis = r#"package shop.net
+
+import retrofit2.Call
+import retrofit2.http.POST
+import retrofit2.http.Path
+
+interface RefundCallApi {
+    @POST("/refunds/{id}")
+    fun refund(@Path("id") id: String): Call<String>
+}
+
+interface MetricCallApi {
+    @POST("/metrics/{name}")
+    fun record(@Path("name") name: String): Call<String>
+}
+"#;
+    let sender = |body: &str| {
+        format!(
+            r#"package shop.jobs
+
+import retrofit2.Call
+import retrofit2.Callback
+import retrofit2.Response
+import shop.net.MetricCallApi
+import shop.net.RefundCallApi
+
+class Resender(private val refunds: RefundCallApi, private val metrics: MetricCallApi) {{
+{body}
+}}
+"#
+        )
+    };
+    let other = "    fun again(name: String) {\n        val call = metrics.record(name)\n        call.execute()\n        call.clone().execute()\n    }";
+    let own = "    fun again(id: String) {\n        val call = refunds.refund(id)\n        call.execute()\n        call.clone().execute()\n    }";
+    let callback = "    fun again(name: String) {\n        metrics.record(name).enqueue(object : Callback<String> {\n            override fun onResponse(call: Call<String>, response: Response<String>) {}\n            override fun onFailure(call: Call<String>, t: Throwable) {\n                call.clone().enqueue(this)\n            }\n        })\n    }";
+    let at = "src/net/CloneKeyInterceptor.kt";
+    for (name, body, rule) in [
+        ("clone_other_client", other, "interceptor-mints-key"),
+        ("clone_own_client", own, "key-in-interceptor"),
+        ("clone_unknown_client", callback, "key-in-interceptor"),
+    ] {
+        let s = sender(body);
+        let dir = project(
+            name,
+            &[
+                (at, interceptor),
+                ("src/net/CloneNetwork.kt", network),
+                ("src/net/CallApis.kt", apis),
+                ("src/jobs/Resender.kt", s.as_str()),
+            ],
+        );
+        assert_eq!(
+            findings(&dir),
+            vec![(at.to_string(), 10, rule.to_string())],
+            "{name}"
+        );
+    }
+}
+
 /// A wrapper that passes its block on to `Helper.retry(block = block)` is a combinator
 /// when the receiver names the type whose `retry` retries it, even though another `retry`
 /// of the same arity (on another type) does not.

@@ -1232,29 +1232,29 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // The call-level retry sites that reach the client(s) this interceptor is registered
     // on, when the index can tell ([`crate::index::ProjectIndex::client_retry_sites`]),
     // else every retry that reaches OkHttp.
+    let regs: Vec<&crate::index::Registration> = match b.flavor.as_str() {
+        "okhttp-application" => b
+            .owner_call
+            .and_then(|c| {
+                let off = m.calls[c].name_span.start;
+                idx.registrations
+                    .iter()
+                    .find(|r| r.path == ctx.path && r.offset == off)
+            })
+            .into_iter()
+            .collect(),
+        "okhttp-class" => b
+            .type_name
+            .as_deref()
+            .map(|t| {
+                idx.registrations_of(t)
+                    .filter(|r| r.stage == "application")
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let okhttp_sites: Vec<&String> = {
-        let regs: Vec<&crate::index::Registration> = match b.flavor.as_str() {
-            "okhttp-application" => b
-                .owner_call
-                .and_then(|c| {
-                    let off = m.calls[c].name_span.start;
-                    idx.registrations
-                        .iter()
-                        .find(|r| r.path == ctx.path && r.offset == off)
-                })
-                .into_iter()
-                .collect(),
-            "okhttp-class" => b
-                .type_name
-                .as_deref()
-                .map(|t| {
-                    idx.registrations_of(t)
-                        .filter(|r| r.stage == "application")
-                        .collect()
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
         let per_client: Option<Vec<&String>> = (!regs.is_empty())
             .then(|| {
                 regs.iter()
@@ -1274,7 +1274,31 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
             });
         per_client.unwrap_or_else(|| idx.okhttp_retry_sites.iter().collect())
     };
-    let clone_hint = match idx.clone_sites.first() {
+    // The `call.clone()` sites that may clone a call of those clients (every site when a
+    // registration's client cannot be told).
+    let clone_sites: Vec<&String> = {
+        let clients: Option<Vec<&str>> = (!regs.is_empty())
+            .then(|| {
+                regs.iter()
+                    .map(|r| r.client.as_deref())
+                    .collect::<Option<Vec<_>>>()
+            })
+            .flatten()
+            .filter(|c| c.iter().all(|x| !x.is_empty()));
+        match clients {
+            Some(cs) => {
+                let mut all: Vec<&String> = cs
+                    .into_iter()
+                    .flat_map(|c| idx.clone_sites_for(Some(c)))
+                    .collect();
+                all.sort();
+                all.dedup();
+                all
+            }
+            None => idx.clone_sites_for(None),
+        }
+    };
+    let clone_hint = match clone_sites.first() {
         Some(loc) => format!(" (the scanned code clones calls, e.g. at {loc})"),
         None => String::new(),
     };
@@ -1291,7 +1315,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     // `call.clone()` site, or a retry outside interceptors around a call that reaches a
     // Retrofit/Feign endpoint or OkHttp's `newCall` (an interceptor's own loop around
     // `proceed`, or a retry of a database call, is not).
-    let call_level_retries = !idx.clone_sites.is_empty() || !okhttp_sites.is_empty();
+    let call_level_retries = !clone_sites.is_empty() || !okhttp_sites.is_empty();
     let mut dead = false;
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
