@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+mod common;
+
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -44,18 +46,7 @@ fn run(dir: &Path, cache: Option<&Path>) -> (Vec<(String, u64, String)>, String)
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut got: Vec<(String, u64, String)> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["line"].as_u64().unwrap(),
-                f["rule"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let mut got = common::findings_of(&v);
     got.sort();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let cache_line = stderr

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+mod common;
+
 fn idemlint() -> Command {
     Command::cargo_bin("idemlint").unwrap()
 }
@@ -82,19 +84,7 @@ fn check(
         Ok(v) => v,
         Err(_) => return (Vec::new(), code, stderr),
     };
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["line"].as_u64().unwrap(),
-                f["rule"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    (f, code, stderr)
+    (common::findings_of(&v), code, stderr)
 }
 
 fn billing(line: u64) -> (String, u64, String) {

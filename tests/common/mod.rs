@@ -66,3 +66,20 @@ pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
 pub fn run(dir: &Path, args: &[&str]) -> Out {
     run_env(dir, args, &[])
 }
+
+/// `(path, line, rule)` of every finding of a JSON report (`--format json`), in report
+/// order.
+pub fn findings_of(v: &serde_json::Value) -> Vec<(String, u64, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
