@@ -2586,9 +2586,33 @@ pub(crate) fn narrowable(r: &CallRef) -> bool {
 }
 
 pub(crate) fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
+    // Called for every declaration of a name on every resolution: ASCII names (nearly
+    // all) are normalised on the stack.
+    let (mut rb, mut tb) = ([0u8; 96], [0u8; 96]);
+    if let (Some(r), Some(t)) = (
+        normalized_ascii(receiver, &mut rb),
+        normalized_ascii(type_name, &mut tb),
+    ) {
+        let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
+        return r.len() >= 3 && !t.is_empty() && (contains(t, r) || contains(r, t));
+    }
     let r = normalized(receiver);
     let t = normalized(type_name);
     r.len() >= 3 && !t.is_empty() && (t.contains(&r) || r.contains(&t))
+}
+
+/// [`crate::catalogue::normalize_name`] of an ASCII name that fits in `buf`, written there
+/// (bytes); `None` for any other name.
+fn normalized_ascii<'b>(s: &str, buf: &'b mut [u8; 96]) -> Option<&'b [u8]> {
+    if !s.is_ascii() || s.len() > buf.len() {
+        return None;
+    }
+    let mut n = 0;
+    for b in s.bytes().filter(|b| *b != b'_' && *b != b'-') {
+        buf[n] = b.to_ascii_lowercase();
+        n += 1;
+    }
+    Some(&buf[..n])
 }
 
 impl ProjectIndex {
@@ -2998,6 +3022,9 @@ impl ProjectIndex {
     /// parameter, or `map.get(id)` on any receiver that names no project type, is a library
     /// call, never the project's own `get` that happens to return a fresh value.
     fn ref_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
+        if !self.with_fresh.contains(&r.callee) {
+            return None;
+        }
         let Some(info) = self.name_fresh(&r.callee, r.arity, caller) else {
             return self.narrowed_fresh(r, caller);
         };
@@ -3024,6 +3051,11 @@ impl ProjectIndex {
             return None;
         }
         let states = self.fresh.get(&r.callee)?;
+        // No declaration of the name is fresh: no candidate is (the common case; resolving
+        // the receiver costs a pass over every declaration of the name).
+        if states.iter().all(Option::is_none) {
+            return None;
+        }
         let mut info = None;
         for (j, _) in self.candidates_of_ref(r, &caller.path) {
             info.get_or_insert(states.get(j)?.as_ref()?);
@@ -3726,6 +3758,14 @@ impl ProjectIndex {
             self.fresh.insert(n.clone(), vec![None; len]);
             self.mints.insert(n.clone(), vec![None; len]);
         }
+        // Names with a fresh declaration so far: [`Self::ref_fresh`] exits early on the
+        // others (most calls). Complete once the fixpoint ends.
+        self.with_fresh.clear();
+        for n in &names {
+            if self.functions[n].iter().any(|d| d.fresh.is_some()) {
+                self.with_fresh.insert(n.clone());
+            }
+        }
         // Fresh helpers, per declaration.
         loop {
             let mut changed = false;
@@ -3744,6 +3784,9 @@ impl ProjectIndex {
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
                             v[i] = Some(info);
+                        }
+                        if !self.with_fresh.contains(n) {
+                            self.with_fresh.insert(n.clone());
                         }
                         changed = true;
                     }
