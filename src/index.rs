@@ -69,6 +69,10 @@ pub struct FnDecl {
     /// (`PaymentSettingRepository` of `fun getPaymentSettings(): PaymentSettingRepository?`);
     /// empty when not written or not a type name.
     pub return_type: String,
+    /// [`Self::type_name`] normalised ([`crate::catalogue::normalize_name`]), set by
+    /// [`ProjectIndex::extend`]: receivers are compared with it on every resolution.
+    #[serde(skip)]
+    pub type_norm: String,
     /// The type enclosing [`Self::type_name`] when that type is nested (`PaymentRequest` for
     /// a method of `PaymentRequest.Builder`); empty for a top-level type.
     pub type_outer: String,
@@ -2271,6 +2275,11 @@ pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
     }
 }
 
+/// Candidates of recorded calls during one [`ProjectIndex::resolve`], by the address of
+/// the [`CallRef`] in its declaration (the declarations do not move while it runs; the
+/// address is an identity, never dereferenced).
+type NarrowCache = HashMap<usize, Vec<usize>>;
+
 /// The merged project index with helper facts resolved.
 #[derive(Clone, Debug, Default)]
 pub struct ProjectIndex {
@@ -2563,8 +2572,6 @@ fn getter_names_type(method: &str, type_name: &str) -> bool {
     !t.is_empty() && normalized(m) == t
 }
 
-/// A receiver names a type when either normalised name contains the other (at least three
-/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`.
 /// A recorded call whose receiver narrows the declarations it may reach, monotonically as
 /// files are added: a declared receiver type, or a receiver naming something (not `this`,
 /// `self`, `super`, `Self`, and not a call or getter, whose type another file's
@@ -2585,34 +2592,12 @@ pub(crate) fn narrowable(r: &CallRef) -> bool {
     }
 }
 
-pub(crate) fn receiver_names_type(receiver: &str, type_name: &str) -> bool {
-    // Called for every declaration of a name on every resolution: ASCII names (nearly
-    // all) are normalised on the stack.
-    let (mut rb, mut tb) = ([0u8; 96], [0u8; 96]);
-    if let (Some(r), Some(t)) = (
-        normalized_ascii(receiver, &mut rb),
-        normalized_ascii(type_name, &mut tb),
-    ) {
-        let contains = |h: &[u8], n: &[u8]| h.windows(n.len()).any(|w| w == n);
-        return r.len() >= 3 && !t.is_empty() && (contains(t, r) || contains(r, t));
-    }
-    let r = normalized(receiver);
-    let t = normalized(type_name);
-    r.len() >= 3 && !t.is_empty() && (t.contains(&r) || r.contains(&t))
-}
-
-/// [`crate::catalogue::normalize_name`] of an ASCII name that fits in `buf`, written there
-/// (bytes); `None` for any other name.
-fn normalized_ascii<'b>(s: &str, buf: &'b mut [u8; 96]) -> Option<&'b [u8]> {
-    if !s.is_ascii() || s.len() > buf.len() {
-        return None;
-    }
-    let mut n = 0;
-    for b in s.bytes().filter(|b| *b != b'_' && *b != b'-') {
-        buf[n] = b.to_ascii_lowercase();
-        n += 1;
-    }
-    Some(&buf[..n])
+/// A receiver names a type when either normalised name contains the other (at least three
+/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
+/// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
+/// declaration's [`FnDecl::type_norm`].
+pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
+    r.len() >= 3 && !t.is_empty() && (t.contains(r) || r.contains(t))
 }
 
 impl ProjectIndex {
@@ -2633,7 +2618,8 @@ impl ProjectIndex {
             idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
-            for f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
+            for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
+                f.type_norm = normalized(&f.type_name);
                 idx.functions.entry(f.name.clone()).or_default().push(f);
             }
             idx.registrations.extend(s.registrations);
@@ -2940,6 +2926,7 @@ impl ProjectIndex {
                     // (`getPaymentClient()` → `PaymentClient`); a variable may name it
                     // in part (`stripeClient`, `client` → `StripeClient`).
                     let is_call = r.trim_end().ends_with(')');
+                    let last_norm = normalized(last);
                     let mut typed: Vec<_> = all
                         .clone()
                         .filter(|(_, d)| {
@@ -2947,7 +2934,7 @@ impl ProjectIndex {
                                 && if is_call {
                                     getter_names_type(last, &d.type_name)
                                 } else {
-                                    receiver_names_type(last, &d.type_name)
+                                    receiver_names_norm(&last_norm, &d.type_norm)
                                 }
                         })
                         .collect();
@@ -3021,12 +3008,17 @@ impl ProjectIndex {
     /// only when that receiver resolves to some declaration at all ([`Self::candidates_of`]). `headers.get(name)` on a `HeaderMap`
     /// parameter, or `map.get(id)` on any receiver that names no project type, is a library
     /// call, never the project's own `get` that happens to return a fresh value.
-    fn ref_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
+    fn ref_fresh(
+        &self,
+        r: &CallRef,
+        caller: &FnDecl,
+        cache: &mut NarrowCache,
+    ) -> Option<&HelperInfo> {
         if !self.with_fresh.contains(&r.callee) {
             return None;
         }
         let Some(info) = self.name_fresh(&r.callee, r.arity, caller) else {
-            return self.narrowed_fresh(r, caller);
+            return self.narrowed_fresh(r, caller, cache);
         };
         // Only a common collection-like name on a named receiver (`headers.get(name)`,
         // `map.put(k, v)`) must resolve through its receiver: a call without receiver (or on
@@ -3038,15 +3030,39 @@ impl ProjectIndex {
             None | Some("this" | "self" | "super" | "Self")
         );
         (own || !COMMON_NAMES.contains(&r.callee.as_str())
-            || !self.candidates_of_ref(r, &caller.path).is_empty())
+            || !self.cached_candidates(r, caller, cache).is_empty())
         .then_some(info)
+    }
+
+    /// [`Self::candidates_of_ref`] of a call recorded in `caller`, as positions in
+    /// [`Self::functions`]`[callee]`, computed once per [`Self::resolve`]: what a call
+    /// resolves to does not change while the fixpoints run.
+    fn cached_candidates<'c>(
+        &self,
+        r: &CallRef,
+        caller: &FnDecl,
+        cache: &'c mut NarrowCache,
+    ) -> &'c [usize] {
+        cache
+            .entry(r as *const CallRef as usize)
+            .or_insert_with(|| {
+                self.candidates_of_ref(r, &caller.path)
+                    .into_iter()
+                    .map(|(j, _)| j)
+                    .collect()
+            })
     }
 
     /// When the name's declarations disagree: a call whose receiver narrows its candidates
     /// ([`narrowable`]: a declared type, or a receiver naming a type, `Ids.newId()`) is
     /// fresh when every candidate it resolves to is ([`Self::candidates_of_ref`]), so one
     /// unrelated namesake (`Names.newId(id)`) does not hide a helper one call down.
-    fn narrowed_fresh(&self, r: &CallRef, caller: &FnDecl) -> Option<&HelperInfo> {
+    fn narrowed_fresh(
+        &self,
+        r: &CallRef,
+        caller: &FnDecl,
+        cache: &mut NarrowCache,
+    ) -> Option<&HelperInfo> {
         if !narrowable(r) {
             return None;
         }
@@ -3057,7 +3073,7 @@ impl ProjectIndex {
             return None;
         }
         let mut info = None;
-        for (j, _) in self.candidates_of_ref(r, &caller.path) {
+        for &j in self.cached_candidates(r, caller, cache) {
             info.get_or_insert(states.get(j)?.as_ref()?);
         }
         info
@@ -3095,7 +3111,7 @@ impl ProjectIndex {
                 .collect();
             self.retry.insert(n.clone(), v);
         }
-        // Normalised type names, once (see `receiver_names_type`).
+        // Normalised type names, once (see `receiver_names_norm`).
         let norm_types: HashMap<&str, String> = self
             .functions
             .values()
@@ -3699,9 +3715,13 @@ impl ProjectIndex {
                         let scoped = pp.receiver_type.is_some()
                             || match receiver.as_deref().map(str::trim) {
                                 None | Some("this" | "self" | "super" | "Self") => true,
-                                Some(r) => cands.iter().all(|(_, c)| {
-                                    !c.type_name.is_empty() && receiver_names_type(r, &c.type_name)
-                                }),
+                                Some(r) => {
+                                    let r = normalized(r);
+                                    cands.iter().all(|(_, c)| {
+                                        !c.type_name.is_empty()
+                                            && receiver_names_norm(&r, &c.type_norm)
+                                    })
+                                }
                             };
                         let key_at = |c: &FnDecl| -> Option<String> {
                             let ai = pp.position_in(c)?;
@@ -3767,6 +3787,7 @@ impl ProjectIndex {
             }
         }
         // Fresh helpers, per declaration.
+        let mut cache = NarrowCache::new();
         loop {
             let mut changed = false;
             for n in &names {
@@ -3779,7 +3800,7 @@ impl ProjectIndex {
                         d.fresh_via
                             .iter()
                             .filter(|r| r.callee != *n)
-                            .find_map(|r| self.ref_fresh(r, d).cloned())
+                            .find_map(|r| self.ref_fresh(r, d, &mut cache).cloned())
                     });
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
@@ -3817,7 +3838,7 @@ impl ProjectIndex {
                     let mut info = d.mints.clone();
                     if info.is_none() {
                         info = d.mint_via_fresh.iter().find_map(|r| {
-                            self.ref_fresh(r, d).map(|f| MintInfo {
+                            self.ref_fresh(r, d, &mut cache).map(|f| MintInfo {
                                 source: format!("{}()", r.callee),
                                 kind: f.kind,
                                 location: f.location.clone(),

@@ -1298,6 +1298,8 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
         .iter()
         .map(|(n, ds)| (n.as_str(), vec![false; ds.len()]))
         .collect();
+    // What each recorded call narrows to does not change between rounds of the fixpoint.
+    let mut narrowings: std::collections::HashMap<(&CallRef, &str), Narrowing> = Default::default();
     loop {
         let mut changed = false;
         for (n, ds) in &index.functions {
@@ -1307,7 +1309,10 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                 }
                 let ok = d.fresh_via.iter().filter(|r| r.callee != *n).all(|r| {
                     settled_name(index, &s, &r.callee, r.arity, d.jvm)
-                        && narrowed_settled(index, &s, r, &d.path)
+                        && narrowings
+                            .entry((r, d.path.as_str()))
+                            .or_insert_with(|| narrowing(index, r, &d.path))
+                            .settled(&s, &r.callee)
                 });
                 if ok {
                     if let Some(v) = s.get_mut(n.as_str()) {
@@ -1329,29 +1334,61 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
 /// only grow (a declared receiver type, or a receiver already naming a declared type) and
 /// holds a settled declaration with a body.
 fn narrowed_settled(index: &ProjectIndex, s: &Settled, r: &CallRef, path: &str) -> bool {
+    narrowing(index, r, path).settled(s, &r.callee)
+}
+
+/// What [`narrowed_settled`] reads of the index for one recorded call, which the settled
+/// states do not change.
+enum Narrowing {
+    /// The receiver does not narrow the candidates: settled by the name alone.
+    Name,
+    /// The narrowing may still change as files are added: never settled by it.
+    Open,
+    /// The candidates with a body (positions in [`ProjectIndex::functions`] of the callee).
+    Candidates(Vec<usize>),
+}
+
+impl Narrowing {
+    fn settled(&self, s: &Settled, callee: &str) -> bool {
+        match self {
+            Narrowing::Name => true,
+            Narrowing::Open => false,
+            Narrowing::Candidates(js) => {
+                let st = s.get(callee);
+                js.iter()
+                    .any(|j| st.is_some_and(|v| v.get(*j).copied().unwrap_or(false)))
+            }
+        }
+    }
+}
+
+fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
     if !crate::index::narrowable(r) {
-        return true;
+        return Narrowing::Name;
     }
     let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
     let decls = index.functions.get(&r.callee);
     let typed = r.receiver_type.is_some()
         || r.receiver.as_deref().is_some_and(|x| {
-            let last = crate::catalogue::last_segment(x.trim());
+            let last = crate::catalogue::normalize_name(crate::catalogue::last_segment(x.trim()));
             decls.into_iter().flatten().any(|d| {
                 d.jvm == jvm
                     && crate::index::arity_ok(d, r.arity)
                     && !d.type_name.is_empty()
-                    && crate::index::receiver_names_type(last, &d.type_name)
+                    && crate::index::receiver_names_norm(&last, &d.type_norm)
             })
         });
     if !typed {
-        return false;
+        return Narrowing::Open;
     }
-    let st = s.get(r.callee.as_str());
-    index
-        .candidates_of_ref(r, path)
-        .iter()
-        .any(|(j, c)| !c.bodiless && st.is_some_and(|v| v.get(*j).copied().unwrap_or(false)))
+    Narrowing::Candidates(
+        index
+            .candidates_of_ref(r, path)
+            .iter()
+            .filter(|(_, c)| !c.bodiless)
+            .map(|(j, _)| *j)
+            .collect(),
+    )
 }
 
 /// Some settled declaration of `name` fits a call with `args` arguments from the `jvm`
@@ -1495,7 +1532,8 @@ fn resolve_call<'a>(
                         }
                     }
                 }
-                if crate::catalogue::normalize_name(last).len() < 3 {
+                let last_norm = crate::catalogue::normalize_name(last);
+                if last_norm.len() < 3 {
                     // No type name can match the receiver.
                     if untyped_none {
                         return Vec::new();
@@ -1504,7 +1542,7 @@ fn resolve_call<'a>(
                 } else if decls.iter().any(|d| {
                     fits(d)
                         && !d.type_name.is_empty()
-                        && crate::index::receiver_names_type(last, &d.type_name)
+                        && crate::index::receiver_names_norm(&last_norm, &d.type_norm)
                 }) {
                     (Want::Name, true)
                 } else {
