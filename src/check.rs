@@ -605,8 +605,10 @@ pub struct Stats {
     pub index_names: usize,
     /// Files checked in pass 2.
     pub checked: usize,
-    /// Wall time per phase, in order.
-    pub phases: Vec<(&'static str, std::time::Duration)>,
+    /// Wall time per phase, in order, with the process's peak resident set size at the
+    /// phase's end in KiB (`VmHWM` of `/proc/self/status`; `None` where the system has no
+    /// such file).
+    pub phases: Vec<(&'static str, std::time::Duration, Option<u64>)>,
     /// With a cache directory ([`Pass1Cache::on_disk`]): pass-1 results found there,
     /// written there, and not written (an I/O error; the run goes on).
     pub cache: Option<(usize, usize, usize)>,
@@ -615,7 +617,7 @@ pub struct Stats {
 impl Stats {
     fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
         let now = std::time::Instant::now();
-        self.phases.push((name, now - *since));
+        self.phases.push((name, now - *since, peak_rss_kib()));
         *since = now;
     }
 
@@ -649,16 +651,34 @@ impl Stats {
                 "idemlint stats: cache: {hits} file(s) from the cache directory, {writes} written, {errors} not written\n"
             ));
         }
-        let total: std::time::Duration = self.phases.iter().map(|(_, d)| *d).sum();
-        for (name, d) in &self.phases {
+        let total: std::time::Duration = self.phases.iter().map(|(_, d, _)| *d).sum();
+        for (name, d, peak) in &self.phases {
             out.push_str(&format!(
-                "idemlint stats: {name:<10} {:>8.3} s {:>5.1} %\n",
+                "idemlint stats: {name:<10} {:>8.3} s {:>5.1} %{}\n",
                 d.as_secs_f64(),
-                100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-9)
+                100.0 * d.as_secs_f64() / total.as_secs_f64().max(1e-9),
+                peak.map_or(String::new(), |k| format!(
+                    "   peak RSS {:.0} MiB",
+                    k as f64 / 1024.0
+                ))
             ));
         }
         out
     }
+}
+
+/// The process's peak resident set size so far, in KiB: `VmHWM` of `/proc/self/status`
+/// (Linux, proc(5)); `None` elsewhere or when it cannot be read.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A tool error: the run could not happen (exit code 2).
