@@ -214,7 +214,8 @@ enum Command {
         #[arg(long)]
         parse_only: bool,
         /// Print on standard error the files discovered, read and parsed per prefilter
-        /// round, the project index's size and the time of each phase.
+        /// round, the project index's size, and each phase's time and the peak memory
+        /// (RSS) at its end.
         #[arg(long = "timings")]
         stats: bool,
         /// Keep pass-1 results (each file's summary) in DIR, created when missing, keyed by

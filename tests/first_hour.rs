@@ -577,7 +577,8 @@ fn parse_only_reports_parse_errors_and_no_findings() {
 }
 
 /// `--timings` (documented, read by bench/keyed.sh): files discovered, read, parsed per
-/// round and checked, the index's builds and size, each phase's time, on standard error.
+/// round and checked, the index's builds and size, each phase's time and the peak RSS at
+/// its end, on standard error.
 #[test]
 fn timings_print_counts_and_phases_on_stderr() {
     let dir = flags_project("timings");
@@ -606,9 +607,20 @@ fn timings_print_counts_and_phases_on_stderr() {
         assert!(
             stats
                 .iter()
-                .any(|l| l.contains(&format!(": {phase} ")) && l.trim_end().ends_with('%')),
+                .any(|l| l.contains(&format!(": {phase} ")) && l.contains(" s ") && l.contains('%')),
             "{phase}: {stats:?}"
         );
+    }
+    // Linux has `/proc/self/status`: each phase line ends with the peak RSS so far, which
+    // never falls.
+    if cfg!(target_os = "linux") {
+        let peaks: Vec<u64> = stats
+            .iter()
+            .filter_map(|l| l.split("peak RSS ").nth(1))
+            .map(|x| x.trim_end_matches(" MiB").parse().unwrap())
+            .collect();
+        assert_eq!(peaks.len(), 5, "{stats:?}");
+        assert!(peaks.windows(2).all(|w| w[0] <= w[1]) && peaks[0] > 0, "{stats:?}");
     }
 }
 
