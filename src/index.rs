@@ -14,6 +14,7 @@ use crate::classify::FileFacts;
 use crate::flow::{Flow, HelperInfo, HelperOracle, Recorder};
 use crate::model::*;
 use crate::text::LineIndex;
+use thin_vec::ThinVec;
 
 /// A function that mints an idempotency key from an ephemeral value and puts it somewhere.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -36,15 +37,15 @@ pub struct FnDecl {
     pub defaults_possible: bool,
     /// 0-based positions and names of parameters that carry an idempotency key (by name
     /// or by a `@Header("Idempotency-Key")` annotation).
-    pub key_params: Vec<(usize, String)>,
+    pub key_params: ThinVec<(usize, String)>,
     /// For key parameters found by flow (not by name): `(position, path:line)` of the key
     /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
-    pub key_param_sinks: Vec<(usize, String)>,
+    pub key_param_sinks: ThinVec<(usize, String)>,
     /// Parameters that reach a write under a name only the project index can resolve
     /// ([`crate::classify::NamedWrite`]): position, the name, its qualifier, the kind and
     /// `path:line`. [`ProjectIndex::build`] makes them key parameters once a
     /// [`NamedKey`] of that name is known.
-    pub named_param_writes: Vec<(
+    pub named_param_writes: ThinVec<(
         usize,
         String,
         Option<String>,
@@ -78,24 +79,24 @@ pub struct FnDecl {
     pub type_outer: String,
     /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
     /// so a call through a receiver declared as the interface finds the implementation.
-    pub type_supers: Vec<String>,
+    pub type_supers: ThinVec<String>,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
     /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
     pub reads_key_header: bool,
     /// The return value derives from an ephemeral source evaluated in the body.
-    pub fresh: Option<HelperInfo>,
+    pub fresh: Option<Box<HelperInfo>>,
     /// Calls whose result flows into the return value (may be fresh helpers), each with
     /// what resolves it ([`ProjectIndex::candidates_of`]).
-    pub fresh_via: Vec<CallRef>,
+    pub fresh_via: ThinVec<CallRef>,
     /// The body puts an ephemeral value into a key sink.
-    pub mints: Option<MintInfo>,
+    pub mints: Option<Box<MintInfo>>,
     /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
-    pub mint_via_fresh: Vec<CallRef>,
+    pub mint_via_fresh: ThinVec<CallRef>,
     /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
-    pub keyed_arg_candidates: Vec<(String, usize, usize, MintInfo)>,
+    pub keyed_arg_candidates: ThinVec<(String, usize, usize, MintInfo)>,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
-    pub call_refs: Vec<CallRef>,
+    pub call_refs: ThinVec<CallRef>,
     /// The declaration has no body (an interface or abstract method): a call resolves to
     /// the implementations instead.
     pub bodiless: bool,
@@ -103,24 +104,24 @@ pub struct FnDecl {
     pub has_lock: bool,
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
     /// position and the reason, "calls `block` again after a failure (path:line)".
-    pub retry_params: Vec<(usize, String)>,
+    pub retry_params: ThinVec<(usize, String)>,
     /// Of [`Self::retry_params`], those the function calls again only after the call
     /// throws: it returns the call's result unchanged (`return block()` in the loop), so a
     /// failure the block handles itself is never retried.
-    pub retry_on_throw: Vec<usize>,
+    pub retry_on_throw: ThinVec<usize>,
     /// Parameters passed unchanged where a catalogue boundary takes its lambda
     /// (`.handler(handler)` of a Zeebe worker chain, `retryTemplate.execute(callback)`):
     /// the library runs them as that boundary does. 0-based position, the reason, and the
     /// boundary.
-    pub boundary_params: Vec<(usize, String, ParamBoundary)>,
+    pub boundary_params: ThinVec<(usize, String, ParamBoundary)>,
     /// Parameters passed on unchanged as an argument of another call, for wrappers of a
     /// combinator.
-    pub passes_params: Vec<PassedParam>,
+    pub passes_params: ThinVec<PassedParam>,
     /// Parameter names in order (Kotlin named arguments bind by them).
-    pub param_names: Vec<String>,
+    pub param_names: ThinVec<String>,
     /// Callees of calls made with no receiver or on `this`: the methods a template method
     /// calls back (`doRun()` in `run()`), which a subclass may override.
-    pub self_calls: Vec<String>,
+    pub self_calls: ThinVec<String>,
     /// The function sends an HTTP request itself, by client library ([`HTTP_OKHTTP`],
     /// [`HTTP_SPRING`]; 0: none): a declared endpoint of a Retrofit (`@GET`/`@POST`/…) or
     /// Feign (`@RequestLine`) interface or a body that calls OkHttp's `newCall` goes
@@ -136,16 +137,16 @@ pub struct FnDecl {
     pub sink_unhandled: bool,
     /// 0-based positions in [`Self::call_refs`] of the calls made inside a `try` that
     /// catches every exception: their failures do not leave the function.
-    pub handled_calls: Vec<u32>,
+    pub handled_calls: ThinVec<u32>,
     /// Key parameters that reach a key sink of the body inside a `try` that catches every
     /// exception, and those that reach one outside such a `try` (0-based positions).
-    pub param_sinks_handled: Vec<usize>,
-    pub param_sinks_unhandled: Vec<usize>,
+    pub param_sinks_handled: ThinVec<usize>,
+    pub param_sinks_unhandled: ThinVec<usize>,
     /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
     /// body itself, under no condition, loop, lambda or `catch`), normalised
     /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
     /// that overwrites what an earlier setter of the chain put there.
-    pub overwrites: Vec<String>,
+    pub overwrites: ThinVec<String>,
 }
 
 /// The catalogue boundary a function hands one of its parameters to (see
@@ -830,7 +831,7 @@ pub fn summarize(
             type_name,
             extends: f.extends.clone(),
             type_outer,
-            type_supers,
+            type_supers: type_supers.into(),
             reads_key_header,
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
             bodiless: bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or("")),
@@ -849,16 +850,16 @@ pub fn summarize(
         for v in flow.returns_of(i) {
             for o in flow.origins(v, &rec) {
                 if d.fresh.is_none() {
-                    d.fresh = Some(HelperInfo {
+                    d.fresh = Some(Box::new(HelperInfo {
                         kind: o.kind,
                         source: o.display.clone(),
                         location: location(path, lines, text, o.span.start),
                         ambiguous: None,
-                    });
+                    }));
                 }
             }
         }
-        d.fresh_via = rec.asked.into_inner();
+        d.fresh_via = rec.asked.into_inner().into();
         decls.insert(i, d);
     }
 
@@ -884,12 +885,12 @@ pub fn summarize(
         if d.mints.is_none()
             && let Some(o) = origins.first()
         {
-            d.mints = Some(MintInfo {
+            d.mints = Some(Box::new(MintInfo {
                 source: o.display.clone(),
                 kind: o.kind,
                 location: location(path, lines, text, o.span.start),
                 function: d.name.clone(),
-            });
+            }));
         }
         d.mint_via_fresh.extend(rec.asked.into_inner());
         // A parameter whose value reaches the sink is a key parameter too, whatever its
@@ -978,12 +979,12 @@ pub fn summarize(
         if let Some(d) = decls.get_mut(&f)
             && d.mints.is_none()
         {
-            d.mints = Some(MintInfo {
+            d.mints = Some(Box::new(MintInfo {
                 source: e.source.clone(),
                 kind: SourceKind::Random,
                 location: e.label.clone(),
                 function: d.name.clone(),
-            });
+            }));
         }
     }
 
@@ -1116,12 +1117,12 @@ pub fn summarize(
             path: path.to_string(),
             test_source: is_test_source(path),
             jvm: true,
-            mints: Some(MintInfo {
+            mints: Some(Box::new(MintInfo {
                 source: o.display.clone(),
                 kind: o.kind,
                 location: location(path, lines, text, o.span.start),
                 function: cd.type_name.clone(),
-            }),
+            })),
             ..FnDecl::default()
         });
     }
@@ -2286,9 +2287,9 @@ pub struct ProjectIndex {
     /// Declarations by simple name, in path order.
     pub functions: HashMap<String, Vec<FnDecl>>,
     /// Per declaration (parallel to `functions[name]`): does it return a fresh value?
-    fresh: HashMap<String, Vec<Option<HelperInfo>>>,
+    fresh: HashMap<String, Vec<Option<Box<HelperInfo>>>>,
     /// Per declaration: does it mint a key and put it somewhere (with no lock)?
-    mints: HashMap<String, Vec<Option<MintInfo>>>,
+    mints: HashMap<String, Vec<Option<Box<MintInfo>>>>,
     pub registrations: Vec<Registration>,
     /// Retrofit services of every summarised file, sorted.
     pub retrofit_services: Vec<RetrofitService>,
@@ -3001,6 +3002,7 @@ impl ProjectIndex {
 
     fn name_fresh(&self, name: &str, args: usize, caller: &FnDecl) -> Option<&HelperInfo> {
         self.unanimous(&self.fresh, name, args, caller)
+            .map(|b| &**b)
     }
 
     /// What a recorded call returns fresh, inside the fixpoint: the name's unanimous state
@@ -3074,7 +3076,7 @@ impl ProjectIndex {
         }
         let mut info = None;
         for &j in self.cached_candidates(r, caller, cache) {
-            info.get_or_insert(states.get(j)?.as_ref()?);
+            info.get_or_insert(states.get(j)?.as_deref()?);
         }
         info
     }
@@ -3796,7 +3798,7 @@ impl ProjectIndex {
                         continue;
                     }
                     let d = &self.functions[n][i];
-                    let info = d.fresh.clone().or_else(|| {
+                    let info = d.fresh.as_deref().cloned().or_else(|| {
                         d.fresh_via
                             .iter()
                             .filter(|r| r.callee != *n)
@@ -3804,7 +3806,7 @@ impl ProjectIndex {
                     });
                     if let Some(info) = info {
                         if let Some(v) = self.fresh.get_mut(n) {
-                            v[i] = Some(info);
+                            v[i] = Some(Box::new(info));
                         }
                         if !self.with_fresh.contains(n) {
                             self.with_fresh.insert(n.clone());
@@ -3835,7 +3837,7 @@ impl ProjectIndex {
                     if d.has_lock {
                         continue;
                     }
-                    let mut info = d.mints.clone();
+                    let mut info = d.mints.as_deref().cloned();
                     if info.is_none() {
                         info = d.mint_via_fresh.iter().find_map(|r| {
                             self.ref_fresh(r, d, &mut cache).map(|f| MintInfo {
@@ -3882,14 +3884,14 @@ impl ProjectIndex {
                                         continue;
                                     }
                                     any = true;
-                                    first.get_or_insert(states[j].as_ref()?);
+                                    first.get_or_insert(states[j].as_deref()?);
                                 }
                                 any.then_some(first).flatten().cloned()
                             });
                     }
                     if let Some(info) = info {
                         if let Some(v) = self.mints.get_mut(n) {
-                            v[i] = Some(info);
+                            v[i] = Some(Box::new(info));
                         }
                         minting.insert(n.clone());
                         changed = true;

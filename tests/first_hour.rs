@@ -605,9 +605,9 @@ fn timings_print_counts_and_phases_on_stderr() {
     );
     for phase in ["discover", "read+scan", "pass 1", "index", "pass 2"] {
         assert!(
-            stats
-                .iter()
-                .any(|l| l.contains(&format!(": {phase} ")) && l.contains(" s ") && l.contains('%')),
+            stats.iter().any(|l| l.contains(&format!(": {phase} "))
+                && l.contains(" s ")
+                && l.contains('%')),
             "{phase}: {stats:?}"
         );
     }
@@ -620,7 +620,10 @@ fn timings_print_counts_and_phases_on_stderr() {
             .map(|x| x.trim_end_matches(" MiB").parse().unwrap())
             .collect();
         assert_eq!(peaks.len(), 5, "{stats:?}");
-        assert!(peaks.windows(2).all(|w| w[0] <= w[1]) && peaks[0] > 0, "{stats:?}");
+        assert!(
+            peaks.windows(2).all(|w| w[0] <= w[1]) && peaks[0] > 0,
+            "{stats:?}"
+        );
     }
 }
 
