@@ -54,8 +54,8 @@ pub struct FnDecl {
     )>,
     /// `path:line` of the declaration.
     pub location: String,
-    /// The file's display path.
-    pub path: String,
+    /// The file's display path, shared by the file's declarations.
+    pub path: std::sync::Arc<str>,
     /// The file is test, example or benchmark code ([`is_test_source`]): only such code
     /// can call it.
     pub test_source: bool,
@@ -825,7 +825,7 @@ pub fn summarize(
             defaults_possible: lang == Language::Kotlin,
             key_params,
             location: location(path, lines, text, f.name_span.start),
-            path: path.to_string(),
+            path: std::sync::Arc::from(path),
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name,
@@ -995,6 +995,8 @@ pub fn summarize(
     // read.)
     let mut by_binding: HashMap<usize, Vec<BoundKeyField>> = HashMap::new();
     let reassigned: HashSet<&str> = model.assigns.iter().map(|a| a.name.as_str()).collect();
+    // Calls recorded per declaration ([`FnDecl::call_refs`]), with their handling.
+    let mut recorded: HashSet<(ScopeId, CallRef, bool)> = HashSet::new();
     for call in &model.calls {
         let Some(f) = owner_fn[call.scope] else {
             continue;
@@ -1073,10 +1075,16 @@ pub fn summarize(
             {
                 d.self_calls.push(call.callee.clone());
             }
-            if model.failure_caught_all(call.span.start, model.scopes[f].span) {
-                d.handled_calls.push(d.call_refs.len() as u32);
+            // One entry per distinct call and handling: every reader asks whether some
+            // recorded call (handled or not) resolves somewhere.
+            let handled = model.failure_caught_all(call.span.start, model.scopes[f].span);
+            let r = CallRef::of(call);
+            if recorded.insert((f, r.clone(), handled)) {
+                if handled {
+                    d.handled_calls.push(d.call_refs.len() as u32);
+                }
+                d.call_refs.push(r);
             }
-            d.call_refs.push(CallRef::of(call));
             for mut c in candidates {
                 c.3.function = d.name.clone();
                 d.keyed_arg_candidates.push(c);
@@ -1114,7 +1122,7 @@ pub fn summarize(
             arity: cd.index,
             defaults_possible: true,
             location: location(path, lines, text, cd.span.start),
-            path: path.to_string(),
+            path: std::sync::Arc::from(path),
             test_source: is_test_source(path),
             jvm: true,
             mints: Some(Box::new(MintInfo {
@@ -2619,8 +2627,13 @@ impl ProjectIndex {
             idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
+            // One copy of the path per file, shared by its declarations.
+            let path: std::sync::Arc<str> = std::sync::Arc::from(s.path.as_str());
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
                 f.type_norm = normalized(&f.type_name);
+                if *f.path == *path {
+                    f.path = path.clone();
+                }
                 idx.functions.entry(f.name.clone()).or_default().push(f);
             }
             idx.registrations.extend(s.registrations);
@@ -2895,7 +2908,7 @@ impl ProjectIndex {
         } else {
             match receiver.map(str::trim) {
                 None | Some("this") | Some("self") | Some("super") | Some("Self") => {
-                    let same: Vec<_> = all.clone().filter(|(_, d)| d.path == from_path).collect();
+                    let same: Vec<_> = all.clone().filter(|(_, d)| *d.path == *from_path).collect();
                     if !same.is_empty() {
                         same
                     } else {
@@ -3655,7 +3668,7 @@ impl ProjectIndex {
         let declared_in: HashSet<(String, String)> = self
             .functions
             .iter()
-            .flat_map(|(n, ds)| ds.iter().map(move |d| (d.path.clone(), n.clone())))
+            .flat_map(|(n, ds)| ds.iter().map(move |d| (d.path.to_string(), n.clone())))
             .collect();
         // Files whose types inherit project supertypes (free calls may reach those).
         let inheriting: HashSet<String> = self
@@ -3692,8 +3705,8 @@ impl ProjectIndex {
                         let free = pp.receiver.is_none()
                             && pp.receiver_type.is_none()
                             && pp.arg_name.is_none()
-                            && !inheriting.contains(&d.path)
-                            && !declared_in.contains(&(d.path.clone(), pp.callee.clone()));
+                            && !inheriting.contains(&*d.path)
+                            && !declared_in.contains(&(d.path.to_string(), pp.callee.clone()));
                         let cache_key = (pp.callee.clone(), pp.arity, pp.arg, d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {

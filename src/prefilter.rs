@@ -1310,7 +1310,7 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                 let ok = d.fresh_via.iter().filter(|r| r.callee != *n).all(|r| {
                     settled_name(index, &s, &r.callee, r.arity, d.jvm)
                         && narrowings
-                            .entry((r, d.path.as_str()))
+                            .entry((r, &*d.path))
                             .or_insert_with(|| narrowing(index, r, &d.path))
                             .settled(&s, &r.callee)
                 });
@@ -1489,7 +1489,7 @@ fn resolve_call<'a>(
             None | Some("this") | Some("self") | Some("super") | Some("Self") => {
                 // Declarations in the caller's file (parsed: all known), else top-level
                 // functions anywhere.
-                if decls.iter().any(|d| fits(d) && d.path == path) {
+                if decls.iter().any(|d| fits(d) && *d.path == *path) {
                     (Want::Nothing, true)
                 } else {
                     (Want::Name, true)
@@ -1593,7 +1593,7 @@ fn resolve_ask<'a>(
                 r.callee.as_str(),
                 Some(r.arity),
                 Some(d.jvm),
-                Some((r, d.path.as_str())),
+                Some((r, &*d.path)),
             )
         }));
     }
@@ -1709,7 +1709,7 @@ pub fn demanded_names<'a>(
                     r.callee.as_str(),
                     Some(r.arity),
                     Some(f.jvm),
-                    Some((r, f.path.as_str())),
+                    Some((r, &*f.path)),
                 )
             }));
         }
@@ -1747,7 +1747,7 @@ pub fn demanded_names<'a>(
                         x.callee.as_str(),
                         Some(x.arity),
                         Some(f.jvm),
-                        Some((x, f.path.as_str())),
+                        Some((x, &*f.path)),
                     )
                 }));
             }
@@ -1768,7 +1768,7 @@ pub fn demanded_names<'a>(
                     r.callee.as_str(),
                     Some(r.arity),
                     Some(f.jvm),
-                    Some((r, f.path.as_str())),
+                    Some((r, &*f.path)),
                 )
             }));
         }
