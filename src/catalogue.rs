@@ -306,8 +306,22 @@ pub struct MintingCall {
     pub label: String,
     /// The source it mints with, as messages show it (`UUID.randomUUID()`).
     pub source: String,
+    /// The entry applies only in files whose text names one of these packages (as an
+    /// import, a wildcard import, a package declaration or a qualified name; a substring
+    /// of the text, case-sensitive, comments included), e.g. `com.stripe` for stripe-java's model classes.
+    /// Empty: every file. Keeps a common receiver name (`Session.create(..)`) to the one
+    /// library's.
+    #[serde(default)]
+    pub packages: Vec<String>,
     #[serde(flatten)]
     pub call: CallMatch,
+}
+
+impl MintingCall {
+    /// Whether the entry applies in a file with this text ([`Self::packages`]).
+    pub fn applies_in(&self, text: &str) -> bool {
+        self.packages.is_empty() || self.packages.iter().any(|p| text.contains(p.as_str()))
+    }
 }
 
 /// Kind of attempt boundary, which decides the rule.
@@ -651,7 +665,10 @@ const TABLES: &[(&str, Shape)] = &[
     ("header_setter", Shape::Entries(&["name_arg", "value_arg"])),
     ("header_reader", Shape::Entries(&[])),
     ("call_sink", Shape::Entries(&["value_arg", "label"])),
-    ("minting_call", Shape::Entries(&["label", "source"])),
+    (
+        "minting_call",
+        Shape::Entries(&["label", "source", "packages"]),
+    ),
     (
         "boundary",
         Shape::Entries(&[

@@ -110,7 +110,7 @@ pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts
         if let Some(i) = cat
             .minting_calls
             .iter()
-            .position(|e| e.call.matches(model.language, call))
+            .position(|e| e.call.matches(model.language, call) && e.applies_in(text))
         {
             facts.library_mints.push((cid, i));
         }

@@ -531,7 +531,19 @@ impl Prefilter {
         }
         // A library call that mints its own key is a sink and an origin at once.
         for c in &cat.minting_calls {
-            let clauses = b.call_clauses(&c.call);
+            let mut clauses = b.call_clauses(&c.call);
+            // The file must name one of the entry's packages ([`crate::catalogue::MintingCall::packages`]).
+            if !c.packages.is_empty() {
+                let raw = c
+                    .packages
+                    .iter()
+                    .map(|p| b.raw(p, WordKind::Substring))
+                    .collect();
+                clauses.push(Clause {
+                    raw,
+                    norm: Vec::new(),
+                });
+            }
             sinks.push(Condition {
                 langs: langs_of(&c.call),
                 clauses,
