@@ -3126,14 +3126,6 @@ impl ProjectIndex {
                 .collect();
             self.retry.insert(n.clone(), v);
         }
-        // Normalised type names, once (see `receiver_names_norm`).
-        let norm_types: HashMap<&str, String> = self
-            .functions
-            .values()
-            .flatten()
-            .filter(|d| !d.passes_params.is_empty() || !d.type_name.is_empty())
-            .map(|d| (d.type_name.as_str(), normalized(&d.type_name)))
-            .collect();
         // A least fixpoint: every round adds a state, and there are finitely many, so it
         // ends; no cap, or a long wrapper chain would depend on how files were batched.
         loop {
@@ -3183,15 +3175,7 @@ impl ProjectIndex {
                                 let r = normalized(crate::catalogue::last_segment(r));
                                 let typed: Vec<&(usize, &FnDecl)> = fitting
                                     .iter()
-                                    .filter(|(_, c)| {
-                                        r.len() >= 3
-                                            && norm_types.get(c.type_name.as_str()).is_some_and(
-                                                |t| {
-                                                    !t.is_empty()
-                                                        && (t.contains(&r) || r.contains(t))
-                                                },
-                                            )
-                                    })
+                                    .filter(|(_, c)| receiver_names_norm(&r, &c.type_norm))
                                     .collect();
                                 all =
                                     !typed.is_empty() && typed.iter().all(|(j, c)| retries(*j, c));

@@ -283,6 +283,14 @@ impl Builder {
         clauses
     }
 
+    /// A clause that holds when any of `words` (raw words of one kind) is found.
+    fn raw_clause(&mut self, words: &[String], kind: WordKind) -> Clause {
+        Clause {
+            raw: words.iter().map(|w| self.raw(w, kind)).collect(),
+            norm: Vec::new(),
+        }
+    }
+
     fn all_call_clauses(&mut self, m: &CallMatch) -> Vec<Clause> {
         let mut clauses = Vec::new();
         let callees: Vec<&str> = m
@@ -311,26 +319,10 @@ impl Builder {
             });
         }
         if !m.receiver.is_empty() && !m.free && m.receiver.iter().all(|r| !r.is_empty()) {
-            let raw = m
-                .receiver
-                .iter()
-                .map(|r| self.raw(r, WordKind::Token))
-                .collect();
-            clauses.push(Clause {
-                raw,
-                norm: Vec::new(),
-            });
+            clauses.push(self.raw_clause(&m.receiver, WordKind::Token));
         }
         if !m.receiver_contains.is_empty() && m.receiver_contains.iter().all(|r| !r.is_empty()) {
-            let raw = m
-                .receiver_contains
-                .iter()
-                .map(|r| self.raw(r, WordKind::CaseInsensitive))
-                .collect();
-            clauses.push(Clause {
-                raw,
-                norm: Vec::new(),
-            });
+            clauses.push(self.raw_clause(&m.receiver_contains, WordKind::CaseInsensitive));
         }
         clauses
     }
@@ -532,17 +524,10 @@ impl Prefilter {
         // A library call that mints its own key is a sink and an origin at once.
         for c in &cat.minting_calls {
             let mut clauses = b.call_clauses(&c.call);
-            // The file must name one of the entry's packages ([`crate::catalogue::MintingCall::packages`]).
+            // The file must name one of the entry's packages
+            // ([`crate::catalogue::MintingCall::packages`]).
             if !c.packages.is_empty() {
-                let raw = c
-                    .packages
-                    .iter()
-                    .map(|p| b.raw(p, WordKind::Substring))
-                    .collect();
-                clauses.push(Clause {
-                    raw,
-                    norm: Vec::new(),
-                });
+                clauses.push(b.raw_clause(&c.packages, WordKind::Substring));
             }
             sinks.push(Condition {
                 langs: langs_of(&c.call),
