@@ -214,6 +214,12 @@ pub struct Fix {
     /// proven to keep the meaning); `None` for safe fixes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The local variable the fix declares (`idempotencyKey`), if any, with the byte range
+    /// (0-based, end exclusive) of the function it is declared in: its name is chosen free
+    /// in the text the fix was computed on, so two fixes declaring one name in overlapping
+    /// functions are not applied in the same round ([`crate::fix::apply::apply`]).
+    #[serde(skip)]
+    pub declares: Option<(String, std::ops::Range<usize>)>,
 }
 
 impl Finding {

@@ -32,7 +32,8 @@
 //! ([`SYNTHETIC_CALLEES`]; nameless functions are not indexed) and the name `Companion` of
 //! an unnamed Kotlin companion object (no demand names a type so); `tests/prefilter.rs` checks
 //! this on every fixture. Rust string literal values have their escapes decoded, which the
-//! normalised view also does. Given that:
+//! normalised view also does; a Java file is scanned with its unicode escapes decoded, as
+//! the Java frontend lowers it. Given that:
 //!
 //! - A *source* needs a call whose callee is one of its entry's `callee` names, whose
 //!   receiver's last segment is one of `receiver` (unless `free`), and whose lower-cased
@@ -602,6 +603,8 @@ impl Prefilter {
 
     /// Scans one file's text. `scratch` is a reusable buffer for the normalised view.
     pub fn scan(&self, language: Language, text: &str, scratch: &mut Vec<u8>) -> FileWords {
+        let decoded = java_decoded(language, text);
+        let text = decoded.as_deref().unwrap_or(text);
         let bytes = text.as_bytes();
         let mut raw_hit = vec![false; self.raw_words.len()];
         match &self.raw {
@@ -657,6 +660,16 @@ impl Prefilter {
             suppression: mentions_idemlint(text),
         }
     }
+}
+
+/// A Java file's text with its unicode escapes decoded, as the Java frontend lowers it
+/// ([`crate::lang::java::unicode_decoded`]); `None` for other languages or without an
+/// escape. Every word the scans look for is then a substring of what the model holds.
+fn java_decoded(language: Language, text: &str) -> Option<String> {
+    if language != Language::Java || memchr::memmem::find(text.as_bytes(), b"\\u").is_none() {
+        return None;
+    }
+    crate::lang::java::unicode_decoded(text)
 }
 
 /// True when `text` contains `idemlint` in any ASCII case: every suppression comment
@@ -847,6 +860,8 @@ impl NameScan {
         if self.all_of.contains(&language) {
             return true;
         }
+        let decoded = java_decoded(language, text);
+        let text = decoded.as_deref().unwrap_or(text);
         let bytes = text.as_bytes();
         let Some(ac) = &self.ac else {
             return !self.words.is_empty();
@@ -1585,6 +1600,9 @@ fn resolve_ask<'a>(
     // ambiguous finding, `ProjectIndex::fresh_from`): no settled candidate ends the search.
     let cands = resolve_call(index, c, path, out, |_, _| false);
     for (_, d) in cands {
+        if d.fresh.is_some() {
+            continue;
+        }
         follow.extend(d.fresh_via.iter().filter(|r| r.callee != d.name).map(|r| {
             (
                 r.callee.as_str(),
@@ -1712,6 +1730,7 @@ pub fn demanded_names<'a>(
         }
     }
     // Transitively, by name: what the fitting declarations of a demanded name return.
+    let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
     let mut seen: std::collections::HashSet<Follow> = Default::default();
     let mut expanded: std::collections::HashSet<(&str, Option<usize>, Option<bool>)> =
         Default::default();
@@ -1738,7 +1757,12 @@ pub fn demanded_names<'a>(
                 Some(t) => out.typed.insert((n.to_string(), t.to_string())),
                 None => out.decls.insert(n.to_string()),
             };
+            // A declaration fresh on its own is fresh whatever it returns the result of
+            // (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is empty).
             for (_, f) in index.candidates_of_ref(r, p) {
+                if f.fresh.is_some() {
+                    continue;
+                }
                 fresh.extend(f.fresh_via.iter().filter(|x| x.callee != n).map(|x| {
                     (
                         x.callee.as_str(),
@@ -1753,10 +1777,14 @@ pub fn demanded_names<'a>(
         if !expanded.insert((n, args, jvm)) {
             continue;
         }
+        if trace && !out.decls.contains(n) {
+            eprintln!("demand: follow {n}/{args:?} from {:?}", via.map(|v| v.1));
+        }
         out.decls.insert(n.to_string());
         for f in index.functions.get(n).into_iter().flatten() {
             if args.is_some_and(|a| !crate::index::arity_ok(f, a))
                 || jvm.is_some_and(|j| f.jvm != j)
+                || f.fresh.is_some()
             {
                 continue;
             }

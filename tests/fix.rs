@@ -259,6 +259,7 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
         applicability: Applicability::Safe,
         message: "broken".into(),
         reason: None,
+        declares: None,
         edits: vec![Edit {
             start: brace,
             end: brace + 1,

@@ -91,6 +91,24 @@ fn matrix() -> Vec<(String, String, bool)> {
             true,
         ),
         (
+            // Two hoists in one block: each picks a name free in the text it was computed
+            // on, so they are applied in two rounds (`idempotencyKey`, `idempotencyKey2`).
+            "java/Twice.java".into(),
+            java(
+                "Twice",
+                "    void run(long amount) {\n        Retry.withRetry(3, () -> api.createCharge(UUID.randomUUID().toString(), amount));\n        Retry.withRetry(3, () -> api.createCharge(UUID.randomUUID().toString(), amount + 1));\n    }\n",
+            ),
+            true,
+        ),
+        (
+            "kotlin/twice.kt".into(),
+            kotlin(
+                "twice",
+                "    fun run(amount: Long) {\n        withRetry(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount) }\n        withRetry(3) { api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount + 1) }\n    }\n",
+            ),
+            true,
+        ),
+        (
             "kotlin/direct.kt".into(),
             kotlin(
                 "direct",
@@ -421,6 +439,13 @@ fn every_variant_and_fix_fixture_compiles_after_fix_with_the_same_keys_per_item(
     ));
     assert!(batch("rust/batch.rs").contains("for amount in orders { let idempotency_key = Uuid::new_v4().to_string(); let _ = backoff::retry"));
     // The lambda stored in a local first: the key is declared before the local.
+    for twice in ["java/Twice.java", "kotlin/twice.kt"] {
+        let t = batch(twice);
+        assert!(
+            t.contains("idempotencyKey2") && t.matches("randomUUID").count() == 2,
+            "{twice}: two hoists, two names\n{t}"
+        );
+    }
     let local = batch("java/Local.java");
     assert!(
         local.find("final String idempotencyKey").unwrap()

@@ -21,10 +21,14 @@ impl Mode {
 }
 
 /// Applies every allowed fix of `findings` whose edits do not overlap an edit already
-/// accepted (fixes are taken in finding order; zero-width insertions at the same offset
-/// are kept in order). Returns the new text and the rules of the fixes applied.
+/// accepted and which does not declare a name an accepted fix declares in an overlapping
+/// function (each picked its name free in `text` alone: two hoists in one block would both declare
+/// `idempotencyKey`; the later one waits for the next round, which re-analyses and picks
+/// `idempotencyKey2`). Fixes are taken in finding order; zero-width insertions at the same
+/// offset are kept in order. Returns the new text and the rules of the fixes applied.
 pub fn apply(text: &str, findings: &[Finding], mode: Mode) -> (String, Vec<&'static str>) {
     let mut accepted: Vec<&Edit> = Vec::new();
+    let mut declared: Vec<&(String, std::ops::Range<usize>)> = Vec::new();
     let mut rules = Vec::new();
     for f in findings {
         let Some(fix) = &f.fix else { continue };
@@ -49,9 +53,15 @@ pub fn apply(text: &str, findings: &[Finding], mode: Mode) -> (String, Vec<&'sta
                     || (e.start == e.end && a.start == a.end && e.start == a.start)
             })
         });
-        if !valid || overlaps {
+        let clashes = fix.declares.as_ref().is_some_and(|(n, r)| {
+            declared
+                .iter()
+                .any(|(m, q)| m == n && r.start < q.end && q.start < r.end)
+        });
+        if !valid || overlaps || clashes {
             continue;
         }
+        declared.extend(fix.declares.as_ref());
         accepted.extend(fix.edits.iter());
         rules.push(f.rule);
     }

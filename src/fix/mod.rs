@@ -688,6 +688,10 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
                 e.extend(clones);
                 e
             },
+            declares: Some((
+                binding.name.clone(),
+                m.scopes[f_scope].span.start..m.scopes[f_scope].span.end,
+            )),
         });
     }
 
@@ -776,6 +780,7 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             edit(ctx, insert_at, insert_at, decl),
             edit(ctx, expr_span.start, expr_span.end, use_text),
         ],
+        declares: Some((name, f_span.start..f_span.end)),
     })
 }
 
@@ -836,5 +841,6 @@ fn clone_call(ctx: &FixCtx, f: &Finding) -> Option<Fix> {
             again.span.end,
             format!("{call_param}.clone()"),
         )],
+        declares: None,
     })
 }

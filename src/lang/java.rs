@@ -32,6 +32,13 @@ pub fn lower(text: &str) -> FileModel {
     lower_decoded(text)
 }
 
+/// The text as the Java compiler reads it, unicode escapes decoded (JLS §3.3), when it
+/// has any; the prefilter scans this text so a word written with an escape
+/// (`"\u0049dempotency-Key"`) is seen as the frontend sees it.
+pub fn unicode_decoded(text: &str) -> Option<String> {
+    decode_unicode_escapes(text).map(|(decoded, _)| decoded)
+}
+
 /// The text with Java unicode escapes decoded, and for every byte offset of it (and its
 /// end) the offset in `text`; `None` when there is no escape. A backslash preceded by an
 /// odd number of backslashes does not start one; `\uuu0041` is one escape; an escape that
