@@ -499,16 +499,22 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             no_builtin,
         } => print_catalogue(&path, &table, config.as_deref(), no_builtin, &mut out),
         Command::Completions { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "idemlint", &mut out);
-            EXIT_CLEAN
+            // Generated into memory first: `clap_complete::generate` panics when a write
+            // fails, and a reader that stops early (`| head`) closes the pipe.
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "idemlint", &mut buf);
+            write_stdout(&mut out, &buf, "the completions")
         }
-        Command::Man => match clap_mangen::Man::new(Cli::command()).render(&mut out) {
-            Ok(()) => EXIT_CLEAN,
-            Err(e) => {
-                eprintln!("error: could not write the man page: {e}");
-                EXIT_TOOL_ERROR
+        Command::Man => {
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+                Ok(()) => write_stdout(&mut out, &buf, "the man page"),
+                Err(e) => {
+                    eprintln!("error: could not render the man page: {e}");
+                    EXIT_TOOL_ERROR
+                }
             }
-        },
+        }
         Command::Explain { rule } => {
             let Some(rule) = rule else {
                 let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
@@ -1374,12 +1380,13 @@ fn print_settings(path: &Path, opts: &Options, cat: &Catalogue, out: &mut dyn Wr
         s.push_str("catalogue additions (`idemlint catalogue --no-builtin` prints them):\n");
         for (origin, table) in &config.additions {
             for (name, v) in table {
-                let n = v.as_array().map_or(1, Vec::len);
-                s.push_str(&format!(
-                    "  [[{}]] × {n}  (from {})\n",
-                    crate::text::escape_controls(name),
-                    esc(origin)
-                ));
+                // An array of tables (`[[boundary]]`) counts its entries; a table (`[keys]`)
+                // is one.
+                let header = match v.as_array() {
+                    Some(a) => format!("[[{}]] × {}", crate::text::escape_controls(name), a.len()),
+                    None => format!("[{}]", crate::text::escape_controls(name)),
+                };
+                s.push_str(&format!("  {header}  (from {})\n", esc(origin)));
             }
         }
     }
@@ -1466,8 +1473,23 @@ fn print_catalogue(
             s.push_str(&format!("\n# ── configuration: {} ──\n\n{body}", esc(file)));
         }
     }
-    let _ = out.write_all(s.as_bytes());
+    // A committed configuration's strings may hold bidi overrides (which reorder what a
+    // reader sees); control characters are escaped by the TOML writer already.
+    let _ = out.write_all(crate::text::escape_controls_toml(&s).as_bytes());
     EXIT_CLEAN
+}
+
+/// Writes `bytes` to standard output: a reader that closed the pipe early (`| head`) is
+/// not an error, as for `check`'s report; any other write error is (exit 2).
+fn write_stdout(out: &mut dyn Write, bytes: &[u8], what: &str) -> i32 {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => EXIT_CLEAN,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_CLEAN,
+        Err(e) => {
+            eprintln!("error: could not write {what}: {e}");
+            EXIT_TOOL_ERROR
+        }
+    }
 }
 
 /// The file `idemlint init` writes.

@@ -192,6 +192,24 @@ pub fn escape_controls(s: &str) -> String {
     out
 }
 
+/// [`escape_controls_multiline`] for TOML text shown to a reader (`idemlint catalogue`):
+/// each dangerous character becomes the TOML escape `\uXXXX` (they can only stand inside
+/// strings there, where the escape reads back as the same character).
+pub fn escape_controls_toml(s: &str) -> String {
+    if !s.chars().any(is_dangerous) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_dangerous(c) {
+            out.push_str(&format!("\\u{:04X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// [`escape_controls`] for multi-line text: line breaks and tabs are kept, every other
 /// control character is escaped.
 pub fn escape_controls_multiline(s: &str) -> String {

@@ -169,6 +169,30 @@ fn a_closed_pipe_is_not_an_error() {
     assert!(!stderr.contains("error:"), "{stderr}");
 }
 
+/// `completions` and `man` into a reader that stops early (`| head -1`): no panic, no
+/// message, exit 0.
+#[cfg(unix)]
+#[test]
+fn completions_and_man_into_a_closed_pipe() {
+    let d = scratch("epipe-gen");
+    let bin = assert_cmd::cargo::cargo_bin("idemlint");
+    for sub in ["completions bash", "man"] {
+        let o = std::process::Command::new("sh")
+            .current_dir(&d)
+            .arg("-c")
+            .arg(format!(
+                "{{ '{}' {sub}; echo \"rc=$?\" >&2; }} | (exec 0<&-; sleep 1)",
+                bin.display()
+            ))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(o.stderr).unwrap();
+        assert!(stderr.contains("rc=0"), "{sub}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{sub}: {stderr}");
+        assert!(!stderr.contains("error"), "{sub}: {stderr}");
+    }
+}
+
 #[test]
 fn nothing_to_check_is_a_warning() {
     let d = scratch("empty");

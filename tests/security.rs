@@ -539,6 +539,49 @@ fn terminal_escapes_are_neutralised() {
     }
 }
 
+/// A committed configuration's `[[boundary]] label` is drawn in the human report's snippet
+/// and printed by `idemlint catalogue`: its escapes and bidi overrides never reach the
+/// terminal raw.
+#[test]
+fn configuration_labels_are_escaped_in_reports_and_catalogue() {
+    let dir = scratch("label-escapes");
+    write(
+        &dir,
+        "idemlint.toml",
+        "[[boundary]]\ncallee = [\"withBackoff\"]\nform = \"lambda-arg\"\nkind = \"retry\"\nflavor = \"retry\"\nlabel = \"team \\u001b]0;PWNED\\u0007 \u{202e}kcab \\u0085\"\n",
+    );
+    write(
+        &dir,
+        "Pay.kt",
+        &PAY.replace("Retry.withRetry(3)", "withBackoff"),
+    );
+    let clean = |out: &str| {
+        !out.contains('\u{1b}')
+            && !out.contains('\u{7}')
+            && !out.contains('\u{85}')
+            && !out.contains('\u{202e}')
+    };
+    let o = run(&dir, &["check", ".", "--color", "never"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("team "),
+        "the label is drawn: {}",
+        o.stdout
+    );
+    assert!(clean(&o.stdout) && clean(&o.stderr), "{:?}", o.stdout);
+    let o = run(&dir, &["catalogue", ".", "--no-builtin"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("\\u202E"), "{}", o.stdout);
+    assert!(clean(&o.stdout), "{:?}", o.stdout);
+    // The escaped catalogue still reads back as the same configuration.
+    let table: toml::Table = o.stdout.parse().expect("valid TOML");
+    let label = table["boundary"][0]["label"].as_str().unwrap();
+    assert!(
+        label.contains('\u{202e}') && label.contains('\u{1b}'),
+        "{label:?}"
+    );
+}
+
 /// Item 17: `--stdin-filename` is escaped; standard input is checked for binary content.
 #[test]
 fn stdin_name_is_escaped_and_binary_stdin_is_reported() {

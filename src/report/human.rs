@@ -69,7 +69,7 @@ impl Diagnostic for FindingDiagnostic<'_> {
             && b.span != f.span
         {
             labels.push(LabeledSpan::new_with_span(
-                Some(b.snippet_label()),
+                Some(crate::text::escape_controls(&b.snippet_label())),
                 (b.span.start, (b.span.end - b.span.start).max(1)),
             ));
         }
