@@ -1611,7 +1611,7 @@ fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Re
             crate::fsio::write_atomic(path, text.as_bytes(), crate::fsio::WriteTarget::Named, None)
                 .map_err(|e| {
                     format!(
-                        "could not write the report to `{}`: {e}",
+                        "could not write the report to `{}`: {e} (`-o -` writes to standard output)",
                         crate::text::escape_controls(&path.display().to_string())
                     )
                 })

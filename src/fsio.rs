@@ -298,13 +298,13 @@ pub fn write_atomic(
                         && std::fs::metadata(path).is_ok_and(|t| !t.is_file()) =>
                 {
                     return Err(
-                        "it is a link to something that is not a regular file (use `-` for standard output)".into(),
+                        "it is a link to something that is not a regular file".into(),
                     );
                 }
                 Ok(m) if m.file_type().is_symlink() || m.is_file() => {}
                 Ok(_) => {
                     return Err(
-                        "it exists and is not a regular file (use `-` for standard output)".into(),
+                        "it exists and is not a regular file".into(),
                     );
                 }
                 Err(_) => {}
