@@ -1607,15 +1607,18 @@ fn check_output_paths(
 /// ruff do, and the run exits with the code it would have had.
 fn write_report(output: Option<&Path>, text: &str, stdout: &mut dyn Write) -> Result<(), String> {
     match output {
-        Some(path) if path != Path::new("-") => {
-            crate::fsio::write_atomic(path, text.as_bytes(), crate::fsio::WriteTarget::Named, None)
-                .map_err(|e| {
-                    format!(
-                        "could not write the report to `{}`: {e} (`-o -` writes to standard output)",
-                        crate::text::escape_controls(&path.display().to_string())
-                    )
-                })
-        }
+        Some(path) if path != Path::new("-") => crate::fsio::write_atomic(
+            path,
+            text.as_bytes(),
+            crate::fsio::WriteTarget::Named,
+            None,
+        )
+        .map_err(|e| {
+            format!(
+                "could not write the report to `{}`: {e} (`-o -` writes to standard output)",
+                crate::text::escape_controls(&path.display().to_string())
+            )
+        }),
         _ => match stdout
             .write_all(text.as_bytes())
             .and_then(|()| stdout.flush())

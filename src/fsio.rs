@@ -297,15 +297,11 @@ pub fn write_atomic(
                     if m.file_type().is_symlink()
                         && std::fs::metadata(path).is_ok_and(|t| !t.is_file()) =>
                 {
-                    return Err(
-                        "it is a link to something that is not a regular file".into(),
-                    );
+                    return Err("it is a link to something that is not a regular file".into());
                 }
                 Ok(m) if m.file_type().is_symlink() || m.is_file() => {}
                 Ok(_) => {
-                    return Err(
-                        "it exists and is not a regular file".into(),
-                    );
+                    return Err("it exists and is not a regular file".into());
                 }
                 Err(_) => {}
             }

@@ -52,8 +52,8 @@ pub struct FnDecl {
         crate::classify::SlotKind,
         String,
     )>,
-    /// `path:line` of the declaration.
-    pub location: String,
+    /// 1-based line of the declaration's name in [`Self::path`] ([`Self::location`]).
+    pub line: u32,
     /// The file's display path, shared by the file's declarations.
     pub path: std::sync::Arc<str>,
     /// The file is test, example or benchmark code ([`is_test_source`]): only such code
@@ -87,16 +87,16 @@ pub struct FnDecl {
     pub fresh: Option<Box<HelperInfo>>,
     /// Calls whose result flows into the return value (may be fresh helpers), each with
     /// what resolves it ([`ProjectIndex::candidates_of`]).
-    pub fresh_via: ThinVec<CallRef>,
+    pub fresh_via: ThinVec<std::sync::Arc<CallRef>>,
     /// The body puts an ephemeral value into a key sink.
     pub mints: Option<Box<MintInfo>>,
     /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
-    pub mint_via_fresh: ThinVec<CallRef>,
+    pub mint_via_fresh: ThinVec<std::sync::Arc<CallRef>>,
     /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
     pub keyed_arg_candidates: ThinVec<(String, usize, usize, MintInfo)>,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
-    pub call_refs: ThinVec<CallRef>,
+    pub call_refs: ThinVec<std::sync::Arc<CallRef>>,
     /// The declaration has no body (an interface or abstract method): a call resolves to
     /// the implementations instead.
     pub bodiless: bool,
@@ -245,8 +245,8 @@ pub struct PassedParam {
     pub receiver: Option<String>,
     /// The receiver's declared type, when known ([`Call::receiver_type`]).
     pub receiver_type: Option<String>,
-    /// `path:line` of the call.
-    pub at: String,
+    /// 1-based line of the call, in the file of the declaration holding this.
+    pub line: u32,
     /// The call sits in a `try` that catches every exception.
     pub handled: bool,
 }
@@ -750,6 +750,66 @@ fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String 
     format!("{path}:{}", lines.position(text, offset).line)
 }
 
+/// One shared copy of each distinct [`CallRef`] of a file: generated code makes the same
+/// call (`apply(1)`, `build()` on a builder) in thousands of declarations, and the
+/// declarations' call lists hold pointers to one copy (pointer-keyed caches stay valid:
+/// a call's resolution depends only on the call and its file).
+#[derive(Default)]
+struct CallTable(HashMap<CallRef, std::sync::Arc<CallRef>>);
+
+impl CallTable {
+    fn intern(&mut self, r: CallRef) -> std::sync::Arc<CallRef> {
+        if let Some(a) = self.0.get(&r) {
+            return a.clone();
+        }
+        let a = std::sync::Arc::new(r.clone());
+        self.0.insert(r, a.clone());
+        a
+    }
+}
+
+/// The 1-based line of byte `offset` (saturating at `u32::MAX`).
+fn line_of(lines: &LineIndex, text: &str, offset: usize) -> u32 {
+    u32::try_from(lines.position(text, offset).line).unwrap_or(u32::MAX)
+}
+
+impl FnDecl {
+    /// `path:line` of the declaration, as messages quote it.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
+
+    /// Orders declarations as their [`Self::location`] strings compare (byte-wise, so
+    /// `a.kt:100` before `a.kt:20`), without building them: the index keeps each name's
+    /// declarations in this order, which decides the first one quoted.
+    pub fn location_cmp(&self, other: &FnDecl) -> std::cmp::Ordering {
+        fn digits(n: u32, buf: &mut [u8; 10]) -> &[u8] {
+            let mut i = buf.len();
+            let mut n = n;
+            loop {
+                i -= 1;
+                buf[i] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    return &buf[i..];
+                }
+            }
+        }
+        let (mut x, mut y) = ([0u8; 10], [0u8; 10]);
+        let a = self
+            .path
+            .bytes()
+            .chain([b':'])
+            .chain(digits(self.line, &mut x).iter().copied());
+        let b = other
+            .path
+            .bytes()
+            .chain([b':'])
+            .chain(digits(other.line, &mut y).iter().copied());
+        a.cmp(b)
+    }
+}
+
 /// Pass 1: summarises one classified file.
 pub fn summarize(
     path: &str,
@@ -769,6 +829,8 @@ pub fn summarize(
         .collect();
 
     let mut decls: HashMap<ScopeId, FnDecl> = HashMap::new();
+    let mut calls = CallTable::default();
+    let file_path: std::sync::Arc<str> = std::sync::Arc::from(path);
     for (i, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Function(f) = &s.kind else {
             continue;
@@ -824,8 +886,8 @@ pub fn summarize(
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
             key_params,
-            location: location(path, lines, text, f.name_span.start),
-            path: std::sync::Arc::from(path),
+            line: line_of(lines, text, f.name_span.start),
+            path: file_path.clone(),
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name,
@@ -859,7 +921,12 @@ pub fn summarize(
                 }
             }
         }
-        d.fresh_via = rec.asked.into_inner().into();
+        d.fresh_via = rec
+            .asked
+            .into_inner()
+            .into_iter()
+            .map(|r| calls.intern(r))
+            .collect();
         decls.insert(i, d);
     }
 
@@ -892,7 +959,8 @@ pub fn summarize(
                 function: d.name.clone(),
             }));
         }
-        d.mint_via_fresh.extend(rec.asked.into_inner());
+        d.mint_via_fresh
+            .extend(rec.asked.into_inner().into_iter().map(|r| calls.intern(r)));
         // A parameter whose value reaches the sink is a key parameter too, whatever its
         // name (`for_customer(transaction_id, ..)` building `Self { transaction_id, .. }`):
         // a caller's positional argument there is the key.
@@ -1083,7 +1151,7 @@ pub fn summarize(
                 if handled {
                     d.handled_calls.push(d.call_refs.len() as u32);
                 }
-                d.call_refs.push(r);
+                d.call_refs.push(calls.intern(r));
             }
             for mut c in candidates {
                 c.3.function = d.name.clone();
@@ -1121,7 +1189,7 @@ pub fn summarize(
             name: cd.type_name.clone(),
             arity: cd.index,
             defaults_possible: true,
-            location: location(path, lines, text, cd.span.start),
+            line: line_of(lines, text, cd.span.start),
             path: std::sync::Arc::from(path),
             test_source: is_test_source(path),
             jvm: true,
@@ -1669,7 +1737,7 @@ fn infer_retry_params(
                             arg_name: arg.name.clone(),
                             receiver: crate::catalogue::receiver_text(call),
                             receiver_type: call.receiver_type.clone(),
-                            at,
+                            line: line_of(lines, text, call.span.start),
                             handled: model.failure_caught_all(call.span.start, s.span),
                         });
                     }
@@ -1948,7 +2016,10 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
                                 crate::classify::Boundary {
                                     label: format!(
                                         "`{hook}()`, which `{}.{}()` ({}) calls from {}",
-                                        d.type_name, d.name, d.location, b.label
+                                        d.type_name,
+                                        d.name,
+                                        d.location(),
+                                        b.label
                                     ),
                                     entry: "inferred.template-hook".into(),
                                     anchor: match &model.scopes[*j].kind {
@@ -2686,7 +2757,7 @@ impl ProjectIndex {
         idx.camel_sends.dedup();
         idx.resolve_camel();
         for decls in idx.functions.values_mut() {
-            decls.sort_by(|a, b| a.location.cmp(&b.location));
+            decls.sort_by(|a, b| a.location_cmp(b));
         }
         idx.clone_sites.sort();
         idx.registrations
@@ -3138,7 +3209,7 @@ impl ProjectIndex {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
-                        let (pi, callee, at) = (&pp.param, &pp.callee, &pp.at);
+                        let (pi, callee) = (&pp.param, &pp.callee);
                         if self.retry[n][i].iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
                         {
@@ -3194,7 +3265,10 @@ impl ProjectIndex {
                             };
                             add.push((
                                 *pi,
-                                format!("passes it to `{callee}`, which {how} ({at})"),
+                                format!(
+                                    "passes it to `{callee}`, which {how} ({}:{})",
+                                    d.path, pp.line
+                                ),
                                 b,
                             ));
                         }
@@ -3728,7 +3802,7 @@ impl ProjectIndex {
                                 c.key_param_sinks
                                     .iter()
                                     .find(|(x, _)| *x == ai)
-                                    .map_or_else(|| c.location.clone(), |(_, at)| at.clone())
+                                    .map_or_else(|| c.location(), |(_, at)| at.clone())
                             })
                         };
                         let hit = (scoped

@@ -1608,7 +1608,7 @@ fn resolve_ask<'a>(
                 r.callee.as_str(),
                 Some(r.arity),
                 Some(d.jvm),
-                Some((r, &*d.path)),
+                Some((&**r, &*d.path)),
             )
         }));
     }
@@ -1724,7 +1724,7 @@ pub fn demanded_names<'a>(
                     r.callee.as_str(),
                     Some(r.arity),
                     Some(f.jvm),
-                    Some((r, &*f.path)),
+                    Some((&**r, &*f.path)),
                 )
             }));
         }
@@ -1768,7 +1768,7 @@ pub fn demanded_names<'a>(
                         x.callee.as_str(),
                         Some(x.arity),
                         Some(f.jvm),
-                        Some((x, &*f.path)),
+                        Some((&**x, &*f.path)),
                     )
                 }));
             }
@@ -1793,7 +1793,7 @@ pub fn demanded_names<'a>(
                     r.callee.as_str(),
                     Some(r.arity),
                     Some(f.jvm),
-                    Some((r, &*f.path)),
+                    Some((&**r, &*f.path)),
                 )
             }));
         }
