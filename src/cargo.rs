@@ -9,6 +9,13 @@
 //! members are the root's `[workspace] members` globs (directories holding a
 //! `Cargo.toml` with a `[package]`) minus its `exclude` entries, plus the root package.
 //! Manifests are read only when they are regular files of bounded size.
+//!
+//! Unlike cargo, every member must lie inside the workspace root once symbolic links are
+//! resolved: a checked-out tree can list `members = ["vendor"]` with `vendor` a committed
+//! link to `../other-project`, or `"../other-project"` itself, and `--workspace --fix`
+//! must not read or rewrite that. Such a member is left out and reported
+//! ([`Workspace::outside`]); a `package.workspace` naming a directory that does not
+//! contain the manifest is an error.
 
 use std::path::{Path, PathBuf};
 
@@ -22,11 +29,33 @@ pub struct Member {
     pub dir: PathBuf,
 }
 
+/// A `members` entry that resolves outside the workspace root (through `..` or a symbolic
+/// link): not a member for idemlint, reported instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outside {
+    /// The entry as written in `members`.
+    pub listed: String,
+    /// The directory it names, before symbolic links are resolved (absolute).
+    pub dir: PathBuf,
+}
+
 /// A cargo workspace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workspace {
+    /// Canonical (symbolic links resolved).
     pub root: PathBuf,
+    /// Each member's directory is canonical and inside `root`.
     pub members: Vec<Member>,
+    /// `members` entries outside `root`, left out.
+    pub outside: Vec<Outside>,
+}
+
+/// The member directories of a `[workspace]` table: canonical and inside the root, and the
+/// entries that are not.
+#[derive(Debug, Default)]
+struct MemberDirs {
+    dirs: Vec<PathBuf>,
+    outside: Vec<Outside>,
 }
 
 /// How deep a `members` glob with `**` is expanded.
@@ -62,12 +91,17 @@ fn strings<'a>(t: &'a toml::Table, key: &str) -> Vec<&'a str> {
         .unwrap_or_default()
 }
 
-/// The member directories the root's `[workspace]` table lists (absolute).
-fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
-    let mut dirs = Vec::new();
+/// The member directories the root's `[workspace]` table lists (canonical, inside `root`),
+/// and the entries that resolve outside it. `exclude` applies to a member as written and
+/// as resolved.
+fn member_dirs(root: &Path, ws: &toml::Table) -> Result<MemberDirs, String> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let root = root.as_path();
+    // (as listed in `members`, the directory before links are resolved)
+    let mut dirs: Vec<(&str, PathBuf)> = Vec::new();
     for pattern in strings(ws, "members") {
         if !pattern.contains(['*', '?', '[', '{']) {
-            dirs.push(crate::fsio::lexical_normal(&root.join(pattern)));
+            dirs.push((pattern, crate::fsio::lexical_normal(&root.join(pattern))));
             continue;
         }
         let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
@@ -92,12 +126,14 @@ fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
             }
         });
         found.sort();
-        dirs.extend(found);
+        dirs.extend(found.into_iter().map(|d| (pattern, d)));
         if dirs.len() > MAX_MEMBERS {
             return Err(format!("the workspace has more than {MAX_MEMBERS} members"));
         }
     }
-    let excluded: Vec<(PathBuf, Option<globset::GlobMatcher>)> = strings(ws, "exclude")
+    // (as written, resolved when it exists, glob)
+    type Excluded = (PathBuf, Option<PathBuf>, Option<globset::GlobMatcher>);
+    let excluded: Vec<Excluded> = strings(ws, "exclude")
         .into_iter()
         .map(|e| {
             let g = GlobBuilder::new(e.trim_start_matches("./"))
@@ -105,22 +141,54 @@ fn member_dirs(root: &Path, ws: &toml::Table) -> Result<Vec<PathBuf>, String> {
                 .build()
                 .ok()
                 .map(|g| g.compile_matcher());
-            (crate::fsio::lexical_normal(&root.join(e)), g)
+            let p = crate::fsio::lexical_normal(&root.join(e));
+            let resolved = p.canonicalize().ok();
+            (p, resolved, g)
         })
         .collect();
-    dirs.retain(|d| {
-        let rel = d.strip_prefix(root).unwrap_or(d);
-        !excluded
-            .iter()
-            .any(|(p, g)| d.starts_with(p) || g.as_ref().is_some_and(|g| g.is_match(rel)))
-    });
-    dirs.sort();
-    dirs.dedup();
-    Ok(dirs)
+    let is_excluded = |d: &Path, resolved: Option<&Path>| {
+        excluded.iter().any(|(p, rp, g)| {
+            let matches = |d: &Path| {
+                let rel = d.strip_prefix(root).unwrap_or(d);
+                d.starts_with(p)
+                    || rp.as_ref().is_some_and(|rp| d.starts_with(rp))
+                    || g.as_ref().is_some_and(|g| g.is_match(rel))
+            };
+            matches(d) || resolved.is_some_and(matches)
+        })
+    };
+    let mut out = MemberDirs::default();
+    for (listed, d) in dirs {
+        let resolved = d.canonicalize().ok();
+        if is_excluded(&d, resolved.as_deref()) {
+            continue;
+        }
+        match resolved {
+            Some(r) if r.starts_with(root) => out.dirs.push(r),
+            Some(_) => out.outside.push(Outside {
+                listed: listed.to_string(),
+                dir: d,
+            }),
+            // Lexically outside and not there: nothing to read, but still not a member.
+            None if !d.starts_with(root) => out.outside.push(Outside {
+                listed: listed.to_string(),
+                dir: d,
+            }),
+            // Missing: reading its manifest reports it.
+            None => out.dirs.push(d),
+        }
+    }
+    out.dirs.sort();
+    out.dirs.dedup();
+    out.outside.sort_by(|a, b| a.dir.cmp(&b.dir));
+    out.outside.dedup();
+    Ok(out)
 }
 
 /// Calls `f` with every directory below `root` (relative paths), `depth` levels down at
-/// most, without following symbolic links and skipping hidden directories and `target`.
+/// most, skipping hidden directories and `target`. A symbolic link to a directory is
+/// passed to `f` (as cargo's globs match it; [`member_dirs`] then checks where it leads)
+/// but not walked into.
 fn walk_dirs(root: &Path, rel: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
     if depth == 0 {
         return;
@@ -130,15 +198,20 @@ fn walk_dirs(root: &Path, rel: &Path, depth: usize, f: &mut dyn FnMut(&Path)) {
     };
     let mut names: Vec<_> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name())
-        .filter(|n| !n.to_string_lossy().starts_with('.') && n != "target")
+        .filter_map(|e| {
+            let t = e.file_type().ok()?;
+            let link = t.is_symlink() && e.path().is_dir();
+            (t.is_dir() || link).then(|| (e.file_name(), link))
+        })
+        .filter(|(n, _)| !n.to_string_lossy().starts_with('.') && n != "target")
         .collect();
     names.sort();
-    for n in names {
+    for (n, link) in names {
         let child = rel.join(&n);
         f(&child);
-        walk_dirs(root, &child, depth - 1, f);
+        if !link {
+            walk_dirs(root, &child, depth - 1, f);
+        }
     }
 }
 
@@ -147,22 +220,35 @@ fn find_root(start: &Path, table: &toml::Table) -> Result<PathBuf, String> {
     if table.get("workspace").is_some_and(|w| w.is_table()) {
         return Ok(start.to_path_buf());
     }
-    let dir = start.parent().unwrap_or(Path::new("/"));
+    let parent = start.parent().unwrap_or(Path::new("/"));
+    let dir = &parent
+        .canonicalize()
+        .unwrap_or_else(|_| parent.to_path_buf());
     if let Some(ws) = table
         .get("package")
         .and_then(|p| p.get("workspace"))
         .and_then(|w| w.as_str())
     {
-        let root = crate::fsio::lexical_normal(&dir.join(ws)).join("Cargo.toml");
-        return if is_manifest_file(&root) {
-            Ok(root)
-        } else {
-            Err(format!(
+        let named = crate::fsio::lexical_normal(&dir.join(ws));
+        let root = named.canonicalize().unwrap_or(named).join("Cargo.toml");
+        if !is_manifest_file(&root) {
+            return Err(format!(
                 "`{}` names the workspace `{}`, which has no Cargo.toml",
                 shown(start),
                 crate::text::escape_controls(ws)
-            ))
-        };
+            ));
+        }
+        // Its members must be inside it, this one too.
+        if !root.parent().is_some_and(|r| dir.starts_with(r)) {
+            return Err(format!(
+                "`{}` names the workspace `{}`, which does not contain it (once `..` and \
+                 symbolic links are resolved); idemlint checks only workspaces that contain \
+                 their members",
+                shown(start),
+                crate::text::escape_controls(ws)
+            ));
+        }
+        return Ok(root);
     }
     for up in dir.ancestors().skip(1) {
         let candidate = up.join("Cargo.toml");
@@ -171,7 +257,7 @@ fn find_root(start: &Path, table: &toml::Table) -> Result<PathBuf, String> {
         }
         let t = manifest(&candidate)?;
         if let Some(ws) = t.get("workspace").and_then(|w| w.as_table())
-            && member_dirs(up, ws)?.iter().any(|m| m == dir)
+            && member_dirs(up, ws)?.dirs.iter().any(|m| m == dir)
         {
             return Ok(candidate);
         }
@@ -226,14 +312,13 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, String> {
     } else {
         manifest(&root_manifest)?
     };
-    let root = root_manifest
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .to_path_buf();
-    let mut dirs = match root_table.get("workspace").and_then(|w| w.as_table()) {
-        Some(ws) => member_dirs(&root, ws)?,
-        None => Vec::new(),
-    };
+    let root = root_manifest.parent().unwrap_or(Path::new("/"));
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let MemberDirs { mut dirs, outside } =
+        match root_table.get("workspace").and_then(|w| w.as_table()) {
+            Some(ws) => member_dirs(&root, ws)?,
+            None => MemberDirs::default(),
+        };
     if root_table.get("package").is_some_and(|p| p.is_table()) {
         dirs.push(root.clone());
     }
@@ -261,7 +346,11 @@ pub fn workspace(manifest_path: Option<&Path>) -> Result<Workspace, String> {
         });
     }
     members.sort_by(|a, b| a.dir.cmp(&b.dir));
-    Ok(Workspace { root, members })
+    Ok(Workspace {
+        root,
+        members,
+        outside,
+    })
 }
 
 /// The package a manifest declares, as cargo names it in a package id.
@@ -315,11 +404,33 @@ pub fn display_dir(dir: &Path) -> PathBuf {
     crate::discover::relative_from(&dir_abs, &cwd)
 }
 
-/// What to walk, for [`crate::check::Options`]: `paths` and `skip_dirs`.
+/// What to walk, for [`crate::check::Options`]: `paths`, `skip_dirs` and `problems`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckPaths {
     pub paths: Vec<PathBuf>,
     pub skip_dirs: Vec<PathBuf>,
+    /// `--workspace`: the members left out because they are outside the workspace root,
+    /// reported with the files that could not be analysed.
+    pub problems: Vec<crate::finding::FileError>,
+}
+
+/// The report line of a member outside the workspace root.
+fn outside_problem(ws: &Workspace, o: &Outside) -> crate::finding::FileError {
+    let shown_dir = |d: &Path| match std::env::current_dir().and_then(|c| c.canonicalize()) {
+        Ok(cwd) => crate::discover::display_of(&crate::discover::relative_from(d, &cwd)),
+        Err(_) => crate::discover::display_of(d),
+    };
+    crate::finding::FileError {
+        path: shown_dir(&o.dir),
+        line: None,
+        column: None,
+        message: format!(
+            "workspace member `{}` (in `members` of {}) is outside the workspace root, \
+             through `..` or a symbolic link; not checked or fixed",
+            crate::text::escape_controls(&o.listed),
+            shown_dir(&ws.root.join("Cargo.toml")),
+        ),
+    }
 }
 
 /// What to walk for `cargo idemlint` and `--manifest-path`/`--workspace`/`--exclude`.
@@ -343,6 +454,7 @@ pub fn check_paths(
         return Ok(Some(CheckPaths {
             paths: vec![display_dir(&ws.root)],
             skip_dirs: Vec::new(),
+            problems: Vec::new(),
         }));
     }
     let names: Vec<&str> = ws.members.iter().map(|m| m.name.as_str()).collect();
@@ -361,6 +473,7 @@ pub fn check_paths(
     Ok(Some(CheckPaths {
         paths: kept.iter().map(|m| display_dir(&m.dir)).collect(),
         skip_dirs: skipped.iter().map(|m| m.dir.clone()).collect(),
+        problems: ws.outside.iter().map(|o| outside_problem(&ws, o)).collect(),
     }))
 }
 

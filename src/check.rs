@@ -55,6 +55,9 @@ pub struct Options {
     /// directory of `paths` (`cargo idemlint --workspace --exclude PKG`: an excluded
     /// member's directory, while a member nested inside it is still checked).
     pub skip_dirs: Vec<PathBuf>,
+    /// Problems found before the walk, reported in `errors` with the files that could not
+    /// be analysed (`--workspace`: a member outside the workspace root, not checked).
+    pub path_problems: Vec<FileError>,
     /// Parse every file instead of only those the prefilter selects ([`crate::prefilter`]).
     pub no_prefilter: bool,
     /// Report only this part of the files (the project index still covers all of them).
@@ -1106,6 +1109,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
         !opts.no_ignore,
     )
     .map_err(|MissingPath(p)| ToolError::MissingPath(p))?;
+    errors.extend(opts.path_problems.iter().cloned());
     if let Some(shard) = opts.shard {
         errors.retain(|e| shard.contains(&e.path));
     }
@@ -1115,6 +1119,10 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
             let (c, p, mut e) = add_named(candidates, paths, o, opts)?;
             errors.retain(|e| set.contains(&crate::config::absolute_path(Path::new(&e.path))));
             e.retain(|e| opts.shard.is_none_or(|s| s.contains(&e.path)));
+            // A named link or FIFO that the walk of PATH met is reported once, by the walk.
+            let walked: std::collections::HashSet<&str> =
+                errors.iter().map(|e| e.path.as_str()).collect();
+            e.retain(|e| !walked.contains(e.path.as_str()));
             errors.append(&mut e);
             (c, p)
         }

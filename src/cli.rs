@@ -619,9 +619,9 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     }
                 }
             };
-            let (paths, skip_dirs) = match cargo_paths {
-                Some(p) => (p.paths, p.skip_dirs),
-                None => (paths, Vec::new()),
+            let (paths, skip_dirs, path_problems) = match cargo_paths {
+                Some(p) => (p.paths, p.skip_dirs, p.problems),
+                None => (paths, Vec::new(), Vec::new()),
             };
             let paths = if paths.is_empty() && cargo {
                 vec![cargo_workspace_root().unwrap_or_else(|| {
@@ -682,6 +682,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 config_file: config,
                 selection,
                 skip_dirs,
+                path_problems,
                 progress: None,
                 max_file_size,
                 no_ignore,
@@ -691,6 +692,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 return print_settings(&path, &opts, &catalogue, &mut out);
             }
             if show_files {
+                // Not listed, and said so (`check` reports them in `errors`).
+                for p in &opts.path_problems {
+                    eprintln!("warning: {}: {}", p.path, p.message);
+                }
                 return match crate::check::list_files(&opts, &catalogue) {
                     Ok(files) => {
                         for (display, config) in files {

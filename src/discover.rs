@@ -272,9 +272,51 @@ fn unwalked_source(path: &Path, canonical_root: Option<&Path>) -> Option<&'stati
     )
 }
 
+/// What a symbolic link named as a path (`idemlint check -- Link.kt`, `--only`,
+/// `--files-from`) is reported as: such a link is not followed, as the walk follows none,
+/// so a committed `Evil.kt -> ../outside/Victim.kt` cannot make idemlint read a file
+/// outside the tree. Nothing is lost, and nothing is said, when the run checks the target
+/// anyway: a link to a file that is also a candidate (named itself, or found by the walk of
+/// another path), or to a directory inside a walked directory; as the walk meets a link to
+/// a source file of its tree under the file's own name. Every other named link is an
+/// error, so `--strict` fails as it does for the walk's links.
+fn unfollowed_links(
+    paths: &[PathBuf],
+    files: &[Candidate],
+    links: Vec<(PathBuf, PathBuf, bool)>,
+) -> Vec<FileError> {
+    let checked: std::collections::HashSet<PathBuf> = files
+        .iter()
+        .filter_map(|c| std::fs::canonicalize(&c.path).ok())
+        .collect();
+    let walked: Vec<PathBuf> = paths
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    links
+        .into_iter()
+        .filter(|(_, target, is_dir)| {
+            !(checked.contains(target) || *is_dir && walked.iter().any(|w| target.starts_with(w)))
+        })
+        .map(|(link, _, is_dir)| FileError {
+            path: display_of(&link),
+            line: None,
+            column: None,
+            message: if is_dir {
+                "a symbolic link to a directory, named as a path; not followed (symbolic links never are), so the files under it are not checked (name the directory itself)"
+            } else {
+                "a symbolic link, named as a path; not followed (symbolic links never are), so what it points to is not checked (name the target itself)"
+            }
+            .into(),
+        })
+        .collect()
+}
+
 /// [`discover_with`], honouring `.gitignore` / `.ignore` and hidden files and directories
 /// only when `honour_ignores` (`--no-ignore` turns it off), and counting what they left
-/// out. Files named on the command line are always checked.
+/// out. Files named on the command line are always checked, unless they are symbolic
+/// links, which are not followed ([`unfollowed_links`]).
 pub fn discover_counting(
     paths: &[PathBuf],
     threads: usize,
@@ -284,6 +326,8 @@ pub fn discover_counting(
     let ignored_dirs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut files = Vec::new();
     let mut errors = Vec::new();
+    // Named paths that are symbolic links: (as named, resolved target, to a directory).
+    let mut named_links: Vec<(PathBuf, PathBuf, bool)> = Vec::new();
     for root in paths {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
@@ -319,6 +363,21 @@ pub fn discover_counting(
                 message: "not a regular file or directory (a FIFO, socket or device); skipped"
                     .into(),
             });
+            continue;
+        }
+        // A named symbolic link is not followed, as the walk follows none: what it points
+        // to is checked only when the run reaches it anyway (decided below, once every
+        // path is walked).
+        if std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
+            match std::fs::canonicalize(root) {
+                Ok(target) => named_links.push((root.clone(), target, meta.is_dir())),
+                Err(e) => errors.push(FileError {
+                    path: display_of(root),
+                    line: None,
+                    column: None,
+                    message: format!("could not read: {e}"),
+                }),
+            }
             continue;
         }
         if meta.is_file() {
@@ -428,6 +487,9 @@ pub fn discover_counting(
         files.extend(f);
         errors.extend(e);
         errors.extend(rules.take_errors());
+    }
+    if !named_links.is_empty() {
+        errors.extend(unfollowed_links(paths, &files, named_links));
     }
     errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     // The same file named twice (`. /abs/same/dir`, a symlinked directory) is analysed

@@ -232,6 +232,282 @@ fn workspace_flags_run_no_cargo() {
     assert!(!marker.exists(), "a cargo from the tree or PATH ran");
 }
 
+/// Break-it: `--workspace` followed `members` out of the checkout (`"../outside"`, a
+/// committed link `vendor -> ../outside`, a link a glob matches): `--show-files` listed the
+/// outside file and `--fix` rewrote it. A member outside the workspace root (links
+/// resolved) is neither listed, read nor fixed, and is reported in `errors`.
+#[test]
+fn workspace_members_outside_the_root_are_not_checked_or_fixed() {
+    let root = scratch("workspace_outside");
+    let victim = write(&root, "outside/src/Pay.kt", PAY);
+    write(
+        &root,
+        "outside/Cargo.toml",
+        "[package]\nname = \"victim\"\n",
+    );
+    let tree = root.join("tree");
+    write(
+        &tree,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"app\", \"vendor\", \"../outside\", \"crates/*\"]\n",
+    );
+    write(&tree, "app/Cargo.toml", "[package]\nname = \"app\"\n");
+    write(&tree, "app/src/main.rs", "fn main() {}\n");
+    link("../outside", tree.join("vendor"));
+    std::fs::create_dir_all(tree.join("crates")).unwrap();
+    link("../../outside", tree.join("crates/linked"));
+    // A link inside the root is a member under its real name.
+    link("../app", tree.join("crates/alias"));
+    let before = std::fs::read(&victim).unwrap();
+    let outside = ["../outside", "crates/linked", "vendor"];
+
+    let o = run(&tree, &["check", "--workspace", "--show-files"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.stdout, "app/src/main.rs\tbuilt-in defaults\n");
+    for m in outside {
+        assert!(
+            o.stderr.contains(&format!(
+                "warning: {m}: workspace member `{}`",
+                if m == "crates/linked" { "crates/*" } else { m }
+            )),
+            "{m}: {}",
+            o.stderr
+        );
+    }
+    assert!(
+        o.stderr.contains("outside the workspace root"),
+        "{}",
+        o.stderr
+    );
+
+    for (bin, args) in [
+        (
+            "idemlint",
+            vec!["check", "--workspace", "--fix", "--format", "json"],
+        ),
+        (
+            "cargo-idemlint",
+            vec!["idemlint", "--workspace", "--fix", "--format", "json"],
+        ),
+    ] {
+        let o = run_bin(bin, &tree, &args, |_| {});
+        assert_eq!(o.code, 0, "{bin}: {}", o.stderr);
+        let v = json(&o);
+        assert_eq!(v["findings"], serde_json::json!([]), "{bin}: {v}");
+        let mut errors: Vec<(&str, &str)> = v["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["path"].as_str().unwrap(), e["message"].as_str().unwrap()))
+            .collect();
+        errors.sort();
+        assert_eq!(
+            errors.iter().map(|e| e.0).collect::<Vec<_>>(),
+            outside,
+            "{bin}: {v}"
+        );
+        assert!(
+            errors.iter().all(|e| e.1.contains("not checked or fixed")),
+            "{bin}: {v}"
+        );
+        assert!(!o.stdout.contains("Pay.kt") && !o.stderr.contains("Pay.kt"));
+        assert_eq!(std::fs::read(&victim).unwrap(), before, "{bin} rewrote it");
+    }
+    // --strict fails on them; the human report shows nothing of the outside code.
+    let o = run(&tree, &["check", "--workspace", "--strict"]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(!o.stdout.contains("localKey"), "{}", o.stdout);
+    // An excluded outside member is simply left out.
+    write(
+        &tree,
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"app\", \"vendor\"]\nexclude = [\"vendor\"]\n",
+    );
+    let o = run(&tree, &["check", "--workspace", "--strict", "--show-files"]);
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    assert_eq!(o.stdout, "app/src/main.rs\tbuilt-in defaults\n");
+    // `package.workspace` must name a directory that contains the manifest.
+    write(
+        &tree,
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nworkspace = \"../vendor\"\n",
+    );
+    write(
+        &root,
+        "outside/Cargo.toml",
+        "[workspace]\nmembers = [\"../tree/app\"]\n",
+    );
+    let o = run(
+        &tree,
+        &["check", "--manifest-path", "app/Cargo.toml", "--fix"],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("does not contain it"), "{}", o.stderr);
+    assert_eq!(std::fs::read(&victim).unwrap(), before);
+}
+
+/// Break-it: a committed `Evil.kt -> ../outside/Victim.kt` was refused by the walk but
+/// followed when named: `git ls-files | xargs idemlint check --strict --` analysed the
+/// outside file and printed its code, `--only` too (with a warning that said it was not
+/// followed), and `--fix` could rewrite it. A named link is treated as the walk treats
+/// links: not followed, reported unless its target is checked anyway.
+#[test]
+fn named_symbolic_links_are_not_followed() {
+    let root = scratch("named_links");
+    let victim = write(&root, "outside/Victim.kt", PAY);
+    write(&root, "outside/dir/Other.kt", PAY);
+    let tree = root.join("tree");
+    write(&tree, "A.kt", "class A\n");
+    write(&tree, "src/Real.kt", PAY);
+    link("../outside/Victim.kt", tree.join("Evil.kt"));
+    link("src/Real.kt", tree.join("Alias.kt"));
+    link("../outside/dir", tree.join("Linked.kt"));
+    link("src", tree.join("srclink"));
+    write(&tree, "list", "Evil.kt\nA.kt\n");
+    let before = std::fs::read(&victim).unwrap();
+    let not_followed = "a symbolic link, named as a path; not followed";
+    let errors_of = |o: &Out| -> Vec<(String, String)> {
+        json(o)["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["path"].as_str().unwrap().to_string(),
+                    e["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let findings_of = |o: &Out| -> Vec<String> {
+        json(o)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    // The documented pipeline: as for the walk, --strict fails and nothing is analysed.
+    let walk = run(&tree, &["check", ".", "--strict", "--format", "json"]);
+    assert_eq!(walk.code, 2, "{}", walk.stderr);
+    for args in [
+        vec![
+            "check", "--strict", "--format", "json", "--", "A.kt", "Evil.kt",
+        ],
+        vec![
+            "check",
+            "--strict",
+            "--format",
+            "json",
+            "--files-from",
+            "list",
+        ],
+        vec![
+            "check", ".", "--strict", "--format", "json", "--only", "Evil.kt",
+        ],
+    ] {
+        let o = run(&tree, &args);
+        assert_eq!(o.code, 2, "{args:?}: {}", o.stderr);
+        assert!(findings_of(&o).iter().all(|p| p != "Evil.kt"), "{args:?}");
+        let e = errors_of(&o);
+        let evil: Vec<_> = e.iter().filter(|e| e.0 == "Evil.kt").collect();
+        assert_eq!(evil.len(), 1, "{args:?}: reported once: {e:?}");
+        assert!(evil[0].1.contains("not followed"), "{args:?}: {e:?}");
+    }
+    let o = run(&tree, &["check", "--", "A.kt", "Evil.kt"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(!o.stdout.contains("localKey"), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains(&format!("warning: Evil.kt: {not_followed}")),
+        "{}",
+        o.stdout
+    );
+    // --only: no finding of the target, and no warning contradicting one.
+    let o = run(
+        &tree,
+        &["check", ".", "--only", "Evil.kt", "--format", "short"],
+    );
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert_eq!(o.stdout, "");
+    // --show-files does not list it; --fix does not write through it.
+    let o = run(&tree, &["check", "--show-files", "--", "A.kt", "Evil.kt"]);
+    assert_eq!(o.stdout, "A.kt\tbuilt-in defaults\n");
+    let o = run(&tree, &["check", "--fix", "--", "A.kt", "Evil.kt"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(std::fs::read(&victim).unwrap(), before);
+    assert!(
+        std::fs::symlink_metadata(tree.join("Evil.kt"))
+            .unwrap()
+            .is_symlink()
+    );
+    // A linked directory named as a path is not walked.
+    let o = run(
+        &tree,
+        &[
+            "check",
+            "--strict",
+            "--format",
+            "json",
+            "--",
+            "A.kt",
+            "Linked.kt",
+        ],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(findings_of(&o).is_empty(), "{}", o.stdout);
+    assert!(
+        errors_of(&o)
+            .iter()
+            .any(|e| e.0 == "Linked.kt" && e.1.contains("to a directory")),
+        "{}",
+        o.stdout
+    );
+    // A link inside the tree: silent when its target is checked anyway, reported when
+    // only the link is named.
+    for args in [
+        vec![
+            "check",
+            "--strict",
+            "--format",
+            "json",
+            "--",
+            "Alias.kt",
+            "src/Real.kt",
+        ],
+        vec![
+            "check", "--strict", "--format", "json", "--", "srclink", ".",
+        ],
+        vec![
+            "check", ".", "--strict", "--format", "json", "--only", "Alias.kt",
+        ],
+    ] {
+        let o = run(&tree, &args);
+        assert_eq!(findings_of(&o), ["src/Real.kt"], "{args:?}");
+        assert!(
+            errors_of(&o)
+                .iter()
+                .all(|e| !e.0.contains("Alias") && !e.0.contains("srclink")),
+            "{args:?}: {}",
+            o.stdout
+        );
+    }
+    let o = run(
+        &tree,
+        &["check", "--strict", "--format", "json", "--", "Alias.kt"],
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(findings_of(&o).is_empty());
+    assert!(
+        errors_of(&o)
+            .iter()
+            .any(|e| e.0 == "Alias.kt" && e.1.contains("not followed")),
+        "{}",
+        o.stdout
+    );
+}
+
 /// Item 4: `--output` and `--write-baseline` replace a symbolic link instead of writing
 /// through it, never create directories through a linked parent, and refuse a relative
 /// path outside the working directory.
