@@ -204,7 +204,7 @@ fn changed_since_reports_files_changed_or_untracked_since_a_commit() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("--changed-since: git failed: fatal: not a git repository"),
+        err.contains("--changed-since: not a git repository: no `.git` in `.`"),
         "{err}"
     );
 }
@@ -304,6 +304,158 @@ fn git_runs_no_filter_textconv_external_diff_or_fsmonitor() {
         marker.exists(),
         "the test's configuration does not run anything"
     );
+}
+
+/// A directory of the checked tree made to look like a git directory (`HEAD`, `objects/`,
+/// `refs/`, a `config` with `core.worktree` and a clean filter, `info/attributes` asking for
+/// it, all committed as plain files): git's own discovery from `svc/billing` would take it
+/// for a bare repository and run the filter. idemlint asks the checkout's repository, and
+/// outside a checkout refuses.
+#[cfg(unix)]
+#[test]
+fn a_git_directory_committed_in_the_tree_is_never_used() {
+    let dir = scratch("embedded_git_dir");
+    let marker = dir.parent().unwrap().join("embedded_git_dir_ran");
+    let _ = std::fs::remove_file(&marker);
+    let g = dir.join("svc/billing");
+    // Run git the way idemlint did before: its discovery takes the planted directory.
+    let discovered = |from: &Path| {
+        let out = std::process::Command::new("git")
+            .current_dir(from)
+            .args(["rev-parse", "--absolute-git-dir"])
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("GIT_DIR")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let plant = |g: &Path| {
+        git(
+            g.parent().unwrap(),
+            &["init", "--quiet", "--bare", "billing"],
+        );
+        let _ = std::fs::remove_dir_all(g.join("hooks"));
+        std::fs::create_dir_all(g.join("wt")).unwrap();
+        let gd = format!("--git-dir={}", g.display());
+        let filter = format!("sh -c 'id > {}; cat'", marker.display());
+        for (k, v) in [
+            ("core.bare", "false"),
+            ("core.worktree", "wt"),
+            ("filter.x.clean", filter.as_str()),
+        ] {
+            git(g, &[&gd, "config", k, v]);
+        }
+        std::fs::write(g.join("info/attributes"), "* filter=x\n").unwrap();
+        std::fs::write(g.join("wt/Retry.kt"), RETRY).unwrap();
+        std::fs::write(g.join("wt/Billing.kt"), BILLING).unwrap();
+        let wt = format!("--work-tree={}", g.join("wt").display());
+        git(g, &[&gd, &wt, "add", "-A"]);
+        git(
+            g,
+            &[
+                &gd,
+                &wt,
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                "embedded",
+            ],
+        );
+        // The filter is live: `add` and `commit` above ran it.
+        assert!(marker.exists(), "the planted filter does not run");
+        std::fs::remove_file(&marker).unwrap();
+    };
+    std::fs::create_dir_all(dir.join("svc")).unwrap();
+    plant(&g);
+    // The pull request commits it all as files of the checkout.
+    git(&dir, &["init", "--quiet"]);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "--no-verify", "-m", "pr"]);
+    assert!(g.join("HEAD").is_file() && g.join("objects").is_dir());
+    assert_eq!(
+        Path::new(&discovered(&g)).canonicalize().unwrap(),
+        g.canonicalize().unwrap(),
+        "plain git discovery does not find the planted directory"
+    );
+    // A change after the checkout's commit: reported against the checkout's repository.
+    std::fs::write(g.join("wt/Billing.kt"), format!("{BILLING}\n{REFUND_LINE}")).unwrap();
+    let file = "svc/billing/wt/Billing.kt".to_string();
+    for args in [
+        &["svc/billing", "--new-since", "HEAD"][..],
+        &["svc/billing/wt", "--new-since", "HEAD"],
+        &["svc/billing", "--changed-since", "HEAD"],
+    ] {
+        let (f, code, err) = check(&dir, args, None);
+        let lines: Vec<u64> = f.iter().map(|(_, l, _)| *l).collect();
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(f.iter().all(|(p, _, _)| *p == file), "{args:?}: {f:?}");
+        let want: &[u64] = if args[1] == "--new-since" {
+            &[7]
+        } else {
+            &[5, 7]
+        };
+        assert_eq!(lines, want, "{args:?}: {err}");
+        assert!(!marker.exists(), "{args:?}: the tree's filter ran");
+    }
+    // The same tree without a checkout around it (an unpacked archive): no repository.
+    let bare = scratch("embedded_git_dir_no_checkout");
+    std::fs::create_dir_all(bare.join("svc")).unwrap();
+    plant(&bare.join("svc/billing"));
+    for (path, flag) in [
+        ("svc/billing", "--new-since"),
+        ("svc/billing/wt", "--changed-since"),
+    ] {
+        let out = idemlint()
+            .current_dir(&bare)
+            .env("GIT_CEILING_DIRECTORIES", bare.parent().unwrap())
+            .args(["check", path, flag, "HEAD"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{flag}: not a git repository: no `.git` in `{path}`"
+            )),
+            "{err}"
+        );
+        assert!(!marker.exists(), "{path}: the tree's filter ran");
+    }
+}
+
+/// The patch of `--new-since` is read by its structure: an added line `++ b/...` (printed
+/// `+++ b/...` in the patch) or `-- a/...` is content, not a file header that would replace
+/// the file's changed lines; names with spaces, quotes and newlines are read back.
+#[test]
+fn new_since_reads_header_like_lines_as_content() {
+    let dir = repo("new_since_header_lines");
+    let tail =
+        "/*\n++ b/src/Billing.kt\n-- a/src/Billing.kt\n++ \"b/src/Retry.kt\"\n@@ -1 +1 @@\n*/\n";
+    std::fs::write(
+        dir.join("src/Billing.kt"),
+        format!("{BILLING}\n{REFUND_LINE}{tail}"),
+    )
+    .unwrap();
+    let (f, code, err) = check(&dir, &[".", "--new-since", "HEAD"], None);
+    assert_eq!((f, code), (vec![billing(7)], 1), "{err}");
+    // Odd names, tracked and changed since the commit.
+    let mut names = vec!["src/Bill ing \"q\" \\ é.kt"];
+    if cfg!(unix) {
+        names.push("src/new\nline\t.kt");
+    }
+    for n in &names {
+        std::fs::write(dir.join(n), BILLING).unwrap();
+    }
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "--no-verify", "-m", "names"]);
+    for n in &names {
+        std::fs::write(dir.join(n), format!("{BILLING}\n{REFUND_LINE}{tail}")).unwrap();
+    }
+    let (f, code, err) = check(&dir, &[".", "--new-since", "HEAD"], None);
+    let lines: Vec<u64> = f.iter().map(|(_, l, _)| *l).collect();
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(lines, vec![7; names.len()], "{f:?} {err}");
 }
 
 /// `Options::cancel` (the language server's superseded analyses) stops a run early and
