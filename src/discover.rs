@@ -109,11 +109,13 @@ struct IgnoreRules {
     canonical: PathBuf,
     /// Ancestors of the root whose ignore files apply (outermost first).
     parents: Vec<PathBuf>,
-    cache: std::sync::Arc<
-        std::sync::Mutex<std::collections::HashMap<PathBuf, Vec<ignore::gitignore::Gitignore>>>,
-    >,
+    /// Each directory's matchers, shared (a `Gitignore` holds compiled globs: cloning them
+    /// per walk entry cost more than the walk).
+    cache: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Matchers>>>,
     errors: std::sync::Arc<std::sync::Mutex<Vec<FileError>>>,
 }
+
+type Matchers = std::sync::Arc<Vec<ignore::gitignore::Gitignore>>;
 
 impl IgnoreRules {
     fn new(root: &Path) -> IgnoreRules {
@@ -141,7 +143,7 @@ impl IgnoreRules {
     }
 
     /// The matchers of directory `dir` (canonical), `.ignore` first.
-    fn matchers(&self, dir: &Path) -> Vec<ignore::gitignore::Gitignore> {
+    fn matchers(&self, dir: &Path) -> Matchers {
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(m) = cache.get(dir) {
             return m.clone();
@@ -180,6 +182,7 @@ impl IgnoreRules {
                 }
             }
         }
+        let out = std::sync::Arc::new(out);
         cache.insert(dir.to_path_buf(), out.clone());
         out
     }
@@ -199,7 +202,7 @@ impl IgnoreRules {
             }
         }
         for dir in dirs.iter().rev() {
-            for m in self.matchers(dir) {
+            for m in self.matchers(dir).iter() {
                 match m.matched(&abs, is_dir) {
                     ignore::Match::Ignore(_) => return true,
                     ignore::Match::Whitelist(_) => return false,
