@@ -174,57 +174,50 @@ fn is_dangerous(c: char) -> bool {
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `s` with every control character (including line breaks and tab), DEL and bidi override
-/// escaped Rust-style (`\u{1b}`, `\n`), for one-line output of text that came from input
-/// (file names, messages quoting source, configuration values).
-pub fn escape_controls(s: &str) -> String {
-    if !s.chars().any(|c| c.is_control() || is_dangerous(c)) {
+/// `s` with each character `escape` selects replaced by what `write` appends for it.
+fn escape_where(
+    s: &str,
+    escape: impl Fn(char) -> bool,
+    write: impl Fn(&mut String, char),
+) -> String {
+    if !s.chars().any(&escape) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if c.is_control() || is_dangerous(c) {
-            out.extend(c.escape_default());
+        if escape(c) {
+            write(&mut out, c);
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// `s` with every control character (including line breaks and tab), DEL and bidi override
+/// escaped Rust-style (`\u{1b}`, `\n`), for one-line output of text that came from input
+/// (file names, messages quoting source, configuration values).
+pub fn escape_controls(s: &str) -> String {
+    escape_where(
+        s,
+        |c| c.is_control() || is_dangerous(c),
+        |o, c| o.extend(c.escape_default()),
+    )
 }
 
 /// [`escape_controls_multiline`] for TOML text shown to a reader (`idemlint catalogue`):
 /// each dangerous character becomes the TOML escape `\uXXXX` (they can only stand inside
 /// strings there, where the escape reads back as the same character).
 pub fn escape_controls_toml(s: &str) -> String {
-    if !s.chars().any(is_dangerous) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if is_dangerous(c) {
-            out.push_str(&format!("\\u{:04X}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    escape_where(s, is_dangerous, |o, c| {
+        o.push_str(&format!("\\u{:04X}", c as u32))
+    })
 }
 
 /// [`escape_controls`] for multi-line text: line breaks and tabs are kept, every other
 /// control character is escaped.
 pub fn escape_controls_multiline(s: &str) -> String {
-    if !s.chars().any(is_dangerous) {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if is_dangerous(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    escape_where(s, is_dangerous, |o, c| o.extend(c.escape_default()))
 }
 
 /// `text` for rendering as a source snippet: the same length in bytes and in chars (so
