@@ -621,6 +621,17 @@ impl Stats {
     fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
         let now = std::time::Instant::now();
         self.phases.push((name, now - *since, peak_rss_kib()));
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if std::env::var_os("IDEMLINT_TRACE_HEAP").is_some() {
+            // SAFETY: mallinfo2 only reads the allocator's counters.
+            let m = unsafe { libc::mallinfo2() };
+            eprintln!(
+                "heap after {name}: in use {} MiB, free in arenas {} MiB, mmapped {} MiB",
+                m.uordblks >> 20,
+                m.fordblks >> 20,
+                m.hblkhd >> 20
+            );
+        }
         *since = now;
     }
 

@@ -62,24 +62,24 @@ pub struct FnDecl {
     /// Rust functions are only called from Rust; Java and Kotlin call each other.
     pub jvm: bool,
     /// Simple name of the enclosing type or object; empty for a top-level function.
-    pub type_name: String,
+    pub type_name: Name,
     /// A Kotlin extension function's receiver type (simple name), else empty: a call on a
     /// receiver of that declared type resolves to it ([`FunctionInfo::extends`]).
-    pub extends: String,
+    pub extends: Name,
     /// The declared return type's simple name, generics and nullability removed
     /// (`PaymentSettingRepository` of `fun getPaymentSettings(): PaymentSettingRepository?`);
     /// empty when not written or not a type name.
-    pub return_type: String,
+    pub return_type: Name,
     /// [`Self::type_name`] normalised ([`crate::catalogue::normalize_name`]), set by
     /// [`ProjectIndex::extend`]: receivers are compared with it on every resolution.
     #[serde(skip)]
-    pub type_norm: String,
+    pub type_norm: Name,
     /// The type enclosing [`Self::type_name`] when that type is nested (`PaymentRequest` for
     /// a method of `PaymentRequest.Builder`); empty for a top-level type.
-    pub type_outer: String,
+    pub type_outer: Name,
     /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
     /// so a call through a receiver declared as the interface finds the implementation.
-    pub type_supers: ThinVec<String>,
+    pub type_supers: ThinVec<Name>,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
     /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
     pub reads_key_header: bool,
@@ -118,10 +118,12 @@ pub struct FnDecl {
     /// combinator.
     pub passes_params: ThinVec<PassedParam>,
     /// Parameter names in order (Kotlin named arguments bind by them).
-    pub param_names: ThinVec<String>,
-    /// Callees of calls made with no receiver or on `this`: the methods a template method
-    /// calls back (`doRun()` in `run()`), which a subclass may override.
-    pub self_calls: ThinVec<String>,
+    pub param_names: ThinVec<Name>,
+    /// Calls made with no receiver or on `this`, as 0-based positions in
+    /// [`Self::call_refs`], one per callee name in name order: the methods a template
+    /// method calls back (`doRun()` in `run()`), which a subclass may override
+    /// ([`Self::self_callees`]).
+    pub self_calls: ThinVec<u32>,
     /// The function sends an HTTP request itself, by client library ([`HTTP_OKHTTP`],
     /// [`HTTP_SPRING`]; 0: none): a declared endpoint of a Retrofit (`@GET`/`@POST`/…) or
     /// Feign (`@RequestLine`) interface or a body that calls OkHttp's `newCall` goes
@@ -186,25 +188,25 @@ type RetryState = (usize, String, Option<ParamBoundary>);
     serde::Deserialize,
 )]
 pub struct CallRef {
-    pub callee: String,
+    pub callee: Name,
     pub arity: usize,
     /// Last segment of the receiver text ([`crate::catalogue::receiver_text`],
     /// [`crate::catalogue::last_segment`]), `None` for a free call.
-    pub receiver: Option<String>,
+    pub receiver: Option<Name>,
     /// The receiver's declared type ([`Call::receiver_type`]).
-    pub receiver_type: Option<String>,
+    pub receiver_type: Option<Name>,
 }
 
 impl CallRef {
     pub fn of(call: &Call) -> CallRef {
         CallRef {
-            callee: call.callee.clone(),
+            callee: Name::from(call.callee.as_str()),
             arity: call.args.len(),
             // Resolution reads only the receiver's last segment (and whether it is
             // `this`/`self`), so that is all that is kept.
             receiver: crate::catalogue::receiver_text(call)
-                .map(|r| crate::catalogue::last_segment(&r).to_string()),
-            receiver_type: call.receiver_type.clone(),
+                .map(|r| Name::from(crate::catalogue::last_segment(&r))),
+            receiver_type: call.receiver_type.as_deref().map(Name::from),
         }
     }
 }
@@ -233,7 +235,7 @@ impl MintResolution<'_> {
 pub struct PassedParam {
     /// 0-based position of the parameter.
     pub param: usize,
-    pub callee: String,
+    pub callee: Name,
     /// Number of arguments of the call.
     pub arity: usize,
     /// 0-based position of the argument in the call.
@@ -242,9 +244,9 @@ pub struct PassedParam {
     pub arg_name: Option<String>,
     /// The call's receiver text, when any (`RetryHelper` in `RetryHelper.run(block)`):
     /// candidates on a type it names are preferred.
-    pub receiver: Option<String>,
+    pub receiver: Option<Name>,
     /// The receiver's declared type, when known ([`Call::receiver_type`]).
-    pub receiver_type: Option<String>,
+    pub receiver_type: Option<Name>,
     /// 1-based line of the call, in the file of the declaration holding this.
     pub line: u32,
     /// The call sits in a `try` that catches every exception.
@@ -257,7 +259,7 @@ impl PassedParam {
     /// by position.
     fn position_in(&self, c: &FnDecl) -> Option<usize> {
         match &self.arg_name {
-            Some(nm) => c.param_names.iter().position(|p| p == nm),
+            Some(nm) => c.param_names.iter().position(|p| **p == **nm),
             None => Some(self.arg),
         }
     }
@@ -757,12 +759,38 @@ fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String 
 #[derive(Default)]
 struct CallTable(HashMap<CallRef, std::sync::Arc<CallRef>>);
 
+/// A name or type text shared by the declarations of one file (and, for
+/// [`FnDecl::type_norm`], of the index): most are repeated many times (every method of a
+/// type holds its name), so each distinct text is stored once.
+pub type Name = std::sync::Arc<str>;
+
+/// One file's distinct [`Name`]s, while it is summarised.
+#[derive(Default)]
+struct Names(HashSet<Name>);
+
+impl Names {
+    fn get(&mut self, s: &str) -> Name {
+        if let Some(n) = self.0.get(s) {
+            return n.clone();
+        }
+        let n: Name = Name::from(s);
+        self.0.insert(n.clone());
+        n
+    }
+}
+
 impl CallTable {
-    fn intern(&mut self, r: CallRef) -> std::sync::Arc<CallRef> {
+    /// The file's one copy of `r`, its texts shared through `names`.
+    fn intern(&mut self, r: CallRef, names: &mut Names) -> std::sync::Arc<CallRef> {
         if let Some(a) = self.0.get(&r) {
             return a.clone();
         }
-        let a = std::sync::Arc::new(r.clone());
+        let a = std::sync::Arc::new(CallRef {
+            callee: names.get(&r.callee),
+            arity: r.arity,
+            receiver: r.receiver.as_deref().map(|x| names.get(x)),
+            receiver_type: r.receiver_type.as_deref().map(|x| names.get(x)),
+        });
         self.0.insert(r, a.clone());
         a
     }
@@ -774,6 +802,14 @@ fn line_of(lines: &LineIndex, text: &str, offset: usize) -> u32 {
 }
 
 impl FnDecl {
+    /// The callees of [`Self::self_calls`], in name order, each once.
+    pub fn self_callees(&self) -> impl Iterator<Item = &str> + '_ {
+        self.self_calls
+            .iter()
+            .filter_map(|&i| self.call_refs.get(i as usize))
+            .map(|r| &*r.callee)
+    }
+
     /// `path:line` of the declaration, as messages quote it.
     pub fn location(&self) -> String {
         format!("{}:{}", self.path, self.line)
@@ -830,6 +866,7 @@ pub fn summarize(
 
     let mut decls: HashMap<ScopeId, FnDecl> = HashMap::new();
     let mut calls = CallTable::default();
+    let mut names = Names::default();
     let file_path: std::sync::Arc<str> = std::sync::Arc::from(path);
     for (i, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Function(f) = &s.kind else {
@@ -881,7 +918,7 @@ pub fn summarize(
             }
         };
         let mut d = FnDecl {
-            return_type,
+            return_type: names.get(&return_type),
             name: f.name.clone(),
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
@@ -890,12 +927,12 @@ pub fn summarize(
             path: file_path.clone(),
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
-            type_name,
-            extends: f.extends.clone(),
-            type_outer,
-            type_supers: type_supers.into(),
+            type_name: names.get(&type_name),
+            extends: names.get(&f.extends),
+            type_outer: names.get(&type_outer),
+            type_supers: type_supers.iter().map(|t| names.get(t)).collect(),
             reads_key_header,
-            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            param_names: f.params.iter().map(|p| names.get(&p.name)).collect(),
             bodiless: bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or("")),
             http: f
                 .annotations
@@ -925,12 +962,12 @@ pub fn summarize(
             .asked
             .into_inner()
             .into_iter()
-            .map(|r| calls.intern(r))
+            .map(|r| calls.intern(r, &mut names))
             .collect();
         decls.insert(i, d);
     }
 
-    infer_retry_params(path, text, lines, model, &mut decls);
+    infer_retry_params(path, text, lines, model, &mut decls, &mut names);
     infer_boundary_params(path, text, lines, model, cat, &mut decls);
 
     // Sinks inside functions: direct mints and mints through helpers.
@@ -959,8 +996,12 @@ pub fn summarize(
                 function: d.name.clone(),
             }));
         }
-        d.mint_via_fresh
-            .extend(rec.asked.into_inner().into_iter().map(|r| calls.intern(r)));
+        d.mint_via_fresh.extend(
+            rec.asked
+                .into_inner()
+                .into_iter()
+                .map(|r| calls.intern(r, &mut names)),
+        );
         // A parameter whose value reaches the sink is a key parameter too, whatever its
         // name (`for_customer(transaction_id, ..)` building `Self { transaction_id, .. }`):
         // a caller's positional argument there is the key.
@@ -1127,6 +1168,7 @@ pub fn summarize(
             }
         }
         if let Some(d) = decls.get_mut(&f) {
+            let mut self_call = false;
             if lang != Language::Rust {
                 if call.callee == "newCall" {
                     d.http |= HTTP_OKHTTP;
@@ -1141,7 +1183,7 @@ pub fn summarize(
                     None | Some("this")
                 )
             {
-                d.self_calls.push(call.callee.clone());
+                self_call = true;
             }
             // One entry per distinct call and handling: every reader asks whether some
             // recorded call (handled or not) resolves somewhere.
@@ -1151,7 +1193,12 @@ pub fn summarize(
                 if handled {
                     d.handled_calls.push(d.call_refs.len() as u32);
                 }
-                d.call_refs.push(calls.intern(r));
+                d.call_refs.push(calls.intern(r, &mut names));
+            }
+            if self_call
+                && let Some(at) = d.call_refs.iter().rposition(|r| *r.callee == *call.callee)
+            {
+                d.self_calls.push(at as u32);
             }
             for mut c in candidates {
                 c.3.function = d.name.clone();
@@ -1167,8 +1214,11 @@ pub fn summarize(
         }
     }
     for d in decls.values_mut() {
-        d.self_calls.sort_unstable();
-        d.self_calls.dedup();
+        let refs = &d.call_refs;
+        d.self_calls
+            .sort_unstable_by(|a, b| refs[*a as usize].callee.cmp(&refs[*b as usize].callee));
+        d.self_calls
+            .dedup_by(|a, b| refs[*a as usize].callee == refs[*b as usize].callee);
     }
     let mut fns: Vec<(ScopeId, FnDecl)> = decls.into_iter().collect();
     fns.sort_by_key(|(s, _)| *s);
@@ -1623,6 +1673,7 @@ fn infer_retry_params(
     lines: &LineIndex,
     model: &FileModel,
     decls: &mut HashMap<ScopeId, FnDecl>,
+    names: &mut Names,
 ) {
     // Calls grouped by their innermost function, once (linear in the file).
     let mut calls_of: HashMap<ScopeId, Vec<&Call>> = HashMap::new();
@@ -1731,12 +1782,12 @@ fn infer_retry_params(
                     } else if !NOT_COMBINATORS.contains(&call.callee.as_str()) {
                         d.passes_params.push(PassedParam {
                             param: pi,
-                            callee: call.callee.clone(),
+                            callee: names.get(&call.callee),
                             arity: call.args.len(),
                             arg: ai,
                             arg_name: arg.name.clone(),
-                            receiver: crate::catalogue::receiver_text(call),
-                            receiver_type: call.receiver_type.clone(),
+                            receiver: crate::catalogue::receiver_text(call).map(|r| names.get(&r)),
+                            receiver_type: call.receiver_type.as_deref().map(|t| names.get(t)),
                             line: line_of(lines, text, call.span.start),
                             handled: model.failure_caught_all(call.span.start, s.span),
                         });
@@ -2005,12 +2056,12 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
                 continue;
             }
             for d in index.functions.get(&call.callee).into_iter().flatten() {
-                if d.jvm != jvm || d.has_lock || !supers.contains(&d.type_name.as_str()) {
+                if d.jvm != jvm || d.has_lock || !supers.contains(&&*d.type_name) {
                     continue;
                 }
-                for hook in &d.self_calls {
+                for hook in d.self_callees() {
                     for (j, n) in &own {
-                        if n == hook && *j != i && facts.boundaries[*j].is_none() {
+                        if *n == hook && *j != i && facts.boundaries[*j].is_none() {
                             marks.push((
                                 *j,
                                 crate::classify::Boundary {
@@ -2694,6 +2745,7 @@ impl ProjectIndex {
     /// location, registrations by path and offset).
     pub fn extend(&mut self, summaries: Vec<FileSummary>) {
         let idx = self;
+        let mut norms: HashMap<Name, Name> = HashMap::new();
         for s in summaries {
             idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
@@ -2701,7 +2753,14 @@ impl ProjectIndex {
             // One copy of the path per file, shared by its declarations.
             let path: std::sync::Arc<str> = std::sync::Arc::from(s.path.as_str());
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
-                f.type_norm = normalized(&f.type_name);
+                f.type_norm = match norms.get(&f.type_name) {
+                    Some(n) => n.clone(),
+                    None => {
+                        let n = Name::from(normalized(&f.type_name));
+                        norms.insert(f.type_name.clone(), n.clone());
+                        n
+                    }
+                };
                 if *f.path == *path {
                     f.path = path.clone();
                 }
@@ -2742,6 +2801,11 @@ impl ProjectIndex {
                     }
                 }
             }
+        }
+        // Vectors grown by pushes hold up to twice their length: one declaration is
+        // ~300 bytes and the SDKs have 100k+ of them.
+        for decls in idx.functions.values_mut() {
+            decls.shrink_to_fit();
         }
         for ts in idx.file_types.values_mut() {
             ts.sort();
@@ -2893,7 +2957,7 @@ impl ProjectIndex {
             .into_iter()
             .flatten()
             .filter(|d| d.jvm == jvm)
-            .map(|d| d.return_type.as_str())
+            .map(|d| &*d.return_type)
             .collect();
         // A Kotlin property read through its getter from Java (`getPaymentSettings()`).
         if jvm {
@@ -2971,9 +3035,9 @@ impl ProjectIndex {
                 None => (None, t),
             };
             all.filter(|(_, d)| {
-                (d.type_name == t && outer.is_none_or(|o| d.type_outer == o))
-                    || (outer.is_none() && d.type_supers.iter().any(|s| s == t))
-                    || (outer.is_none() && d.extends == t)
+                (*d.type_name == *t && outer.is_none_or(|o| *d.type_outer == *o))
+                    || (outer.is_none() && d.type_supers.iter().any(|s| **s == *t))
+                    || (outer.is_none() && *d.extends == *t)
             })
             .collect()
         } else {
@@ -2994,7 +3058,7 @@ impl ProjectIndex {
                             for level in self.inherited_levels(from_path) {
                                 let found: Vec<_> = all
                                     .clone()
-                                    .filter(|(_, d)| level.contains(&d.type_name.as_str()))
+                                    .filter(|(_, d)| level.contains(&&*d.type_name))
                                     .collect();
                                 if !found.is_empty() {
                                     out.extend(found);
@@ -3041,7 +3105,7 @@ impl ProjectIndex {
                         typed = all
                             .clone()
                             .filter(|(_, d)| {
-                                d.type_name == t || d.type_supers.iter().any(|s| s == t)
+                                *d.type_name == *t || d.type_supers.iter().any(|s| **s == *t)
                             })
                             .collect();
                     }
@@ -3100,7 +3164,7 @@ impl ProjectIndex {
         caller: &FnDecl,
         cache: &mut NarrowCache,
     ) -> Option<&HelperInfo> {
-        if !self.with_fresh.contains(&r.callee) {
+        if !self.with_fresh.contains(&*r.callee) {
             return None;
         }
         let Some(info) = self.name_fresh(&r.callee, r.arity, caller) else {
@@ -3115,7 +3179,7 @@ impl ProjectIndex {
             r.receiver.as_deref().map(str::trim),
             None | Some("this" | "self" | "super" | "Self")
         );
-        (own || !COMMON_NAMES.contains(&r.callee.as_str())
+        (own || !COMMON_NAMES.contains(&&*r.callee)
             || !self.cached_candidates(r, caller, cache).is_empty())
         .then_some(info)
     }
@@ -3152,7 +3216,7 @@ impl ProjectIndex {
         if !narrowable(r) {
             return None;
         }
-        let states = self.fresh.get(&r.callee)?;
+        let states = self.fresh.get(&*r.callee)?;
         // No declaration of the name is fresh: no candidate is (the common case; resolving
         // the receiver costs a pass over every declaration of the name).
         if states.iter().all(Option::is_none) {
@@ -3209,7 +3273,7 @@ impl ProjectIndex {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
-                        let (pi, callee) = (&pp.param, &pp.callee);
+                        let (pi, callee) = (&pp.param, &*pp.callee);
                         if self.retry[n][i].iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
                         {
@@ -3354,11 +3418,11 @@ impl ProjectIndex {
                     let d = &self.functions[*n][i];
                     let unhandled_call = |k: usize, r: &CallRef| -> bool {
                         !d.handled_calls.contains(&(k as u32))
-                            && self.mints.get(&r.callee).is_some_and(|st| {
+                            && self.mints.get(&*r.callee).is_some_and(|st| {
                                 self.candidates_of_ref(r, &d.path).iter().any(|(j, _)| {
-                                    !(r.callee == **n && *j == i)
+                                    !(*r.callee == ***n && *j == i)
                                         && st[*j].is_some()
-                                        && !mh[&r.callee][*j]
+                                        && !mh[&*r.callee][*j]
                                 })
                             })
                     };
@@ -3372,7 +3436,7 @@ impl ProjectIndex {
                         ok = !d.keyed_arg_candidates.iter().any(|(c, arity, _, _)| {
                             self.key_params_by_name(c, *arity, d)
                                 && d.call_refs.iter().enumerate().any(|(k, r)| {
-                                    r.callee == *c
+                                    *r.callee == **c
                                         && r.arity == *arity
                                         && !d.handled_calls.contains(&(k as u32))
                                 })
@@ -3436,7 +3500,7 @@ impl ProjectIndex {
                             }
                             evidence = true;
                             if !pp.handled
-                                && !keyed.iter().all(|(j, ai)| kh[&pp.callee][*j].contains(ai))
+                                && !keyed.iter().all(|(j, ai)| kh[&*pp.callee][*j].contains(ai))
                             {
                                 fails = true;
                             }
@@ -3606,9 +3670,7 @@ impl ProjectIndex {
             // scanned code creates a service of (its client is unknown); a function that
             // calls `newCall` itself may use any client.
             let found = self.retry_sites_reaching(sites, HTTP_OKHTTP, |d| {
-                !d.endpoint
-                    || ifaces.contains(d.type_name.as_str())
-                    || !served.contains(d.type_name.as_str())
+                !d.endpoint || ifaces.contains(&*d.type_name) || !served.contains(&*d.type_name)
             });
             out.insert(h.to_string(), found);
         }
@@ -3645,10 +3707,7 @@ impl ProjectIndex {
         for (n, decls) in &self.functions {
             for d in decls.iter().filter(|d| d.jvm) {
                 for c in &d.call_refs {
-                    callers
-                        .entry(c.callee.as_str())
-                        .or_default()
-                        .push(n.as_str());
+                    callers.entry(&*c.callee).or_default().push(n.as_str());
                 }
             }
         }
@@ -3708,7 +3767,11 @@ impl ProjectIndex {
                             .named_key(name, q.as_deref(), *slot, d.jvm, &d.path)
                             .is_some()
                     {
-                        let pname = d.param_names.get(*pi).cloned().unwrap_or_default();
+                        let pname = d
+                            .param_names
+                            .get(*pi)
+                            .map(|p| p.to_string())
+                            .unwrap_or_default();
                         named.push((n.clone(), i, *pi, pname, at.clone()));
                     }
                 }
@@ -3756,7 +3819,7 @@ impl ProjectIndex {
                     for pp in &d.passes_params {
                         if d.key_params.iter().any(|(p, _)| *p == pp.param)
                             || added.contains(&(n.clone(), i, pp.param))
-                            || !keyed.contains(pp.callee.as_str())
+                            || !keyed.contains(&*pp.callee)
                         {
                             continue;
                         }
@@ -3764,12 +3827,15 @@ impl ProjectIndex {
                             && pp.receiver_type.is_none()
                             && pp.arg_name.is_none()
                             && !inheriting.contains(&*d.path)
-                            && !declared_in.contains(&(d.path.to_string(), pp.callee.clone()));
-                        let cache_key = (pp.callee.clone(), pp.arity, pp.arg, d.test_source);
+                            && !declared_in.contains(&(d.path.to_string(), pp.callee.to_string()));
+                        let cache_key = (pp.callee.to_string(), pp.arity, pp.arg, d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
-                                let pname =
-                                    d.param_names.get(pp.param).cloned().unwrap_or_default();
+                                let pname = d
+                                    .param_names
+                                    .get(pp.param)
+                                    .map(|p| p.to_string())
+                                    .unwrap_or_default();
                                 added.insert((n.clone(), i, pp.param));
                                 adds.push((n.clone(), i, pp.param, pname, at));
                             }
@@ -3814,7 +3880,11 @@ impl ProjectIndex {
                             free_cache.insert(cache_key, hit.clone());
                         }
                         if let Some(at) = hit {
-                            let pname = d.param_names.get(pp.param).cloned().unwrap_or_default();
+                            let pname = d
+                                .param_names
+                                .get(pp.param)
+                                .map(|p| p.to_string())
+                                .unwrap_or_default();
                             added.insert((n.clone(), i, pp.param));
                             adds.push((n.clone(), i, pp.param, pname, at));
                         }
@@ -3872,7 +3942,7 @@ impl ProjectIndex {
                     let info = d.fresh.as_deref().cloned().or_else(|| {
                         d.fresh_via
                             .iter()
-                            .filter(|r| r.callee != *n)
+                            .filter(|r| *r.callee != **n)
                             .find_map(|r| self.ref_fresh(r, d, &mut cache).cloned())
                     });
                     if let Some(info) = info {
@@ -3929,7 +3999,7 @@ impl ProjectIndex {
                                 self.key_params_by_name(c, *arity, d)
                                     && d.call_refs
                                         .iter()
-                                        .filter(|r| r.callee == *c && r.arity == *arity)
+                                        .filter(|r| *r.callee == **c && r.arity == *arity)
                                         .any(|r| {
                                             self.candidates_of_ref(r, &d.path).iter().any(
                                                 |(_, x)| x.key_params.iter().any(|(p, _)| p == pos),
@@ -3945,13 +4015,13 @@ impl ProjectIndex {
                         info = d
                             .call_refs
                             .iter()
-                            .filter(|c| minting.contains(c.callee.as_str()))
+                            .filter(|c| minting.contains(&*c.callee))
                             .find_map(|c| {
-                                let states = self.mints.get(&c.callee)?;
+                                let states = self.mints.get(&*c.callee)?;
                                 let mut first = None;
                                 let mut any = false;
                                 for (j, _) in self.candidates_of_ref(c, &d.path) {
-                                    if c.callee == *n && j == i {
+                                    if *c.callee == **n && j == i {
                                         continue;
                                     }
                                     any = true;
@@ -4039,10 +4109,10 @@ impl ProjectIndex {
     /// Whether some declaration a recorded call may refer to returns a fresh value (what
     /// [`Self::fresh_from`] answers for the call, ambiguous answers included).
     pub fn is_fresh_ref(&self, c: &CallRef, from_path: &str) -> bool {
-        if !self.with_fresh.contains(&c.callee) {
+        if !self.with_fresh.contains(&*c.callee) {
             return false;
         }
-        let Some(states) = self.fresh.get(&c.callee) else {
+        let Some(states) = self.fresh.get(&*c.callee) else {
             return false;
         };
         self.candidates_of_ref(c, from_path)

@@ -143,7 +143,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::catalogue::{CallMatch, Catalogue};
 use crate::classify::FileFacts;
-use crate::index::{CallRef, FileSummary, FnDecl, ProjectIndex};
+use crate::index::{CallRef, FileSummary, FnDecl, Name, ProjectIndex};
 use crate::model::Call;
 use crate::model::{BindingKind, FileModel, Language, ScopeKind};
 
@@ -970,10 +970,10 @@ struct RefRecorder {
 impl crate::flow::HelperOracle for RefRecorder {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<crate::flow::HelperInfo> {
         self.asked.borrow_mut().push(CallRef {
-            callee: call.callee.clone(),
+            callee: Name::from(call.callee.as_str()),
             arity: call.args.len(),
-            receiver: resolution_receiver(call),
-            receiver_type: call.receiver_type.clone(),
+            receiver: resolution_receiver(call).map(Name::from),
+            receiver_type: call.receiver_type.as_deref().map(Name::from),
         });
         None
     }
@@ -1064,7 +1064,7 @@ impl FileDemand {
         let super_callees = sorted(combinator_callees.clone());
         for f in &summary.functions {
             for pp in &f.passes_params {
-                combinator_callees.push(pp.callee.clone());
+                combinator_callees.push(pp.callee.to_string());
             }
         }
         // The lambdas `index::apply_inferred_boundaries` may mark: given to the call, or a
@@ -1117,10 +1117,10 @@ impl FileDemand {
             if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
                 combinator_callees.push(call.callee.clone());
                 lambda_calls.insert(CallRef {
-                    callee: call.callee.clone(),
+                    callee: Name::from(call.callee.as_str()),
                     arity: call.args.len(),
-                    receiver: resolution_receiver(call),
-                    receiver_type: call.receiver_type.clone(),
+                    receiver: resolution_receiver(call).map(Name::from),
+                    receiver_type: call.receiver_type.as_deref().map(Name::from),
                 });
             }
         }
@@ -1319,7 +1319,7 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                 if s[n.as_str()][i] || d.fresh.is_some() {
                     continue;
                 }
-                let ok = d.fresh_via.iter().filter(|r| r.callee != *n).all(|r| {
+                let ok = d.fresh_via.iter().filter(|r| *r.callee != **n).all(|r| {
                     settled_name(index, &s, &r.callee, r.arity, d.jvm)
                         && narrowings
                             .entry((r, &*d.path))
@@ -1379,7 +1379,7 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
         return Narrowing::Name;
     }
     let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
-    let decls = index.functions.get(&r.callee);
+    let decls = index.functions.get(&*r.callee);
     let typed = r.receiver_type.is_some()
         || r.receiver.as_deref().is_some_and(|x| {
             let last = crate::catalogue::normalize_name(crate::catalogue::last_segment(x.trim()));
@@ -1428,7 +1428,7 @@ fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool)
         .map(|r| crate::catalogue::normalize_name(crate::catalogue::last_segment(r)));
     index
         .functions
-        .get(&pp.callee)
+        .get(&*pp.callee)
         .into_iter()
         .flatten()
         .any(|c| {
@@ -1482,7 +1482,7 @@ fn resolve_call<'a>(
     let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
     let decls: &[FnDecl] = index
         .functions
-        .get(&c.callee)
+        .get(&*c.callee)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
     let fits = |d: &FnDecl| crate::index::arity_ok(d, c.arity) && d.jvm == jvm;
@@ -1509,7 +1509,7 @@ fn resolve_call<'a>(
             }
             Some(r) => {
                 let last = crate::catalogue::last_segment(r);
-                let untyped_none = crate::index::COMMON_NAMES.contains(&c.callee.as_str())
+                let untyped_none = crate::index::COMMON_NAMES.contains(&&*c.callee)
                     || last.starts_with(|ch: char| ch.is_uppercase());
                 // A receiver that is a call (`settings().getPaymentSettings()`) may resolve
                 // by the type its declarations return, or a Kotlin property's type read
@@ -1578,10 +1578,10 @@ fn resolve_call<'a>(
     match want {
         Want::Nothing => {}
         Want::Name => {
-            out.decls.insert(c.callee.clone());
+            out.decls.insert(c.callee.to_string());
         }
         Want::Typed(t) => {
-            out.typed.insert((c.callee.clone(), t));
+            out.typed.insert((c.callee.to_string(), t));
         }
     }
     cands
@@ -1603,14 +1603,19 @@ fn resolve_ask<'a>(
         if d.fresh.is_some() {
             continue;
         }
-        follow.extend(d.fresh_via.iter().filter(|r| r.callee != d.name).map(|r| {
-            (
-                r.callee.as_str(),
-                Some(r.arity),
-                Some(d.jvm),
-                Some((&**r, &*d.path)),
-            )
-        }));
+        follow.extend(
+            d.fresh_via
+                .iter()
+                .filter(|r| *r.callee != *d.name)
+                .map(|r| {
+                    (
+                        &*r.callee,
+                        Some(r.arity),
+                        Some(d.jvm),
+                        Some((&**r, &*d.path)),
+                    )
+                }),
+        );
     }
 }
 
@@ -1691,7 +1696,7 @@ pub fn demanded_names<'a>(
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .map(|pp| (pp.callee.as_str(), Some(pp), f.jvm)),
+                                .map(|pp| (&*pp.callee, Some(pp), f.jvm)),
                         );
                     }
                 }
@@ -1721,7 +1726,7 @@ pub fn demanded_names<'a>(
         for f in decls {
             fresh.extend(f.mint_via_fresh.iter().map(|r| {
                 (
-                    r.callee.as_str(),
+                    &*r.callee,
                     Some(r.arity),
                     Some(f.jvm),
                     Some((&**r, &*f.path)),
@@ -1731,6 +1736,24 @@ pub fn demanded_names<'a>(
     }
     // Transitively, by name: what the fitting declarations of a demanded name return.
     let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
+    if trace {
+        for n in index.key_names() {
+            let decls = index
+                .functions
+                .get(n)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let why = |pick: &dyn Fn(&crate::index::FnDecl) -> bool| {
+                decls.iter().find(|f| pick(f)).map(|f| f.location())
+            };
+            eprintln!(
+                "demand: key name {n}: mints {:?}, key params {:?}, reads header {:?}",
+                why(&|f| f.mints.is_some() || !f.mint_via_fresh.is_empty()),
+                why(&|f| !f.key_params.is_empty()),
+                why(&|f| f.reads_key_header),
+            );
+        }
+    }
     let mut seen: std::collections::HashSet<Follow> = Default::default();
     let mut expanded: std::collections::HashSet<(&str, Option<usize>, Option<bool>)> =
         Default::default();
@@ -1763,9 +1786,9 @@ pub fn demanded_names<'a>(
                 if f.fresh.is_some() {
                     continue;
                 }
-                fresh.extend(f.fresh_via.iter().filter(|x| x.callee != n).map(|x| {
+                fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
                     (
-                        x.callee.as_str(),
+                        &*x.callee,
                         Some(x.arity),
                         Some(f.jvm),
                         Some((&**x, &*f.path)),
@@ -1788,9 +1811,9 @@ pub fn demanded_names<'a>(
             {
                 continue;
             }
-            fresh.extend(f.fresh_via.iter().filter(|r| r.callee != n).map(|r| {
+            fresh.extend(f.fresh_via.iter().filter(|r| *r.callee != *n).map(|r| {
                 (
-                    r.callee.as_str(),
+                    &*r.callee,
                     Some(r.arity),
                     Some(f.jvm),
                     Some((&**r, &*f.path)),
@@ -1811,7 +1834,7 @@ pub fn demanded_names<'a>(
                     combinators.extend(
                         f.passes_params
                             .iter()
-                            .map(|pp| (pp.callee.as_str(), Some(pp), f.jvm)),
+                            .map(|pp| (&*pp.callee, Some(pp), f.jvm)),
                     );
                 }
             }
@@ -1822,11 +1845,8 @@ pub fn demanded_names<'a>(
                 seen_comb.insert(n);
                 for f in index.functions.get(n).into_iter().flatten() {
                     if f.jvm == jvm && crate::index::arity_ok(f, pp.arity) {
-                        combinators.extend(
-                            f.passes_params
-                                .iter()
-                                .map(|p| (p.callee.as_str(), Some(p), f.jvm)),
-                        );
+                        combinators
+                            .extend(f.passes_params.iter().map(|p| (&*p.callee, Some(p), f.jvm)));
                     }
                 }
             }
