@@ -2485,6 +2485,87 @@ pub struct ProjectIndex {
     /// Camel processor types a boundary's send runs (through routes, transitively), with
     /// the send that does, the first by location ([`ProjectIndex::camel_processor`]).
     camel_processors: HashMap<String, (CamelSend, String)>,
+    /// One copy of each name and type text of the merged declarations, and of each
+    /// recorded call ([`Interned`]): the same callees (`of`, `build`) and types recur in
+    /// every file.
+    interned: Interned,
+}
+
+/// A merged file's calls, by the address of its copy: its copy and the index's.
+type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync::Arc<CallRef>)>;
+
+/// The index's shared texts and calls ([`ProjectIndex::extend`]).
+#[derive(Clone, Debug, Default)]
+struct Interned {
+    names: HashSet<Name>,
+    calls: HashMap<CallRef, std::sync::Arc<CallRef>>,
+}
+
+impl Interned {
+    fn name(&mut self, n: &mut Name) {
+        match self.names.get(n) {
+            Some(x) => *n = x.clone(),
+            None => {
+                self.names.insert(n.clone());
+            }
+        }
+    }
+
+    fn opt_name(&mut self, n: &mut Option<Name>) {
+        if let Some(n) = n {
+            self.name(n);
+        }
+    }
+
+    /// Replaces each call of `v` by the index's copy (`local` maps a file's copies, by
+    /// address, to the index's; it holds the file's copy, so no address is reused while
+    /// the file is merged).
+    fn calls(&mut self, v: &mut ThinVec<std::sync::Arc<CallRef>>, local: &mut LocalCalls) {
+        for r in v.iter_mut() {
+            let key = std::sync::Arc::as_ptr(r) as usize;
+            if let Some((_, x)) = local.get(&key) {
+                *r = x.clone();
+                continue;
+            }
+            let shared = match self.calls.get(&**r) {
+                Some(x) => x.clone(),
+                None => {
+                    let mut c = (**r).clone();
+                    self.name(&mut c.callee);
+                    self.opt_name(&mut c.receiver);
+                    self.opt_name(&mut c.receiver_type);
+                    let a = std::sync::Arc::new(c.clone());
+                    self.calls.insert(c, a.clone());
+                    a
+                }
+            };
+            let old = std::mem::replace(r, shared.clone());
+            local.insert(key, (old, shared));
+        }
+    }
+
+    /// Shares the texts and calls of one declaration of a file being merged.
+    fn decl(&mut self, f: &mut FnDecl, local: &mut LocalCalls) {
+        for n in [
+            &mut f.type_name,
+            &mut f.extends,
+            &mut f.return_type,
+            &mut f.type_outer,
+        ] {
+            self.name(n);
+        }
+        for n in f.type_supers.iter_mut().chain(f.param_names.iter_mut()) {
+            self.name(n);
+        }
+        for pp in f.passes_params.iter_mut() {
+            self.name(&mut pp.callee);
+            self.opt_name(&mut pp.receiver);
+            self.opt_name(&mut pp.receiver_type);
+        }
+        self.calls(&mut f.call_refs, local);
+        self.calls(&mut f.fresh_via, local);
+        self.calls(&mut f.mint_via_fresh, local);
+    }
 }
 
 /// True when a function declaration's text has no body: Java and Rust declarations that
@@ -2574,7 +2655,7 @@ pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
 
 /// [`arity_ok`] for a caller in the file `from_path`: only Kotlin leaves out arguments
 /// that have defaults (Java passes every one, short of `@JvmOverloads`).
-fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
+pub(crate) fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
     d.arity == args
         || (arity_ok(d, args)
             && Language::from_path(std::path::Path::new(from_path)) == Some(Language::Kotlin))
@@ -2752,11 +2833,14 @@ impl ProjectIndex {
             // empty callee (`(f)()`) must not find it.
             // One copy of the path per file, shared by its declarations.
             let path: std::sync::Arc<str> = std::sync::Arc::from(s.path.as_str());
+            let mut local = HashMap::new();
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
+                idx.interned.decl(&mut f, &mut local);
                 f.type_norm = match norms.get(&f.type_name) {
                     Some(n) => n.clone(),
                     None => {
-                        let n = Name::from(normalized(&f.type_name));
+                        let mut n = Name::from(normalized(&f.type_name));
+                        idx.interned.name(&mut n);
                         norms.insert(f.type_name.clone(), n.clone());
                         n
                     }

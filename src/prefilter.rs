@@ -1320,7 +1320,7 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                     continue;
                 }
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != **n).all(|r| {
-                    settled_name(index, &s, &r.callee, r.arity, d.jvm)
+                    settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
                         && narrowings
                             .entry((r, &*d.path))
                             .or_insert_with(|| narrowing(index, r, &d.path))
@@ -1403,14 +1403,26 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
     )
 }
 
-/// Some settled declaration of `name` fits a call with `args` arguments from the `jvm`
-/// family: the fixpoint's name-level answer for such a call is "not fresh" for good.
-fn settled_name(index: &ProjectIndex, s: &Settled, name: &str, args: usize, jvm: bool) -> bool {
+/// Some settled declaration of `name` fits a call with `args` arguments made from a `jvm`
+/// declaration in the file `from_path`, as the fixpoint's unanimity reads fitness
+/// (`ProjectIndex::unanimous`: Kotlin default arguments only for a Kotlin caller, test
+/// sources' declarations only for a test caller): the fixpoint's name-level answer for such
+/// a call is "not fresh" for good.
+fn settled_name(
+    index: &ProjectIndex,
+    s: &Settled,
+    name: &str,
+    args: usize,
+    jvm: bool,
+    from_path: &str,
+) -> bool {
+    let test = crate::index::is_test_source(from_path);
     match (index.functions.get(name), s.get(name)) {
-        (Some(ds), Some(st)) => ds
-            .iter()
-            .zip(st)
-            .any(|(d, ok)| *ok && d.jvm == jvm && crate::index::arity_ok(d, args)),
+        (Some(ds), Some(st)) => ds.iter().zip(st).any(|(d, ok)| {
+            *ok && d.jvm == jvm
+                && (test || !d.test_source)
+                && crate::index::arity_ok_from(d, args, from_path)
+        }),
         _ => false,
     }
 }
@@ -1762,12 +1774,11 @@ pub fn demanded_names<'a>(
             continue;
         }
         let (n, args, jvm, via) = item;
-        if let (Some(a), Some(j)) = (args, jvm)
-            && settled_name(index, &settled, n, a, j)
+        if let (Some(a), Some(j), Some((r, p))) = (args, jvm, via)
+            && settled_name(index, &settled, n, a, j, p)
         {
             // The name is not fresh for good; only the candidates the call's receiver
             // narrows it to can still make it fresh (`ProjectIndex::narrowed_fresh`).
-            let Some((r, p)) = via else { continue };
             if narrowed_settled(index, &settled, r, p) {
                 continue;
             }

@@ -788,3 +788,71 @@ fn only_reports_the_whole_runs_findings_of_its_files() {
         assert_only_agrees(&krate, &subsets, &krate.display().to_string());
     }
 }
+
+/// A name is settled "not fresh" only by a declaration the index's unanimity counts for the
+/// call: a Kotlin declaration with a default argument does not fit a Java call with fewer
+/// arguments, and a test source's declaration does not count for a production caller. Both
+/// once kept the fresh declaration's file unparsed (a finding lost with the prefilter).
+#[test]
+fn settled_names_fit_the_call_as_the_index_does() {
+    const PAY: &str = "package shop;
+import dev.failsafe.Failsafe;
+import dev.failsafe.RetryPolicy;
+class Pay {
+    PayoutApi api;
+    RetryPolicy<String> policy;
+    String make() { return helper(); }
+    String send(String id) {
+        return Failsafe.with(policy).get(() -> api.payout(make(), id));
+    }
+}
+interface PayoutApi { String payout(String idempotencyKey, String id); }
+";
+    const FRESH: &str = "package shop;
+import java.util.UUID;
+class Fresh {
+    static String helper() { return UUID.randomUUID().toString(); }
+}
+";
+    let cases: [(&str, &[(&str, &str)]); 2] = [
+        (
+            "settled-kotlin-default",
+            &[
+                ("Pay.java", PAY),
+                ("Fresh.java", FRESH),
+                (
+                    "Defaults.kt",
+                    "package shop\n\nobject Defaults {\n    const val IDEMPOTENCY_HEADER = \"Idempotency-Key\"\n    fun helper(x: String = \"a\"): String = \"fixed-$x\"\n}\n",
+                ),
+            ],
+        ),
+        (
+            "settled-test-source",
+            &[
+                ("src/main/java/shop/Pay.java", PAY),
+                ("src/main/java/shop/Fresh.java", FRESH),
+                (
+                    "src/test/java/shop/TestKeys.java",
+                    "package shop;\nclass TestKeys {\n    static final String IDEMPOTENCY_HEADER = \"Idempotency-Key\";\n    static String helper() { return \"fixed-test-key\"; }\n}\n",
+                ),
+            ],
+        ),
+    ];
+    for (name, files) in cases {
+        let dir = scratch(name);
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let (with, _) = assert_same(vec![dir], name);
+        // The finding both modes must report: the key helper's UUID, per Failsafe attempt.
+        assert!(
+            with.findings
+                .iter()
+                .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.java")),
+            "{name}: {:#?}",
+            findings(&with)
+        );
+    }
+}
