@@ -1400,11 +1400,13 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
 /// again (the result does not depend on the order files were added in). Returns whether
 /// anything was added.
 fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Parsed>]) -> bool {
-    let new: Vec<FileSummary> = parsed
-        .iter_mut()
-        .flatten()
-        .filter_map(|p| p.summary.take())
-        .collect();
+    let mut new: Vec<FileSummary> = Vec::new();
+    for p in parsed.iter_mut().flatten() {
+        if let Some(s) = p.summary.take() {
+            new.push(s);
+            p.demand.share_names(index);
+        }
+    }
     if new.is_empty() {
         return false;
     }

@@ -2824,6 +2824,11 @@ impl ProjectIndex {
     /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
     /// all summaries so far, whatever order they came in (declarations are kept sorted by
     /// location, registrations by path and offset).
+    /// Replaces `n` by the index's copy of the same text (added when new).
+    pub fn share_name(&mut self, n: &mut Name) {
+        self.interned.name(n);
+    }
+
     pub fn extend(&mut self, summaries: Vec<FileSummary>) {
         let idx = self;
         let mut norms: HashMap<Name, Name> = HashMap::new();

@@ -760,14 +760,9 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
     match before {
         // Backticks, a comment, or the start of the text: unclear.
         b'`' | b'/' | b'\n' | b'*' => return true,
-        // `fun Recv.name`, `val Recv.name`: a Kotlin extension's header on this line.
-        b'.' => {
-            let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
-            let line = &bytes[line_start..i];
-            return [&b"fun "[..], b"val ", b"var "]
-                .iter()
-                .any(|k| memchr::memmem::find(line, k).is_some());
-        }
+        // `fun Recv.name`, `val Recv.name`: a Kotlin extension's header, whose receiver
+        // type may span lines and hold generics (`fun<T>\n  List<T>.name`).
+        b'.' => return extension_header_before(bytes, i - 1),
         _ => {}
     }
     // A line comment ends the line before: unclear.
@@ -777,8 +772,10 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
             return true;
         }
     }
-    // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after.
-    let typed_before = is_ident_byte(before) || matches!(before, b'>' | b']' | b'?');
+    // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after. Java
+    // and Kotlin identifiers may hold `$` and any Unicode letter (UTF-8 bytes >= 0x80).
+    let typed_before =
+        is_ident_byte(before) || before >= 0x80 || matches!(before, b'$' | b'>' | b']' | b'?');
     const USES: &[&[u8]] = &[
         b"return", b"new", b"throw", b"else", b"case", b"yield", b"assert", b"in", b"is", b"as",
         b"if", b"when", b"while", b"do", b"try", b"not", b"and", b"or", b"to",
@@ -791,6 +788,31 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         j += 1;
     }
     j >= bytes.len() || matches!(bytes[j], b'(' | b'/')
+}
+
+/// True when the `.` at `dot` may end a Kotlin extension's receiver: going back from it,
+/// across anything but `;`, `{`, `}` and `=` (which end a statement or a header), within
+/// 1 KiB, there is the token `fun`, `val` or `var`. Conservative: a use (`x = a.name`,
+/// `{ a.name`) is stopped by its `=` or brace; a header always reaches its keyword.
+fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
+    let start = dot.saturating_sub(1024);
+    let mut j = dot;
+    while j > start {
+        let b = bytes[j - 1];
+        if matches!(b, b';' | b'{' | b'}' | b'=') {
+            return false;
+        }
+        if j >= 3 + start
+            && matches!(&bytes[j - 3..j], b"fun" | b"val" | b"var")
+            && (j == 3 || !is_ident_byte(bytes[j - 4]))
+            && (j >= bytes.len() || !is_ident_byte(bytes[j]))
+        {
+            return true;
+        }
+        j -= 1;
+    }
+    // Out of reach: unclear, so a yes.
+    j == start && start > 0
 }
 
 impl NameScan {
@@ -931,8 +953,9 @@ pub struct FileDemand {
     pub library_mints: bool,
     /// The file has an attempt boundary.
     pub has_boundary: bool,
-    /// Every callee name, sorted and deduplicated.
-    pub callees: Vec<String>,
+    /// Every callee name, sorted and deduplicated (shared with the index's copy once the
+    /// file is merged, [`FileDemand::share_names`]).
+    pub callees: Vec<Name>,
     /// The file's display path: the asked calls are resolved from it.
     pub path: String,
     /// Calls whose result the value flows of this file's sinks pass through (the calls a
@@ -1016,6 +1039,28 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 impl FileDemand {
+    /// Replaces the names this demand holds by the index's copies (kept for every parsed
+    /// file until pass 2: the same callees recur in every file).
+    pub fn share_names(&mut self, index: &mut ProjectIndex) {
+        for c in &mut self.callees {
+            index.share_name(c);
+        }
+        for r in self
+            .asks
+            .iter_mut()
+            .chain(self.lambda_calls.iter_mut())
+            .chain(self.arg_asks.iter_mut().flat_map(|(_, v)| v.iter_mut()))
+        {
+            index.share_name(&mut r.callee);
+            if let Some(x) = &mut r.receiver {
+                index.share_name(x);
+            }
+            if let Some(x) = &mut r.receiver_type {
+                index.share_name(x);
+            }
+        }
+    }
+
     /// Extracts the demand of one analysed file.
     pub fn of(
         path: &str,
@@ -1255,7 +1300,10 @@ impl FileDemand {
             ),
             library_mints: !facts.library_mints.is_empty(),
             has_boundary: facts.boundaries.iter().any(Option::is_some),
-            callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect()),
+            callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect())
+                .into_iter()
+                .map(Name::from)
+                .collect(),
         }
     }
 
@@ -1673,7 +1721,7 @@ pub fn demanded_names<'a>(
     let interceptors = demands.clone().any(|d| d.interceptor && d.keyed(index));
     for d in demands.clone() {
         if d.asks_everything {
-            fresh.extend(d.callees.iter().map(|c| (c.as_str(), None, None, None)));
+            fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
             for c in &d.asks {
                 resolve_ask(index, c, &d.path, &mut out, &mut fresh);

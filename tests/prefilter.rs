@@ -839,20 +839,92 @@ class Fresh {
         ),
     ];
     for (name, files) in cases {
-        let dir = scratch(name);
-        for (path, text) in files {
-            let p = dir.join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        let (with, _) = assert_same(vec![dir], name);
-        // The finding both modes must report: the key helper's UUID, per Failsafe attempt.
-        assert!(
-            with.findings
-                .iter()
-                .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.java")),
-            "{name}: {:#?}",
-            findings(&with)
+        same_retry_finding(name, files, "Pay.java");
+    }
+}
+
+/// Writes `files` into a scratch project, checks it both ways (same findings) and that
+/// both report a `key-in-retry-scope` finding in the file ending in `at`.
+fn same_retry_finding(name: &str, files: &[(&str, &str)], at: &str) {
+    let dir = scratch(name);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let (with, _) = assert_same(vec![dir], name);
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with(at)),
+        "{name}: {:#?}",
+        findings(&with)
+    );
+}
+
+/// A declaration is recognised by its text however it is laid out: a Kotlin extension
+/// whose receiver follows `fun` after a tab, a line break or type parameters, and a Java
+/// method whose return type ends in `$` or a non-ASCII letter. Each once left the fresh
+/// helper's file unparsed (a finding lost with the prefilter).
+#[test]
+fn declarations_laid_out_unusually_are_found() {
+    const KT_CALLER: &str = "package shop.pay
+
+import io.github.resilience4j.retry.Retry
+
+class Payer(private val retry: Retry, private val api: PayApi) {
+    fun pay(orderRef: String) = retry.executeSupplier {
+        api.pay(idempotencyKey = orderRef.mintKey())
+    }
+}
+
+interface PayApi { fun pay(idempotencyKey: String): String }
+";
+    for (i, header) in [
+        "fun\tString.mintKey()",
+        "fun\n    String.mintKey()",
+        "fun String\n    .mintKey()",
+        "fun<T> String.mintKey()",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let ext = format!(
+            "package shop.util\n\nimport java.util.UUID\n\n{header}: String = \"$this-${{UUID.randomUUID()}}\"\n"
+        );
+        same_retry_finding(
+            &format!("layout-kotlin-{i}"),
+            &[("Pay.kt", KT_CALLER), ("Ext.kt", &ext)],
+            "Pay.kt",
+        );
+    }
+    const JAVA_CALLER: &str = "import dev.failsafe.Failsafe;
+import dev.failsafe.RetryPolicy;
+
+class Pay {
+  PayoutApi api;
+  RetryPolicy<Object> policy;
+  String make() { return helper(); }
+  void run(String id) {
+    Failsafe.with(policy).get(() -> api.payout(make(), id));
+  }
+}
+interface PayoutApi { String payout(String idempotencyKey, String id); }
+";
+    const CONSTS: &str =
+        "class Consts {\n  static final String IDEMPOTENCY_HEADER = \"Idempotency-Key\";\n}\n";
+    for (i, ty) in ["Schlüsselß", "Key$"].iter().enumerate() {
+        let fresh = format!(
+            "import java.util.UUID;\nclass Fresh {{\n  static {ty} helper() {{ return new {ty}(UUID.randomUUID().toString()); }}\n}}\nclass {ty} {{ {ty}(String s) {{}} }}\n"
+        );
+        same_retry_finding(
+            &format!("layout-java-{i}"),
+            &[
+                ("Pay.java", JAVA_CALLER),
+                ("Consts.java", CONSTS),
+                ("Fresh.java", &fresh),
+            ],
+            "Pay.java",
         );
     }
 }
