@@ -3001,6 +3001,30 @@ impl ProjectIndex {
     /// every top-level JVM type declared in `path` inherits: a call without a receiver in
     /// such a file may reach a method of one of them, the nearest level declaring it first.
     /// Empty when the file declares no type, or its types share no supertype.
+    /// Every supertype the index knows, transitively, of the types declared in the file
+    /// `path` (the prefilter demands their declarations: a call with no receiver reaches
+    /// a method inherited through them, [`Self::candidates_of`]).
+    pub(crate) fn file_supertypes(&self, path: &str) -> Vec<&str> {
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut frontier: Vec<&str> = self
+            .file_types
+            .get(path)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let mut out = Vec::new();
+        while let Some(t) = frontier.pop() {
+            for sup in self.type_supers.get(t).into_iter().flatten() {
+                if seen.insert(sup.as_str()) {
+                    out.push(sup.as_str());
+                    frontier.push(sup.as_str());
+                }
+            }
+        }
+        out
+    }
+
     fn inherited_levels(&self, path: &str) -> Vec<Vec<&str>> {
         let Some(types) = self.file_types.get(path).filter(|t| !t.is_empty()) else {
             return Vec::new();

@@ -709,7 +709,9 @@ fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
         i -= 2;
     }
     let mut newline = false;
-    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+    // Rust whitespace includes U+000B and non-ASCII Pattern_White_Space (U+0085, U+200E,
+    // U+2028, ...): any non-ASCII byte is skipped as if it were one (a yes is safe).
+    while i > 0 && (is_space(bytes[i - 1]) || bytes[i - 1] >= 0x80) {
         newline |= bytes[i - 1] == b'\n';
         i -= 1;
     }
@@ -731,10 +733,16 @@ fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
 /// names). Conservative: anything unclear is a yes, so only a token that is surely a use
 /// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
+/// ASCII whitespace as the languages' lexers read it: `is_ascii_whitespace` and the
+/// vertical tab (U+000B), which it leaves out.
+fn is_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0b
+}
+
 fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
     // The word before, across whitespace.
     let mut i = start;
-    while i > 0 && bytes[i - 1].is_ascii_whitespace() {
+    while i > 0 && is_space(bytes[i - 1]) {
         i -= 1;
     }
     let before = if i > 0 { bytes[i - 1] } else { b'\n' };
@@ -784,23 +792,55 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         return false;
     }
     let mut j = end;
-    while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+    while j < bytes.len() && is_space(bytes[j]) {
         j += 1;
     }
-    j >= bytes.len() || matches!(bytes[j], b'(' | b'/')
+    j >= bytes.len() || bytes[j] >= 0x80 || matches!(bytes[j], b'(' | b'/')
 }
 
-/// True when the `.` at `dot` may end a Kotlin extension's receiver: going back from it,
-/// across anything but `;`, `{`, `}` and `=` (which end a statement or a header), within
-/// 1 KiB, there is the token `fun`, `val` or `var`. Conservative: a use (`x = a.name`,
-/// `{ a.name`) is stopped by its `=` or brace; a header always reaches its keyword.
+/// True when the `.` at `dot` may end a Kotlin extension's receiver: going back from it
+/// within 1 KiB there is the token `fun`, `val` or `var`, before any `;`, `{`, `}` or `=`
+/// outside parentheses, brackets and block comments (a receiver may carry annotations
+/// with arguments, `fun @receiver:A(v = 1) String.name`, or be parenthesised) and
+/// outside a line comment. Conservative: a use (`x = a.name`, `{ a.name`) is stopped by
+/// its `=` or brace; a header always reaches its keyword; anything unclear is a yes.
 fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
     let start = dot.saturating_sub(1024);
+    let mut depth = 0usize;
     let mut j = dot;
     while j > start {
         let b = bytes[j - 1];
-        if matches!(b, b';' | b'{' | b'}' | b'=') {
-            return false;
+        match b {
+            // The end of a block comment: skip to its start (none within reach: a yes).
+            b'/' if j >= 2 && bytes[j - 2] == b'*' => {
+                match memchr::memmem::rfind(&bytes[start..j - 2], b"/*") {
+                    Some(k) => j = start + k,
+                    None => return true,
+                }
+                continue;
+            }
+            // A line ends: a line comment on the line before is skipped.
+            b'\n' => {
+                let line_start = memchr::memrchr(b'\n', &bytes[..j - 1]).map_or(0, |n| n + 1);
+                if let Some(k) = memchr::memmem::find(&bytes[line_start..j - 1], b"//") {
+                    j = line_start + k;
+                    continue;
+                }
+            }
+            // A quote: skip the literal (or backticked name) to its opening quote on the
+            // line; none there (a raw string across lines) is unclear, so a yes.
+            b'"' | b'\'' | b'`' => {
+                let line_start = memchr::memrchr(b'\n', &bytes[..j - 1]).map_or(0, |n| n + 1);
+                match memchr::memrchr(b, &bytes[line_start.max(start)..j - 1]) {
+                    Some(k) => j = line_start.max(start) + k,
+                    None => return true,
+                }
+                continue;
+            }
+            b')' | b']' => depth += 1,
+            b'(' | b'[' => depth = depth.saturating_sub(1),
+            b';' | b'{' | b'}' | b'=' if depth == 0 => return false,
+            _ => {}
         }
         if j >= 3 + start
             && matches!(&bytes[j - 3..j], b"fun" | b"val" | b"var")
@@ -812,7 +852,7 @@ fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
         j -= 1;
     }
     // Out of reach: unclear, so a yes.
-    j == start && start > 0
+    start > 0
 }
 
 impl NameScan {
@@ -1560,7 +1600,16 @@ fn resolve_call<'a>(
         match c.receiver.as_deref().map(str::trim) {
             None | Some("this") | Some("self") | Some("super") | Some("Self") => {
                 // Declarations in the caller's file (parsed: all known), else top-level
-                // functions anywhere.
+                // functions anywhere or methods inherited through the file's types'
+                // supertypes, whose declarations (and theirs, round by round) tell the
+                // index the chain (`ProjectIndex::inherited_levels`).
+                out.decls.extend(
+                    index
+                        .file_supertypes(path)
+                        .into_iter()
+                        .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte))
+                        .map(str::to_string),
+                );
                 if decls.iter().any(|d| fits(d) && *d.path == *path) {
                     (Want::Nothing, true)
                 } else {

@@ -928,3 +928,120 @@ interface PayoutApi { String payout(String idempotencyKey, String id); }
         );
     }
 }
+
+/// More layouts from attacking the prefilter: a method inherited through a supertype
+/// whose file holds no demanded word, Kotlin extension receivers with annotation
+/// arguments, comments or parentheses, and whitespace the lexers accept beyond ASCII's
+/// (a vertical tab; in Rust also U+0085, U+200E, U+2028). Each once lost a finding.
+#[test]
+fn inherited_methods_and_unusual_whitespace_are_found() {
+    const JAVA_PAY: &str = "import dev.failsafe.Failsafe;
+import dev.failsafe.RetryPolicy;
+
+class Pay extends Mid {
+  PayoutApi api;
+  RetryPolicy<Object> policy;
+  void run(String id) {
+    Failsafe.with(policy).get(() -> api.payout(helper(), id));
+  }
+}
+";
+    const JAVA_API: &str =
+        "interface PayoutApi { String payout(String idempotencyKey, String id); }\n";
+    const CONSTS: &str =
+        "class Consts {\n  static final String IDEMPOTENCY_HEADER = \"Idempotency-Key\";\n}\n";
+    same_retry_finding(
+        "inherited-through-skipped-middle",
+        &[
+            ("Pay.java", JAVA_PAY),
+            ("PayoutApi.java", JAVA_API),
+            ("Consts.java", CONSTS),
+            ("Mid.java", "abstract class Mid extends Base {\n}\n"),
+            (
+                "Base.java",
+                "import java.util.UUID;\nabstract class Base {\n  String helper() { return UUID.randomUUID().toString(); }\n}\n",
+            ),
+        ],
+        "Pay.java",
+    );
+    same_retry_finding(
+        "java-vertical-tab",
+        &[
+            (
+                "Pay.java",
+                &JAVA_PAY
+                    .replace("extends Mid ", "")
+                    .replace("payout(helper()", "payout(make()")
+                    .replace(
+                        "  void run",
+                        "  String make() { return helper(); }\n  void run",
+                    ),
+            ),
+            ("PayoutApi.java", JAVA_API),
+            ("Consts.java", CONSTS),
+            (
+                "Fresh.java",
+                "import java.util.UUID;\nclass Fresh {\n  static String\u{0b}helper() { return UUID.randomUUID().toString(); }\n}\n",
+            ),
+        ],
+        "Pay.java",
+    );
+    let kt_pay = |call: &str| {
+        format!(
+            "package shop.pay\n\nimport io.github.resilience4j.retry.Retry\n\nclass Payer(private val retry: Retry, private val api: PayApi) {{\n    fun make() = {call}\n    fun pay(orderRef: String) = retry.executeSupplier {{\n        api.pay(idempotencyKey = make())\n    }}\n}}\n"
+        )
+    };
+    const KT_API: &str =
+        "package shop.pay\ninterface PayApi { fun pay(idempotencyKey: String): String }\n";
+    for (i, (header, call)) in [
+        ("fun @receiver:Ann(v = 1) String.helper()", "\"a\".helper()"),
+        ("fun /* a=b */ String.helper()", "\"a\".helper()"),
+        ("fun @receiver:Ann(\"{\") String.helper()", "\"a\".helper()"),
+        ("fun (@Ann(v = 1) String).helper()", "\"a\".helper()"),
+        ("fun\u{0b}helper()", "helper()"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let fresh = format!(
+            "package shop.util\nimport java.util.UUID\n{header}: String = UUID.randomUUID().toString()\n"
+        );
+        same_retry_finding(
+            &format!("kotlin-header-{i}"),
+            &[
+                ("Pay.kt", &kt_pay(call)),
+                ("PayApi.kt", KT_API),
+                ("Fresh.kt", &fresh),
+            ],
+            "Pay.kt",
+        );
+    }
+    const RUST_PAY: &str = "use backon::{ExponentialBuilder, Retryable};
+
+pub async fn pay(client: &reqwest::Client, id: &str) -> Result<reqwest::Response, reqwest::Error> {
+    (|| async {
+        let idempotency_key = mint(id);
+        client
+            .post(\"https://psp.example.com/v1/pay\")
+            .header(\"Idempotency-Key\", idempotency_key)
+            .send()
+            .await
+    })
+    .retry(ExponentialBuilder::default())
+    .await
+}
+";
+    for (i, ws) in ["\u{0b}", "\u{85}", "\u{200e}", "\u{2028}"]
+        .iter()
+        .enumerate()
+    {
+        let keys = format!(
+            "pub fn{ws}mint(id: &str) -> String {{ format!(\"{{id}}-{{}}\", uuid::Uuid::new_v4()) }}\n"
+        );
+        same_retry_finding(
+            &format!("rust-whitespace-{i}"),
+            &[("src/pay.rs", RUST_PAY), ("src/keys.rs", &keys)],
+            "pay.rs",
+        );
+    }
+}
