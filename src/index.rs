@@ -3025,6 +3025,15 @@ impl ProjectIndex {
         out
     }
 
+    /// The JVM types declared at the top of the file `path` (simple names).
+    pub(crate) fn file_type_names(&self, path: &str) -> impl Iterator<Item = &str> + '_ {
+        self.file_types
+            .get(path)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    }
+
     fn inherited_levels(&self, path: &str) -> Vec<Vec<&str>> {
         let Some(types) = self.file_types.get(path).filter(|t| !t.is_empty()) else {
             return Vec::new();

@@ -800,10 +800,11 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
 
 /// True when the `.` at `dot` may end a Kotlin extension's receiver: going back from it
 /// within 1 KiB there is the token `fun`, `val` or `var`, before any `;`, `{`, `}` or `=`
-/// outside parentheses, brackets and block comments (a receiver may carry annotations
+/// outside parentheses, brackets and string literals (a receiver may carry annotations
 /// with arguments, `fun @receiver:A(v = 1) String.name`, or be parenthesised) and
 /// outside a line comment. Conservative: a use (`x = a.name`, `{ a.name`) is stopped by
-/// its `=` or brace; a header always reaches its keyword; anything unclear is a yes.
+/// its `=` or brace; a header always reaches its keyword; anything unclear (a block
+/// comment, which may nest; a literal with an escape) is a yes.
 fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
     let start = dot.saturating_sub(1024);
     let mut depth = 0usize;
@@ -811,14 +812,8 @@ fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
     while j > start {
         let b = bytes[j - 1];
         match b {
-            // The end of a block comment: skip to its start (none within reach: a yes).
-            b'/' if j >= 2 && bytes[j - 2] == b'*' => {
-                match memchr::memmem::rfind(&bytes[start..j - 2], b"/*") {
-                    Some(k) => j = start + k,
-                    None => return true,
-                }
-                continue;
-            }
+            // The end of a block comment (they nest in Kotlin): unclear, so a yes.
+            b'/' if j >= 2 && bytes[j - 2] == b'*' => return true,
             // A line ends: a line comment on the line before is skipped.
             b'\n' => {
                 let line_start = memchr::memrchr(b'\n', &bytes[..j - 1]).map_or(0, |n| n + 1);
@@ -832,8 +827,11 @@ fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
             b'"' | b'\'' | b'`' => {
                 let line_start = memchr::memrchr(b'\n', &bytes[..j - 1]).map_or(0, |n| n + 1);
                 match memchr::memrchr(b, &bytes[line_start.max(start)..j - 1]) {
-                    Some(k) => j = line_start.max(start) + k,
-                    None => return true,
+                    // An escape inside may pair the quotes wrongly: unclear, so a yes.
+                    Some(k) if !bytes[line_start.max(start) + k..j].contains(&b'\\') => {
+                        j = line_start.max(start) + k
+                    }
+                    _ => return true,
                 }
                 continue;
             }
@@ -1603,10 +1601,14 @@ fn resolve_call<'a>(
                 // functions anywhere or methods inherited through the file's types'
                 // supertypes, whose declarations (and theirs, round by round) tell the
                 // index the chain (`ProjectIndex::inherited_levels`).
+                // Supertypes are merged by simple name over every type of that name
+                // (`ProjectIndex::type_supers`): the files declaring the file's own type
+                // names are demanded too.
                 out.decls.extend(
                     index
                         .file_supertypes(path)
                         .into_iter()
+                        .chain(index.file_type_names(path))
                         .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte))
                         .map(str::to_string),
                 );

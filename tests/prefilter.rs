@@ -964,6 +964,48 @@ class Pay extends Mid {
         ],
         "Pay.java",
     );
+    // Supertypes are merged by simple name: another type named `Pay`, nested or in
+    // another package, with a file holding no demanded word, adds its supertypes.
+    let base = |name: &str, ret: &str| {
+        format!(
+            "import java.util.UUID;\nabstract class {name} {{\n  String helper() {{ return {ret}; }}\n}}\n"
+        )
+    };
+    same_retry_finding(
+        "same-named-type-nested",
+        &[
+            ("Pay.java", &JAVA_PAY.replace("extends Mid ", "")),
+            ("PayoutApi.java", JAVA_API),
+            ("Consts.java", CONSTS),
+            (
+                "Other.java",
+                "class Outer {\n  static class Pay extends Evil {\n  }\n}\n",
+            ),
+            ("Evil.java", &base("Evil", "UUID.randomUUID().toString()")),
+        ],
+        "Pay.java",
+    );
+    same_retry_finding(
+        "same-named-type-other-package",
+        &[
+            (
+                "Pay.java",
+                &JAVA_PAY.replace("extends Mid ", "extends Base "),
+            ),
+            ("PayoutApi.java", JAVA_API),
+            ("Consts.java", CONSTS),
+            ("Base.java", &base("Base", "UUID.randomUUID().toString()")),
+            (
+                "other/Pay.java",
+                "package other;\nclass Pay extends Calm {\n}\n",
+            ),
+            (
+                "other/Calm.java",
+                &format!("package other;\n{}", base("Calm", "\"fixed\"")),
+            ),
+        ],
+        "Pay.java",
+    );
     same_retry_finding(
         "java-vertical-tab",
         &[
@@ -999,6 +1041,15 @@ class Pay extends Mid {
         ("fun @receiver:Ann(\"{\") String.helper()", "\"a\".helper()"),
         ("fun (@Ann(v = 1) String).helper()", "\"a\".helper()"),
         ("fun\u{0b}helper()", "helper()"),
+        // Kotlin block comments nest; an escaped quote in an annotation's string.
+        (
+            "fun /* x = 1 /* y */ z */ String.helper()",
+            "\"a\".helper()",
+        ),
+        (
+            "fun @receiver:A(w = \"\\\"\", v = \"(\\\"\") String.helper()",
+            "\"a\".helper()",
+        ),
     ]
     .iter()
     .enumerate()
