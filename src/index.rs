@@ -2407,9 +2407,9 @@ pub fn chain_key(path: &str, model: &FileModel, call: CallId) -> String {
 }
 
 /// Candidates of recorded calls during one [`ProjectIndex::resolve`], by the address of
-/// the [`CallRef`] in its declaration (the declarations do not move while it runs; the
-/// address is an identity, never dereferenced).
-type NarrowCache = HashMap<usize, Vec<usize>>;
+/// the [`CallRef`] and of the caller's shared path (neither moves while it runs; the
+/// addresses are identities, never dereferenced).
+type NarrowCache = HashMap<(usize, usize), Vec<usize>>;
 
 /// The merged project index with helper facts resolved.
 #[derive(Clone, Debug, Default)]
@@ -3316,7 +3316,12 @@ impl ProjectIndex {
         cache: &'c mut NarrowCache,
     ) -> &'c [usize] {
         cache
-            .entry(r as *const CallRef as usize)
+            // Calls are shared across files (`Interned`) and resolve from the caller's
+            // file: keyed by both addresses (the caller's shared path).
+            .entry((
+                r as *const CallRef as usize,
+                std::sync::Arc::as_ptr(&caller.path) as *const u8 as usize,
+            ))
             .or_insert_with(|| {
                 self.candidates_of_ref(r, &caller.path)
                     .into_iter()

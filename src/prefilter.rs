@@ -70,7 +70,10 @@
 //!   ([`resolve_call`]): a receiver of declared type `T` has candidates only in files with
 //!   both the callee and `T` as tokens (a declaration in `T` or in a type listing `T` as
 //!   a supertype, simple names of the text); a call with no receiver, candidates in its own
-//!   file (parsed) if it has any, else anywhere the callee is a token; a receiver naming no
+//!   file (parsed) if it has any, else anywhere the callee is a token, through the
+//!   supertypes of the file's types (merged by simple name over every type so named: the
+//!   files declaring those names and, round by round, their supertypes are demanded, so
+//!   the chain the index reads is the whole project's); a receiver naming no
 //!   type under a common or capitalised name, none at all; any other call, anywhere the
 //!   callee is a token. So every candidate of the whole project is in P, and the
 //!   candidates in P are those of the whole project. (The answer counts the fresh
@@ -806,6 +809,12 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
 /// its `=` or brace; a header always reaches its keyword; anything unclear (a block
 /// comment, which may nest; a literal with an escape) is a yes.
 fn extension_header_before(bytes: &[u8], dot: usize) -> bool {
+    // An import or package directive names no declaration.
+    let line_start = memchr::memrchr(b'\n', &bytes[..dot]).map_or(0, |n| n + 1);
+    let line = bytes[line_start..dot].trim_ascii_start();
+    if line.starts_with(b"import") || line.starts_with(b"package") {
+        return false;
+    }
     let start = dot.saturating_sub(1024);
     let mut depth = 0usize;
     let mut j = dot;
@@ -1603,18 +1612,23 @@ fn resolve_call<'a>(
                 // index the chain (`ProjectIndex::inherited_levels`).
                 // Supertypes are merged by simple name over every type of that name
                 // (`ProjectIndex::type_supers`): the files declaring the file's own type
-                // names are demanded too.
-                out.decls.extend(
-                    index
-                        .file_supertypes(path)
-                        .into_iter()
-                        .chain(index.file_type_names(path))
-                        .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte))
-                        .map(str::to_string),
-                );
+                // names are demanded too. Only needed when no declaration of the caller's
+                // file fits and some known one is a JVM type's method (the candidates an
+                // inheritance chain can add): every declaration of the name is demanded,
+                // so once one exists it is known, and the chain follows round by round.
                 if decls.iter().any(|d| fits(d) && *d.path == *path) {
                     (Want::Nothing, true)
                 } else {
+                    if jvm && decls.iter().any(|d| d.jvm && !d.type_name.is_empty()) {
+                        out.decls.extend(
+                            index
+                                .file_supertypes(path)
+                                .into_iter()
+                                .chain(index.file_type_names(path))
+                                .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte))
+                                .map(str::to_string),
+                        );
+                    }
                     (Want::Name, true)
                 }
             }
