@@ -1695,6 +1695,7 @@ impl Rounds<'_> {
         let overlays = self.overlays;
         let cache = self.cache;
         let config_keys = self.config_keys;
+        let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
@@ -1703,10 +1704,13 @@ impl Rounds<'_> {
                     Ok(t) => t,
                     Err(e) => return Some((i, Err(read_error(c, e)))),
                 };
-                if let Some(s) = scan
-                    && !s.matches(c.language, &text)
-                {
-                    return None;
+                if let Some(s) = scan {
+                    if trace {
+                        let w = s.matching(c.language, &text)?;
+                        eprintln!("demand: parse {} for {w}", c.display);
+                    } else if !s.matches(c.language, &text) {
+                        return None;
+                    }
                 }
                 Some((
                     i,
@@ -1754,10 +1758,20 @@ impl Rounds<'_> {
         let mut asked: BTreeSet<String> = Default::default();
         let mut asked_decls: BTreeSet<String> = Default::default();
         let mut asked_pairs: BTreeSet<(String, String)> = Default::default();
+        let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         loop {
+            let t0 = std::time::Instant::now();
             self.update_index();
+            let t1 = std::time::Instant::now();
             let demand =
                 demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand));
+            if trace {
+                eprintln!(
+                    "demand: round: index {:.3} s, demand {:.3} s",
+                    (t1 - t0).as_secs_f64(),
+                    t1.elapsed().as_secs_f64()
+                );
+            }
             let names: BTreeSet<String> = demand
                 .names
                 .into_iter()
@@ -1783,7 +1797,7 @@ impl Rounds<'_> {
             if names.is_empty() && decls.is_empty() && pairs.is_empty() {
                 break;
             }
-            if std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some() {
+            if trace {
                 eprintln!("demand: names {names:?}\n  decls {decls:?}\n  pairs {pairs:?}");
             }
             let scan = NameScan::of(&names, &decls, &pairs);
@@ -1794,7 +1808,15 @@ impl Rounds<'_> {
             if rest.is_empty() || scan.is_empty() {
                 break;
             }
+            let t2 = std::time::Instant::now();
             let n = self.parse_more(&rest, Some(&scan));
+            if trace {
+                eprintln!(
+                    "demand: round: scanned {} and parsed {n} in {:.3} s",
+                    rest.len(),
+                    t2.elapsed().as_secs_f64()
+                );
+            }
             self.stats.parsed_per_round.push(n);
             if n == 0 {
                 break;

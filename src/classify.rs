@@ -2,7 +2,7 @@
 //! [`Source`]s, and finds attempt boundaries, key sinks, header reads and locks in one
 //! file's model. It knows the catalogue and the model, nothing of rules or reports.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::catalogue::{BoundaryEntry, BoundaryForm, BoundaryKind, Catalogue, LockForm};
 use crate::model::*;
@@ -144,7 +144,7 @@ fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
     // `IdempotencyKeyGenerator.generate()` next to `object IdempotencyKeyGenerator`) is the
     // project's own code, which the flow follows through its body: `by_name` sources (key
     // generators recognised by their name) do not apply to it.
-    let own_types: std::collections::HashSet<&str> = model
+    let own_types: foldhash::HashSet<&str> = model
         .scopes
         .iter()
         .filter_map(|s| match &s.kind {
@@ -152,7 +152,7 @@ fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
             _ => None,
         })
         .collect();
-    let own_fns: std::collections::HashSet<&str> = model
+    let own_fns: foldhash::HashSet<&str> = model
         .scopes
         .iter()
         .filter_map(|s| match &s.kind {
@@ -1065,10 +1065,10 @@ pub(crate) fn qualifier_of(src: &str) -> Option<String> {
 /// `java.util.Properties` are not).
 fn named_writes(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
-    let sunk: std::collections::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
+    let sunk: foldhash::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
     let camel = imports_any(text, &["org.apache.camel".to_string()]);
     // Constants this file declares itself: a write under one of them is resolved here.
-    let own: std::collections::HashSet<&str> = model
+    let own: foldhash::HashSet<&str> = model
         .bindings
         .iter()
         .filter(|b| b.kind == BindingKind::Field)
@@ -1251,7 +1251,7 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
         .map(|s| (s.span, s.text.as_str()))
         .collect();
     // Constants of this file whose value is a key-header literal: (name, header).
-    let key_consts: std::collections::HashSet<(&str, &str)> = model
+    let key_consts: foldhash::HashSet<(&str, &str)> = model
         .bindings
         .iter()
         .filter(|b| b.kind == BindingKind::Field)
@@ -1271,7 +1271,7 @@ fn sinks(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
             });
         }
     }
-    let sunk: std::collections::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
+    let sunk: foldhash::HashSet<ValueId> = facts.sinks.iter().map(|s| s.value).collect();
     // Calls that take a name and then its value, whatever their name or receiver:
     // `headers.put("Idempotency-Key", k)`, `Map.of("Idempotency-Key", k)`,
     // `headers.insert(IDEMPOTENCY_KEY, k)`, `Map.entry(..)`, `Pair(..)`, `append(..)`.
@@ -1358,7 +1358,7 @@ fn pair_key_label(
     model: &FileModel,
     cat: &Catalogue,
     key_strings: &[(Span, &str)],
-    key_consts: &std::collections::HashSet<(&str, &str)>,
+    key_consts: &foldhash::HashSet<(&str, &str)>,
     key: ValueId,
 ) -> Option<String> {
     let v = &model.values[key];

@@ -9,7 +9,7 @@
 //! derivations (`idemkey::derive`). A call to a project function that returns a fresh
 //! value is an origin *at the call site*, because that is where it is evaluated.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use crate::catalogue::Catalogue;
 use crate::model::*;

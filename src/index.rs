@@ -7,7 +7,8 @@
 //! name in the project is one, so a common name (`get`, `create`) declared many times does
 //! not turn every call into a finding.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 
 use crate::catalogue::Catalogue;
 use crate::classify::FileFacts;
@@ -2831,6 +2832,7 @@ impl ProjectIndex {
 
     pub fn extend(&mut self, summaries: Vec<FileSummary>) {
         let idx = self;
+        let mut clock = PhaseClock::new();
         let mut norms: HashMap<Name, Name> = HashMap::new();
         for s in summaries {
             idx.retry_sites.extend(s.retry_sites);
@@ -2909,6 +2911,7 @@ impl ProjectIndex {
         idx.camel_sends.sort_by(|a, b| a.location.cmp(&b.location));
         idx.camel_sends.dedup();
         idx.resolve_camel();
+        clock.lap("merge");
         for decls in idx.functions.values_mut() {
             decls.sort_by(|a, b| a.location_cmp(b));
         }
@@ -2922,7 +2925,9 @@ impl ProjectIndex {
                 r.retrying = true;
             }
         }
+        clock.lap("sort");
         idx.propagate_key_params();
+        clock.lap("key params");
         idx.bound_key_fields = idx.bound_at_sinks.clone();
         for (callee, nargs, i, b) in &idx.bound_arg_candidates {
             let key = idx.functions.get(callee).is_some_and(|decls| {
@@ -2934,9 +2939,13 @@ impl ProjectIndex {
                 insert_bound(&mut idx.bound_key_fields, b.clone());
             }
         }
+        clock.lap("bound");
         idx.resolve();
+        clock.lap("resolve");
         idx.resolve_retry();
+        clock.lap("retry");
         idx.resolve_handled();
+        clock.lap("handled");
         let sites = std::mem::take(&mut idx.retry_sites);
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
@@ -2975,6 +2984,7 @@ impl ProjectIndex {
                 idx.with_mints.insert(name.clone());
             }
         }
+        clock.lap("sites");
     }
 
     /// The declarations a call may refer to, from the call's receiver:
@@ -3039,7 +3049,7 @@ impl ProjectIndex {
             return Vec::new();
         };
         let levels_of = |t: &str| -> Vec<Vec<&str>> {
-            let mut seen: HashSet<&str> = HashSet::from([t]);
+            let mut seen: HashSet<&str> = [t].into_iter().collect();
             let mut levels = Vec::new();
             let mut frontier = vec![t];
             while !frontier.is_empty() {
@@ -3390,13 +3400,21 @@ impl ProjectIndex {
         }
         // A least fixpoint: every round adds a state, and there are finitely many, so it
         // ends; no cap, or a long wrapper chain would depend on how files were batched.
+        let mut work = Worklist::new(
+            &names,
+            |n| &self.functions[n],
+            |d| d.passes_params.iter().map(|pp| &*pp.callee).collect(),
+        );
         loop {
             let mut changed = false;
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 if NOT_COMBINATORS.contains(&n.as_str()) {
                     continue;
                 }
                 for i in 0..self.functions[n].len() {
+                    if !work.take(k, i) {
+                        continue;
+                    }
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
@@ -3469,6 +3487,7 @@ impl ProjectIndex {
                         if let Some(v) = self.retry.get_mut(n) {
                             v[i].extend(add);
                         }
+                        work.touch(n);
                     }
                 }
             }
@@ -3535,11 +3554,17 @@ impl ProjectIndex {
                 .collect();
             mh.insert((*n).clone(), v);
         }
+        // A state reads the states of the body's calls' names.
+        let mut work = Worklist::new(
+            &names,
+            |n| &self.functions[n],
+            |d| d.call_refs.iter().map(|r| &*r.callee).collect(),
+        );
         loop {
             let mut changed = false;
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 for i in 0..self.functions[*n].len() {
-                    if !mh[*n][i] {
+                    if !mh[*n][i] || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[*n][i];
@@ -3573,6 +3598,7 @@ impl ProjectIndex {
                         if let Some(v) = mh.get_mut(*n) {
                             v[i] = false;
                         }
+                        work.touch(n);
                         changed = true;
                     }
                 }
@@ -3601,10 +3627,19 @@ impl ProjectIndex {
                 .collect();
             kh.insert((*n).clone(), v);
         }
+        // A state reads the states of the names the parameters are passed on to.
+        let mut work = Worklist::new(
+            &names,
+            |n| &self.functions[n],
+            |d| d.passes_params.iter().map(|pp| &*pp.callee).collect(),
+        );
         loop {
             let mut changed = false;
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 for i in 0..self.functions[*n].len() {
+                    if !work.take(k, i) {
+                        continue;
+                    }
                     let d = &self.functions[*n][i];
                     let mut drop = Vec::new();
                     for &p in &kh[*n][i] {
@@ -3640,6 +3675,7 @@ impl ProjectIndex {
                         if let Some(v) = kh.get_mut(*n) {
                             v[i].retain(|p| !drop.contains(p));
                         }
+                        work.touch(n);
                         changed = true;
                     }
                 }
@@ -4058,11 +4094,16 @@ impl ProjectIndex {
         }
         // Fresh helpers, per declaration.
         let mut cache = NarrowCache::new();
+        let mut work = Worklist::new(
+            &names,
+            |n| &self.functions[n],
+            |d| d.fresh_via.iter().map(|r| &*r.callee).collect(),
+        );
         loop {
             let mut changed = false;
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 for i in 0..self.functions[n].len() {
-                    if self.fresh[n][i].is_some() {
+                    if self.fresh[n][i].is_some() || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[n][i];
@@ -4079,6 +4120,7 @@ impl ProjectIndex {
                         if !self.with_fresh.contains(n) {
                             self.with_fresh.insert(n.clone());
                         }
+                        work.touch(n);
                         changed = true;
                     }
                 }
@@ -4094,11 +4136,18 @@ impl ProjectIndex {
                 minting.insert(n.clone());
             }
         }
+        // A declaration's state reads the states of its calls' names (the fresh states
+        // and key parameters are settled by now).
+        let mut work = Worklist::new(
+            &names,
+            |n| &self.functions[n],
+            |d| d.call_refs.iter().map(|r| &*r.callee).collect(),
+        );
         loop {
             let mut changed = false;
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 for i in 0..self.functions[n].len() {
-                    if self.mints[n][i].is_some() {
+                    if self.mints[n][i].is_some() || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[n][i];
@@ -4162,6 +4211,7 @@ impl ProjectIndex {
                             v[i] = Some(Box::new(info));
                         }
                         minting.insert(n.clone());
+                        work.touch(n);
                         changed = true;
                     }
                 }
@@ -4515,5 +4565,146 @@ mod tests {
         ] {
             assert!(!is_test_source(p), "{p}");
         }
+    }
+}
+
+/// Time per phase of [`ProjectIndex::extend`], printed to stderr when
+/// `IDEMLINT_TRACE_INDEX` is set (a debugging aid; `--timings` gives the whole).
+struct PhaseClock {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl PhaseClock {
+    fn new() -> PhaseClock {
+        PhaseClock {
+            on: std::env::var_os("IDEMLINT_TRACE_INDEX").is_some(),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn lap(&mut self, what: &str) {
+        if self.on {
+            eprintln!("index: {what} {:.3} s", self.last.elapsed().as_secs_f64());
+            self.last = std::time::Instant::now();
+        }
+    }
+}
+
+/// Which declarations a fixpoint over the index must evaluate again. The fixpoints of
+/// [`ProjectIndex::resolve`], [`ProjectIndex::resolve_retry`] and
+/// [`ProjectIndex::resolve_handled`] are passes over the names in sorted order, each
+/// declaration's new state a function of its own (fixed) data and of the states of the
+/// names it reads. A declaration none of whose read names changed since it was last
+/// evaluated would compute what it computed then, so only the others are evaluated: at
+/// first all, then those reading a name [`Worklist::touch`]ed since. The states, and the
+/// order they are reached in, are the same as evaluating every declaration every pass.
+struct Worklist {
+    /// Per name (by position in the sorted names), the flat position of its first
+    /// declaration.
+    base: Vec<usize>,
+    /// Per flat position: to be evaluated.
+    dirty: Vec<bool>,
+    /// Per name: the flat positions of the declarations reading it.
+    readers: HashMap<String, Vec<u32>>,
+}
+
+impl Worklist {
+    /// `names`: the sorted names the passes go over; `decls`: each name's declarations;
+    /// `reads`: the names a declaration's state depends on.
+    fn new<'a, N: AsRef<str>>(
+        names: &[N],
+        decls: impl Fn(&str) -> &'a [FnDecl],
+        reads: impl Fn(&'a FnDecl) -> Vec<&'a str>,
+    ) -> Worklist {
+        let mut base = Vec::with_capacity(names.len());
+        let mut readers: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut at = 0usize;
+        for n in names {
+            base.push(at);
+            for d in decls(n.as_ref()) {
+                for r in reads(d) {
+                    let v = readers.entry(r.to_string()).or_default();
+                    if v.last() != Some(&(at as u32)) {
+                        v.push(at as u32);
+                    }
+                }
+                at += 1;
+            }
+        }
+        Worklist {
+            base,
+            dirty: vec![true; at],
+            readers,
+        }
+    }
+
+    /// Whether declaration `i` of the `k`-th name is to be evaluated (and clears that).
+    fn take(&mut self, k: usize, i: usize) -> bool {
+        std::mem::replace(&mut self.dirty[self.base[k] + i], false)
+    }
+
+    /// The state of a declaration of `name` changed: its readers are evaluated again.
+    fn touch(&mut self, name: &str) {
+        if let Some(rs) = self.readers.get(name) {
+            for &r in rs {
+                self.dirty[r as usize] = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod worklist_tests {
+    use super::*;
+
+    fn decl(name: &str, calls: &[&str]) -> FnDecl {
+        FnDecl {
+            name: name.to_string(),
+            call_refs: calls
+                .iter()
+                .map(|c| {
+                    std::sync::Arc::new(CallRef {
+                        callee: Name::from(*c),
+                        arity: 0,
+                        receiver: None,
+                        receiver_type: None,
+                    })
+                })
+                .collect(),
+            ..FnDecl::default()
+        }
+    }
+
+    #[test]
+    fn only_readers_of_a_touched_name_are_evaluated_again() {
+        let functions: HashMap<String, Vec<FnDecl>> = [
+            ("a".to_string(), vec![decl("a", &["b"]), decl("a", &["c"])]),
+            ("b".to_string(), vec![decl("b", &["c", "c"])]),
+            ("c".to_string(), vec![decl("c", &[])]),
+        ]
+        .into_iter()
+        .collect();
+        let names = ["a", "b", "c"];
+        let mut w = Worklist::new(
+            &names,
+            |n| &functions[n],
+            |d| d.call_refs.iter().map(|r| &*r.callee).collect(),
+        );
+        // At first every declaration is evaluated, once.
+        for (k, i) in [(0, 0), (0, 1), (1, 0), (2, 0)] {
+            assert!(w.take(k, i));
+            assert!(!w.take(k, i));
+        }
+        // `c` changed: its readers, the second `a` and `b` (read twice, listed once).
+        w.touch("c");
+        assert_eq!(w.readers["c"], vec![1, 2]);
+        assert!(!w.take(0, 0));
+        assert!(w.take(0, 1));
+        assert!(w.take(1, 0));
+        assert!(!w.take(2, 0));
+        // A name nobody reads touches nothing.
+        w.touch("a");
+        assert!(w.dirty.iter().all(|d| !d));
     }
 }

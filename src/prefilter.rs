@@ -731,17 +731,17 @@ fn declared_after_fn(bytes: &[u8], start: usize) -> bool {
     false
 }
 
-/// True when the token at `start..end` of a Java or Kotlin file may be the name of a
-/// declaration (a method, a Kotlin function or property, a class whose constructor it
-/// names). Conservative: anything unclear is a yes, so only a token that is surely a use
-/// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
-/// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 /// ASCII whitespace as the languages' lexers read it: `is_ascii_whitespace` and the
 /// vertical tab (U+000B), which it leaves out.
 fn is_space(b: u8) -> bool {
     b.is_ascii_whitespace() || b == 0x0b
 }
 
+/// True when the token at `start..end` of a Java or Kotlin file may be the name of a
+/// declaration (a method, a Kotlin function or property, a class whose constructor it
+/// names). Conservative: anything unclear is a yes, so only a token that is surely a use
+/// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
+/// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
     // The word before, across whitespace.
     let mut i = start;
@@ -769,8 +769,11 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         return true;
     }
     match before {
-        // Backticks, a comment, or the start of the text: unclear.
-        b'`' | b'/' | b'\n' | b'*' => return true,
+        // Backticks, a comment's end, or the start of the text: unclear.
+        b'`' | b'/' | b'\n' => return true,
+        // A block comment's inner line (` * text`), or an operand of `*` (times, a
+        // Kotlin spread): never a declaration's name.
+        b'*' => return false,
         // `fun Recv.name`, `val Recv.name`: a Kotlin extension's header, whose receiver
         // type may span lines and hold generics (`fun<T>\n  List<T>.name`).
         b'.' => return extension_header_before(bytes, i - 1),
@@ -926,14 +929,20 @@ impl NameScan {
     /// True when `text` contains one of the names as a token (a declared one, for a
     /// declaration in a Rust file), or both words of a pair.
     pub fn matches(&self, language: Language, text: &str) -> bool {
+        self.matching(language, text).is_some()
+    }
+
+    /// What [`NameScan::matches`] found: the word (or `"a+b"` for a pair; `"*"` for a
+    /// whole language), or `None`. For tracing the demand (`IDEMLINT_TRACE_DEMAND`).
+    pub fn matching(&self, language: Language, text: &str) -> Option<String> {
         if self.all_of.contains(&language) {
-            return true;
+            return Some("*".into());
         }
         let decoded = java_decoded(language, text);
         let text = decoded.as_deref().unwrap_or(text);
         let bytes = text.as_bytes();
         let Some(ac) = &self.ac else {
-            return !self.words.is_empty();
+            return (!self.words.is_empty()).then(|| "*".into());
         };
         let mut hit = vec![false; self.words.len()];
         for m in ac.find_overlapping_iter(bytes) {
@@ -951,11 +960,14 @@ impl NameScan {
                 continue;
             }
             if w < self.alone {
-                return true;
+                return Some(self.words[w].clone());
             }
             hit[w] = true;
         }
-        self.pairs.iter().any(|(a, b)| hit[*a] && hit[*b])
+        self.pairs
+            .iter()
+            .find(|(a, b)| hit[*a] && hit[*b])
+            .map(|(a, b)| format!("{}+{}", self.words[*a], self.words[*b]))
     }
 }
 
@@ -1163,7 +1175,7 @@ impl FileDemand {
         // local bound to one, not classified already.
         // Only a name some local is bound to a lambda (or object) under can be one
         // (`lambda_bound_to` reads the latest such binding): found once, in linear time.
-        let lambda_spans: std::collections::HashSet<crate::model::Span> = model
+        let lambda_spans: foldhash::HashSet<crate::model::Span> = model
             .scopes
             .iter()
             .filter(|s| {
@@ -1174,7 +1186,7 @@ impl FileDemand {
             })
             .map(|s| s.span)
             .collect();
-        let lambda_names: std::collections::HashSet<&str> = model
+        let lambda_names: foldhash::HashSet<&str> = model
             .bindings
             .iter()
             .filter(|b| {
@@ -1397,7 +1409,7 @@ pub struct Demand {
 /// fitting declarations (or over the call's candidates), so one settled declaration keeps the name from ever being fresh
 /// there, whatever other declarations of it unparsed files hold (by induction over the
 /// order declarations are settled in here).
-type Settled<'a> = std::collections::HashMap<&'a str, Vec<bool>>;
+type Settled<'a> = foldhash::HashMap<&'a str, Vec<bool>>;
 
 fn settled_of(index: &ProjectIndex) -> Settled<'_> {
     let mut s: Settled = index
@@ -1406,7 +1418,7 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
         .map(|(n, ds)| (n.as_str(), vec![false; ds.len()]))
         .collect();
     // What each recorded call narrows to does not change between rounds of the fixpoint.
-    let mut narrowings: std::collections::HashMap<(&CallRef, &str), Narrowing> = Default::default();
+    let mut narrowings: foldhash::HashMap<(&CallRef, &str), Narrowing> = Default::default();
     loop {
         let mut changed = false;
         for (n, ds) in &index.functions {
@@ -1879,9 +1891,8 @@ pub fn demanded_names<'a>(
             );
         }
     }
-    let mut seen: std::collections::HashSet<Follow> = Default::default();
-    let mut expanded: std::collections::HashSet<(&str, Option<usize>, Option<bool>)> =
-        Default::default();
+    let mut seen: foldhash::HashSet<Follow> = Default::default();
+    let mut expanded: foldhash::HashSet<(&str, Option<usize>, Option<bool>)> = Default::default();
     while let Some(item) = fresh.pop() {
         if !seen.insert(item) {
             continue;
@@ -1946,8 +1957,7 @@ pub fn demanded_names<'a>(
         }
     }
     let mut seen_comb: BTreeSet<&str> = BTreeSet::new();
-    let mut seen_pp: std::collections::HashSet<*const crate::index::PassedParam> =
-        Default::default();
+    let mut seen_pp: foldhash::HashSet<*const crate::index::PassedParam> = Default::default();
     while let Some((n, pp, jvm)) = combinators.pop() {
         match pp.filter(|_| !interceptors) {
             None => {
@@ -2080,6 +2090,18 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
             .any(|c| index.is_combinator_name(c));
     let mint = (d.has_boundary || inferred)
         && (d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)));
+    if std::env::var_os("IDEMLINT_TRACE_CHECK").is_some() {
+        let keyed = d.keyed(index);
+        if (keyed && origin) || mint {
+            eprintln!(
+                "check: {} keyed {keyed} sources {} fresh {fresh_call} boundary {} inferred {inferred} mints {:?}",
+                d.path,
+                d.has_sources,
+                d.has_boundary,
+                d.callees.iter().find(|c| index.is_mint_name(c))
+            );
+        }
+    }
     (d.keyed(index) && origin) || mint
 }
 
@@ -2117,6 +2139,11 @@ mod tests {
         assert!(!decl("Foo f = new Foo(1);", "Foo("));
         assert!(!decl("int n = getId;", "getId"));
         assert!(!decl("if (a) b else getId()", "getId"));
+        // A block comment's inner line, or an operand of `*`, declares nothing (a licence
+        // header's ` * with the License` made every file match `with`).
+        assert!(!decl("/*\n * with the License.\n */", "with"));
+        assert!(!decl("val n = 2 *\n  with(x)", "with"));
+        assert!(!decl("f(*with(x))", "with"));
     }
 
     #[test]

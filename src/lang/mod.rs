@@ -80,7 +80,7 @@ fn qualify_member_imports(m: &mut FileModel, members: &[(String, String)]) {
     if members.is_empty() {
         return;
     }
-    let declared: std::collections::HashSet<&str> = m
+    let declared: foldhash::HashSet<&str> = m
         .scopes
         .iter()
         .filter_map(|s| match &s.kind {
@@ -196,7 +196,7 @@ pub(crate) fn declared_type(language: Language, text: &str, b: &crate::model::Bi
 /// `this.x` / `self.x`), the declared type of the innermost binding of that name whose
 /// scope encloses the call (a field of an enclosing type included).
 fn receiver_types(m: &mut FileModel, text: &str) {
-    use std::collections::HashMap;
+    use foldhash::{HashMap, HashMapExt};
     // Bindings by (name, scope), in declaration order: a call looks only at the scopes
     // that enclose it (linear in calls × nesting depth, not calls × bindings of a name).
     let mut by_name: HashMap<(&str, usize), Vec<usize>> = HashMap::new();
