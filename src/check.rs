@@ -1410,7 +1410,7 @@ fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Parsed>]) -> bool
     if new.is_empty() {
         return false;
     }
-    index.extend(new);
+    index.extend_deferred(new);
     true
 }
 
@@ -1598,6 +1598,7 @@ fn run_in_pool(
         return report;
     }
     state.update_index();
+    state.index.finish();
     let Rounds {
         mut parsed, index, ..
     } = state;

@@ -2469,6 +2469,9 @@ pub struct ProjectIndex {
     with_fresh: HashSet<String>,
     with_mints: HashSet<String>,
     with_header_reads: HashSet<String>,
+    /// Files were merged since [`ProjectIndex::resolve_handled`] last ran
+    /// ([`ProjectIndex::extend_deferred`]).
+    handled_stale: bool,
     /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
     /// by passing them to a combinator (see [`FnDecl::retry_params`]).
     retry: HashMap<String, Vec<Vec<RetryState>>>,
@@ -2821,16 +2824,25 @@ impl ProjectIndex {
         idx
     }
 
-    /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
-    /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
-    /// all summaries so far, whatever order they came in (declarations are kept sorted by
-    /// location, registrations by path and offset).
     /// Replaces `n` by the index's copy of the same text (added when new).
     pub fn share_name(&mut self, n: &mut Name) {
         self.interned.name(n);
     }
 
+    /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
+    /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
+    /// all summaries so far, whatever order they came in (declarations are kept sorted by
+    /// location, registrations by path and offset).
     pub fn extend(&mut self, summaries: Vec<FileSummary>) {
+        self.extend_deferred(summaries);
+        self.finish();
+    }
+
+    /// [`ProjectIndex::extend`] without what only pass 2 reads (whether minting and key
+    /// parameters are handled, [`ProjectIndex::mint_handled`],
+    /// [`ProjectIndex::key_arg_handled`]): the prefilter's rounds merge files this way and
+    /// call [`ProjectIndex::finish`] once before pass 2.
+    pub fn extend_deferred(&mut self, summaries: Vec<FileSummary>) {
         let idx = self;
         let mut clock = PhaseClock::new();
         let mut norms: HashMap<Name, Name> = HashMap::new();
@@ -2944,8 +2956,7 @@ impl ProjectIndex {
         clock.lap("resolve");
         idx.resolve_retry();
         clock.lap("retry");
-        idx.resolve_handled();
-        clock.lap("handled");
+        idx.handled_stale = true;
         let sites = std::mem::take(&mut idx.retry_sites);
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
@@ -3408,6 +3419,9 @@ impl ProjectIndex {
         loop {
             let mut changed = false;
             for (k, n) in names.iter().enumerate() {
+                if !work.pending(k) {
+                    continue;
+                }
                 if NOT_COMBINATORS.contains(&n.as_str()) {
                     continue;
                 }
@@ -3541,6 +3555,16 @@ impl ProjectIndex {
     /// starts handled when its own sinks are, and loses it when a call outside such a
     /// `try` reaches a helper that is not; so a cycle of helpers with no sink outside a
     /// `try` stays handled, and any path to an unhandled sink makes the caller unhandled.
+    /// Completes what [`ProjectIndex::extend_deferred`] left out; a no-op when nothing is.
+    pub fn finish(&mut self) {
+        if self.handled_stale {
+            let mut clock = PhaseClock::new();
+            self.resolve_handled();
+            self.handled_stale = false;
+            clock.lap("handled");
+        }
+    }
+
     fn resolve_handled(&mut self) {
         let mut names: Vec<&String> = self.functions.keys().collect();
         names.sort();
@@ -3563,6 +3587,9 @@ impl ProjectIndex {
         loop {
             let mut changed = false;
             for (k, n) in names.iter().enumerate() {
+                if !work.pending(k) {
+                    continue;
+                }
                 for i in 0..self.functions[*n].len() {
                     if !mh[*n][i] || !work.take(k, i) {
                         continue;
@@ -3636,6 +3663,9 @@ impl ProjectIndex {
         loop {
             let mut changed = false;
             for (k, n) in names.iter().enumerate() {
+                if !work.pending(k) {
+                    continue;
+                }
                 for i in 0..self.functions[*n].len() {
                     if !work.take(k, i) {
                         continue;
@@ -3700,6 +3730,7 @@ impl ProjectIndex {
     /// inside a `try` that catches every exception ([`Self::resolve_handled`]); `false`
     /// when none mints one.
     pub fn mint_handled(&self, call: &Call, from_path: &str) -> bool {
+        debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
         let (Some(states), Some(handled)) = (
             self.mints.get(&call.callee),
             self.mint_handled.get(&call.callee),
@@ -3719,6 +3750,7 @@ impl ProjectIndex {
     /// (0-based) puts it into its sinks only from inside a `try` that catches every
     /// exception ([`Self::resolve_handled`]); `false` when none takes a key there.
     pub fn key_arg_handled(&self, call: &Call, from_path: &str, arg: usize) -> bool {
+        debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
         let Some(handled) = self.key_params_handled.get(&call.callee) else {
             return false;
         };
@@ -4102,6 +4134,9 @@ impl ProjectIndex {
         loop {
             let mut changed = false;
             for (k, n) in names.iter().enumerate() {
+                if !work.pending(k) {
+                    continue;
+                }
                 for i in 0..self.functions[n].len() {
                     if self.fresh[n][i].is_some() || !work.take(k, i) {
                         continue;
@@ -4146,6 +4181,9 @@ impl ProjectIndex {
         loop {
             let mut changed = false;
             for (k, n) in names.iter().enumerate() {
+                if !work.pending(k) {
+                    continue;
+                }
                 for i in 0..self.functions[n].len() {
                     if self.mints[n][i].is_some() || !work.take(k, i) {
                         continue;
@@ -4637,6 +4675,13 @@ impl Worklist {
             dirty: vec![true; at],
             readers,
         }
+    }
+
+    /// Whether some declaration of the `k`-th name is to be evaluated (a pass skips the
+    /// others' lookups).
+    fn pending(&self, k: usize) -> bool {
+        let end = self.base.get(k + 1).copied().unwrap_or(self.dirty.len());
+        self.dirty[self.base[k]..end].contains(&true)
     }
 
     /// Whether declaration `i` of the `k`-th name is to be evaluated (and clears that).

@@ -768,6 +768,14 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
     if DECLARING.contains(&word) {
         return true;
     }
+    // A line comment ends the line before: what it ends with says nothing (`static
+    // String // a key *` then `mint() {`), so unclear.
+    if bytes[i..start].contains(&b'\n') {
+        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+        if memchr::memmem::find(&bytes[line_start..i], b"//").is_some() {
+            return true;
+        }
+    }
     match before {
         // Backticks, a comment's end, or the start of the text: unclear.
         b'`' | b'/' | b'\n' => return true,
@@ -778,13 +786,6 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         // type may span lines and hold generics (`fun<T>\n  List<T>.name`).
         b'.' => return extension_header_before(bytes, i - 1),
         _ => {}
-    }
-    // A line comment ends the line before: unclear.
-    if bytes[i..start].contains(&b'\n') {
-        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
-        if memchr::memmem::find(&bytes[line_start..i], b"//").is_some() {
-            return true;
-        }
     }
     // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after. Java
     // and Kotlin identifiers may hold `$` and any Unicode letter (UTF-8 bytes >= 0x80).
@@ -2144,6 +2145,13 @@ mod tests {
         assert!(!decl("/*\n * with the License.\n */", "with"));
         assert!(!decl("val n = 2 *\n  with(x)", "with"));
         assert!(!decl("f(*with(x))", "with"));
+        // A line comment's last character before the name's line is no context.
+        assert!(decl("static String // a key *\nmint() {", "mint"));
+        assert!(decl("static String // a key per call.\nmint() {", "mint"));
+        assert!(decl(
+            "fun // retried *\nresilient(block: () -> T): T",
+            "resilient"
+        ));
     }
 
     #[test]

@@ -1096,3 +1096,76 @@ pub async fn pay(client: &reqwest::Client, id: &str) -> Result<reqwest::Response
         );
     }
 }
+
+/// A line comment between a declaration's type (or `fun`) and its name says nothing about
+/// the name, whatever it ends with: a trailing `*` or `.` once made the helper's or the
+/// combinator's file look like it declared nothing (a finding lost with the prefilter).
+#[test]
+fn a_line_comment_before_a_declared_name_is_no_context() {
+    const JAVA_CALLER: &str = "import java.util.UUID;
+
+class ChargeJob {
+    Charge charge(PaymentsApi api, String orderId, ChargeRequest body) {
+        return retryTemplate.execute(ctx -> {
+            String key = KeyHelper.mint();
+            return api.createCharge(key, body);
+        });
+    }
+}
+
+interface PaymentsApi {
+    @POST(\"v1/charges\")
+    Call<Charge> createCharge(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);
+}
+";
+    for (i, comment) in ["// a fresh key *", "// a fresh key per call."]
+        .iter()
+        .enumerate()
+    {
+        let helper = format!(
+            "import java.util.UUID;\n\nclass KeyHelper {{\n    static String {comment}\n    mint() {{\n        return UUID.randomUUID().toString();\n    }}\n}}\n"
+        );
+        same_retry_finding(
+            &format!("line-comment-java-{i}"),
+            &[("ChargeJob.java", JAVA_CALLER), ("KeyHelper.java", &helper)],
+            "ChargeJob.java",
+        );
+    }
+    same_retry_finding(
+        "line-comment-kotlin-combinator",
+        &[
+            (
+                "Submitter.kt",
+                "import java.util.UUID
+
+class Submitter(private val api: PaymentsApi) {
+    fun submit(body: ChargeRequest): Charge =
+        resilient { api.createCharge(UUID.randomUUID().toString(), body) }
+}
+
+interface PaymentsApi {
+    @POST(\"v1/charges\")
+    fun createCharge(@Header(\"Idempotency-Key\") key: String, @Body body: ChargeRequest): Charge
+}
+",
+            ),
+            (
+                "Retry.kt",
+                "import java.io.IOException
+
+fun <T> // retried on IOException only *
+resilient(block: () -> T): T {
+    repeat(3) {
+        try {
+            return block()
+        } catch (e: IOException) {
+        }
+    }
+    return block()
+}
+",
+            ),
+        ],
+        "Submitter.kt",
+    );
+}
