@@ -1665,8 +1665,9 @@ fn invokes_param(call: &Call, param: &str) -> bool {
 /// failure. An invocation counts when it sits, within the function, in a loop that handles
 /// an error and can go round again (see [`crate::model::LoopInfo`] and
 /// [`crate::classify::is_retry_loop`]), or in the block of a Kotlin `repeat(n) { .. }`
-/// that returns from the function on success; or when the function calls itself with the
-/// parameter (recursive retry). Also records parameters passed on to other calls, which
+/// that returns from the function on success; or when the function calls itself (no
+/// receiver, `this`/`self`, or its own type) with the parameter in its place (recursive
+/// retry). Also records parameters passed on to other calls, which
 /// [`ProjectIndex::build`] follows for wrappers.
 fn infer_retry_params(
     path: &str,
@@ -1773,7 +1774,21 @@ fn infer_retry_params(
                         continue;
                     }
                     let at = location(path, lines, text, call.span.start);
-                    if call.callee == f.name && ai == pi && call.args.len() == f.params.len() {
+                    // Itself: no receiver, `this`/`self`, or its own type (a static call);
+                    // `factory.create(tenant)` inside `create(tenant)` delegates to another
+                    // object's method, a parameter passed on like any other.
+                    let own_receiver = match crate::catalogue::receiver_text(call)
+                        .as_deref()
+                        .map(str::trim)
+                    {
+                        None | Some("this" | "self" | "Self") => true,
+                        Some(r) => !d.type_name.is_empty() && r == &*d.type_name,
+                    };
+                    if call.callee == f.name
+                        && own_receiver
+                        && ai == pi
+                        && call.args.len() == f.params.len()
+                    {
                         if may_retry && !d.retry_params.iter().any(|(i, _)| *i == pi) {
                             d.retry_params.push((
                                 pi,
@@ -3562,6 +3577,21 @@ impl ProjectIndex {
             self.resolve_handled();
             self.handled_stale = false;
             clock.lap("handled");
+        }
+        if std::env::var_os("IDEMLINT_TRACE_INDEX").is_some() {
+            let mut names: Vec<&String> = self.retry.keys().collect();
+            names.sort();
+            for n in names {
+                for (i, st) in self.retry[n].iter().enumerate() {
+                    if let Some((p, why, _)) = st.first() {
+                        let d = &self.functions[n][i];
+                        eprintln!(
+                            "index: combinator {n} at {}: parameter {p} {why}",
+                            d.location()
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -2095,10 +2095,13 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         let keyed = d.keyed(index);
         if (keyed && origin) || mint {
             eprintln!(
-                "check: {} keyed {keyed} sources {} fresh {fresh_call} boundary {} inferred {inferred} mints {:?}",
+                "check: {} keyed {keyed} sources {} fresh {fresh_call} boundary {} inferred {:?} mints {:?}",
                 d.path,
                 d.has_sources,
                 d.has_boundary,
+                d.combinator_callees
+                    .iter()
+                    .find(|c| index.is_combinator_name(c)),
                 d.callees.iter().find(|c| index.is_mint_name(c))
             );
         }
