@@ -1644,19 +1644,15 @@ fn invokes_param(call: &Call, param: &str) -> bool {
         None => call.callee == param && call.path.is_empty(),
         Some(r) => {
             r == param
-                && matches!(
-                    call.callee.as_str(),
-                    "get"
-                        | "call"
-                        | "invoke"
-                        | "apply"
-                        | "run"
-                        | "execute"
-                        | "accept"
-                        | "getAsInt"
-                        | "getAsLong"
-                        | "await"
-                )
+                && match call.callee.as_str() {
+                    // `Supplier.get()`, `Callable.call()`, `Runnable.run()`: no arguments
+                    // (`propertyMap.get(ID)` reads a map).
+                    "get" | "call" | "run" | "getAsInt" | "getAsLong" | "await" => {
+                        call.args.is_empty()
+                    }
+                    "invoke" | "apply" | "execute" | "accept" => true,
+                    _ => false,
+                }
         }
     }
 }
@@ -1665,9 +1661,9 @@ fn invokes_param(call: &Call, param: &str) -> bool {
 /// failure. An invocation counts when it sits, within the function, in a loop that handles
 /// an error and can go round again (see [`crate::model::LoopInfo`] and
 /// [`crate::classify::is_retry_loop`]), or in the block of a Kotlin `repeat(n) { .. }`
-/// that returns from the function on success; or when the function calls itself (no
-/// receiver, `this`/`self`, or its own type) with the parameter in its place (recursive
-/// retry). Also records parameters passed on to other calls, which
+/// that returns from the function on success; or when the function runs the parameter and
+/// calls itself (no receiver, `this`/`self`, or its own type) with it in its place
+/// (recursive retry). Also records parameters passed on to other calls, which
 /// [`ProjectIndex::build`] follows for wrappers.
 fn infer_retry_params(
     path: &str,
@@ -1784,12 +1780,18 @@ fn infer_retry_params(
                         None | Some("this" | "self" | "Self") => true,
                         Some(r) => !d.type_name.is_empty() && r == &*d.type_name,
                     };
+                    // And the parameter is run here (`block()`, `call.call()`): a value
+                    // handed on unchanged (`conditionType(type, codePrefix)` to an overload
+                    // of the same arity) is not an attempt.
                     if call.callee == f.name
                         && own_receiver
                         && ai == pi
                         && call.args.len() == f.params.len()
                     {
-                        if may_retry && !d.retry_params.iter().any(|(i, _)| *i == pi) {
+                        if may_retry
+                            && !d.retry_params.iter().any(|(i, _)| *i == pi)
+                            && calls.iter().any(|c| invokes_param(c, &p.name))
+                        {
                             d.retry_params.push((
                                 pi,
                                 format!("calls itself with `{}` again to retry ({at})", p.name),
