@@ -258,7 +258,7 @@ impl PassedParam {
     /// The 0-based parameter of a declaration `c` of the callee that the argument binds:
     /// by name for a Kotlin named argument (`None` when `c` has no such parameter), else
     /// by position.
-    fn position_in(&self, c: &FnDecl) -> Option<usize> {
+    pub(crate) fn position_in(&self, c: &FnDecl) -> Option<usize> {
         match &self.arg_name {
             Some(nm) => c.param_names.iter().position(|p| **p == **nm),
             None => Some(self.arg),
@@ -2829,6 +2829,29 @@ pub(crate) fn narrowable(r: &CallRef) -> bool {
 /// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
 /// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
 /// declaration's [`FnDecl::type_norm`].
+/// The 0-based parameter of `d` that argument `arg` of a call with `args` arguments binds,
+/// as [`ProjectIndex::retried_arg`] reads it: a trailing lambda (the last argument) binds
+/// the last parameter when `d` has more parameters than the call has arguments
+/// (defaults before it).
+pub(crate) fn lambda_param(d: &FnDecl, arg: usize, args: usize) -> usize {
+    if arg + 1 == args && d.arity > args {
+        d.arity - 1
+    } else {
+        arg
+    }
+}
+
+/// True when `d` can never retry its parameter `p`, whatever else the project declares:
+/// `p` is neither retried nor run per attempt by `d` itself, and `d` passes it on to no
+/// call (the only way [`ProjectIndex::resolve_retry`] adds a state). `None` (an argument
+/// bound by a name `d` has no parameter of) never retries.
+pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
+    let Some(p) = p else { return true };
+    !d.retry_params.iter().any(|(x, _)| *x == p)
+        && !d.boundary_params.iter().any(|(x, _, _)| *x == p)
+        && !d.passes_params.iter().any(|pp| pp.param == p)
+}
+
 pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
     r.len() >= 3 && !t.is_empty() && (t.contains(r) || r.contains(t))
 }
@@ -3816,11 +3839,7 @@ impl ProjectIndex {
         }
         let mut reason = None;
         for (i, d) in cands {
-            let p = if arg + 1 == call.args.len() && d.arity > call.args.len() {
-                d.arity - 1
-            } else {
-                arg
-            };
+            let p = lambda_param(d, arg, call.args.len());
             let (_, why, via) = states[i].iter().find(|(x, _, _)| *x == p)?;
             reason.get_or_insert_with(|| (why.clone(), via.clone()));
         }
@@ -3952,11 +3971,7 @@ impl ProjectIndex {
                 return false;
             };
             decls.iter().zip(states).any(|(d, st)| {
-                let p = if arg + 1 == *args && d.arity > *args {
-                    d.arity - 1
-                } else {
-                    *arg
-                };
+                let p = lambda_param(d, *arg, *args);
                 d.jvm
                     && st.iter().any(|(x, _, b)| {
                         *x == p

@@ -107,10 +107,12 @@
 //!   key flow or a minting call, which is in P. Pass 2 asks
 //!   [`ProjectIndex::retried_arg`] only for calls given a lambda (or a local bound to one)
 //!   that pass 1 left unclassified ([`FileDemand::lambda_calls`]), and every candidate
-//!   must retry the parameter: these calls are resolved as above, a candidate that neither
-//!   retries nor passes on a parameter settling "no"; the callees the candidates pass a
-//!   parameter on to are in N with the fitting declarations' own, transitively, unless a
-//!   fitting declaration that neither retries nor passes on a parameter, and that the
+//!   must retry the parameter the lambda binds: these calls are resolved as above, a
+//!   candidate that neither retries nor passes on that parameter settling "no". A
+//!   parameter's state depends only on the calls it is itself passed on to, so the callees
+//!   the candidates pass that parameter on to are in N with, of their fitting
+//!   declarations, the callees of the parameter the argument binds, transitively, unless a
+//!   fitting declaration that neither retries nor passes on that parameter, and that the
 //!   call's receiver cannot set aside, settles "no" (`comb_settled`), so every declaration
 //!   deciding whether a combinator retries is in P. Where a file with a key flow holds an
 //!   interceptor boundary, every declaration of each possible combinator name is followed
@@ -140,7 +142,7 @@
 //! `--no-prefilter` is given; files that cannot be read or are not UTF-8 are always
 //! reported (every file is read).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
@@ -1035,9 +1037,9 @@ pub struct FileDemand {
     /// whether the lambda is a retry scope.
     pub combinator_callees: Vec<String>,
     /// Of those, the calls given such a lambda (or a local bound to one), as
-    /// [`ProjectIndex::candidates`] reads them: pass 2 asks [`ProjectIndex::retried_arg`]
-    /// about exactly these.
-    pub lambda_calls: Vec<CallRef>,
+    /// [`ProjectIndex::candidates`] reads them, each with the 0-based positions of those
+    /// arguments (sorted): pass 2 asks [`ProjectIndex::retried_arg`] about exactly these.
+    pub lambda_calls: Vec<(CallRef, Vec<usize>)>,
     /// Of those, the callees of `super` calls in scheduled methods (template methods).
     pub super_callees: Vec<String>,
 }
@@ -1108,7 +1110,7 @@ impl FileDemand {
         for r in self
             .asks
             .iter_mut()
-            .chain(self.lambda_calls.iter_mut())
+            .chain(self.lambda_calls.iter_mut().map(|(c, _)| c))
             .chain(self.arg_asks.iter_mut().flat_map(|(_, v)| v.iter_mut()))
         {
             index.share_name(&mut r.callee);
@@ -1197,36 +1199,47 @@ impl FileDemand {
             })
             .map(|b| b.name.as_str())
             .collect();
-        let mut lambda_calls: BTreeSet<CallRef> = BTreeSet::new();
+        let mut lambda_calls: BTreeMap<CallRef, BTreeSet<usize>> = BTreeMap::new();
         for call in &model.calls {
-            let takes_lambda = call.args.iter().any(|a| {
-                let lambda = a.lambda.or_else(|| {
-                    model.values[a.value]
-                        .ident
-                        .as_deref()
-                        .filter(|n| lambda_names.contains(n))
-                        .and_then(|n| crate::classify::lambda_bound_to(model, n, a.span.start))
-                });
-                // Unclassified, or found by the helper's name alone: the declaration may
-                // refine it (see `apply_inferred_boundaries`).
-                lambda.is_some_and(|l| {
-                    facts.boundaries[l].as_ref().is_none_or(|b| {
-                        b.kind == crate::catalogue::BoundaryKind::Retry
-                            && cat
-                                .boundaries
-                                .iter()
-                                .any(|e| e.id == b.entry && e.matches_by_name_only())
+            let lambda_args: BTreeSet<usize> = call
+                .args
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| {
+                    let lambda = a.lambda.or_else(|| {
+                        model.values[a.value]
+                            .ident
+                            .as_deref()
+                            .filter(|n| lambda_names.contains(n))
+                            .and_then(|n| crate::classify::lambda_bound_to(model, n, a.span.start))
+                    });
+                    // Unclassified, or found by the helper's name alone: the declaration may
+                    // refine it (see `apply_inferred_boundaries`).
+                    lambda.is_some_and(|l| {
+                        facts.boundaries[l].as_ref().is_none_or(|b| {
+                            b.kind == crate::catalogue::BoundaryKind::Retry
+                                && cat
+                                    .boundaries
+                                    .iter()
+                                    .any(|e| e.id == b.entry && e.matches_by_name_only())
+                        })
                     })
                 })
-            });
-            if takes_lambda && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str()) {
+                .map(|(i, _)| i)
+                .collect();
+            if !lambda_args.is_empty()
+                && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str())
+            {
                 combinator_callees.push(call.callee.clone());
-                lambda_calls.insert(CallRef {
-                    callee: Name::from(call.callee.as_str()),
-                    arity: call.args.len(),
-                    receiver: resolution_receiver(call).map(Name::from),
-                    receiver_type: call.receiver_type.as_deref().map(Name::from),
-                });
+                lambda_calls
+                    .entry(CallRef {
+                        callee: Name::from(call.callee.as_str()),
+                        arity: call.args.len(),
+                        receiver: resolution_receiver(call).map(Name::from),
+                        receiver_type: call.receiver_type.as_deref().map(Name::from),
+                    })
+                    .or_default()
+                    .extend(lambda_args);
             }
         }
         // The calls the flows from each sink (and from each positional argument, a sink
@@ -1288,7 +1301,10 @@ impl FileDemand {
             arg_asks,
             asks_everything,
             combinator_callees: sorted(combinator_callees),
-            lambda_calls: lambda_calls.into_iter().collect(),
+            lambda_calls: lambda_calls
+                .into_iter()
+                .map(|(c, args)| (c, args.into_iter().collect()))
+                .collect(),
             super_callees,
             interceptor_types: sorted(interceptor_types),
             camel_processors: camel_processors(model),
@@ -1539,8 +1555,9 @@ fn settled_name(
 /// declaration retry it, whatever files are added: the index's wrapper fixpoint needs
 /// every fitting declaration of the callee to retry the argument (or, when they disagree
 /// and the receiver names a type, every fitting one on such a type). A fitting declaration
-/// that neither retries nor passes on a parameter never retries, so it decides "no" for
-/// good unless the receiver could still pick other declarations than it.
+/// that neither retries nor passes on the parameter the argument binds never retries it
+/// ([`crate::index::never_retries`]), so it decides "no" for good unless the receiver
+/// could still pick other declarations than it.
 fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool) -> bool {
     let receiver = pp
         .receiver
@@ -1554,9 +1571,7 @@ fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool)
         .any(|c| {
             c.jvm == jvm
                 && crate::index::arity_ok(c, pp.arity)
-                && c.retry_params.is_empty()
-                && c.boundary_params.is_empty()
-                && c.passes_params.is_empty()
+                && crate::index::never_retries(c, pp.position_in(c))
                 && match &receiver {
                     None => true,
                     Some(r) => {
@@ -1797,7 +1812,12 @@ pub fn demanded_names<'a>(
     // Whether a retrying interceptor's case can matter: then every declaration of a
     // possible combinator is seen (the call-level retry sites quoted count them all).
     let interceptors = demands.clone().any(|d| d.interceptor && d.keyed(index));
+    let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
+    if trace && let Some(d) = demands.clone().find(|d| d.interceptor && d.keyed(index)) {
+        eprintln!("demand: keyed interceptor in {}", d.path);
+    }
     for d in demands.clone() {
+        let before = trace.then(|| (out.decls.len(), out.typed.len(), combinators.len()));
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
@@ -1824,16 +1844,26 @@ pub fn demanded_names<'a>(
                 combinators.extend(d.super_callees.iter().map(|c| (c.as_str(), None, false)));
                 // A call retries its lambda when every candidate retries that parameter;
                 // a candidate that neither retries nor passes on a parameter never does.
-                for c in &d.lambda_calls {
+                // Only the parameters the lambdas bind matter (`ProjectIndex::retried_arg`
+                // asks about those; a parameter's state depends on the calls it is passed
+                // on to alone).
+                for (c, args) in &d.lambda_calls {
+                    let params = |f: &FnDecl| {
+                        args.iter()
+                            .map(|a| crate::index::lambda_param(f, *a, c.arity))
+                            .collect::<Vec<_>>()
+                    };
                     let cands = resolve_call(index, c, &d.path, &mut out, |_, f| {
-                        f.retry_params.is_empty()
-                            && f.boundary_params.is_empty()
-                            && f.passes_params.is_empty()
+                        params(f)
+                            .into_iter()
+                            .all(|p| crate::index::never_retries(f, Some(p)))
                     });
                     for (_, f) in cands {
+                        let ps = params(f);
                         combinators.extend(
                             f.passes_params
                                 .iter()
+                                .filter(|pp| ps.contains(&pp.param))
                                 .map(|pp| (&*pp.callee, Some(pp), f.jvm)),
                         );
                     }
@@ -1857,6 +1887,20 @@ pub fn demanded_names<'a>(
             types.extend(d.interceptor_types.iter().map(String::as_str));
             types.extend(d.registered_types.iter().map(String::as_str));
         }
+        if let Some((a, b, c)) = before
+            && (out.decls.len(), out.typed.len(), combinators.len()) != (a, b, c)
+        {
+            eprintln!(
+                "demand: {} asks: decls {} -> {}, typed {} -> {}, combinators {} -> {}",
+                d.path,
+                a,
+                out.decls.len(),
+                b,
+                out.typed.len(),
+                c,
+                combinators.len()
+            );
+        }
     }
     // Whether a function mints through a helper (`mint_via_fresh`) needs that helper's
     // declarations, wherever the function is.
@@ -1873,7 +1917,6 @@ pub fn demanded_names<'a>(
         }
     }
     // Transitively, by name: what the fitting declarations of a demanded name return.
-    let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
     if trace {
         for n in index.key_names() {
             let decls = index
@@ -1965,6 +2008,9 @@ pub fn demanded_names<'a>(
                 if !seen_comb.insert(n) {
                     continue;
                 }
+                if trace {
+                    eprintln!("demand: combinator {n} (by name)");
+                }
                 for f in index.functions.get(n).into_iter().flatten() {
                     combinators.extend(
                         f.passes_params
@@ -1977,11 +2023,23 @@ pub fn demanded_names<'a>(
                 if !seen_pp.insert(pp as *const _) || comb_settled(index, pp, jvm) {
                     continue;
                 }
-                seen_comb.insert(n);
+                if seen_comb.insert(n) && trace {
+                    eprintln!(
+                        "demand: combinator {n}/{} (a parameter passed on at line {}, receiver {:?} type {:?})",
+                        pp.arity, pp.line, pp.receiver, pp.receiver_type
+                    );
+                }
+                // Of each fitting declaration, what the parameter the argument binds is
+                // passed on to.
                 for f in index.functions.get(n).into_iter().flatten() {
                     if f.jvm == jvm && crate::index::arity_ok(f, pp.arity) {
-                        combinators
-                            .extend(f.passes_params.iter().map(|p| (&*p.callee, Some(p), f.jvm)));
+                        let Some(q) = pp.position_in(f) else { continue };
+                        combinators.extend(
+                            f.passes_params
+                                .iter()
+                                .filter(|p| p.param == q)
+                                .map(|p| (&*p.callee, Some(p), f.jvm)),
+                        );
                     }
                 }
             }

@@ -843,6 +843,70 @@ class Fresh {
     }
 }
 
+/// Whether a lambda given to a project function is retried depends only on the parameter
+/// it binds: what the function does with its other parameters is not demanded. Here
+/// `runWith` passes its label to `Tag.of`, a name every model file declares; none of them
+/// is parsed, while the retrying `retryIt` the block is handed to is. (Before, every
+/// declaration of every callee a candidate passed any parameter to was followed: in
+/// openai-java, 326 model files for `JsonField.of(value)`.)
+#[test]
+fn combinator_demand_follows_the_lambdas_parameter_only() {
+    let dir = scratch("prefilter_combinator_parameter");
+    let files: &[(&str, &str)] = &[
+        (
+            "Pay.kt",
+            "import okhttp3.Request\nimport java.util.UUID\n\
+             fun pay(b: Request.Builder) = runWith(\"pay\") {\n\
+             \x20   b.header(\"Idempotency-Key\", UUID.randomUUID().toString()).build()\n\
+             }\n",
+        ),
+        (
+            "Helpers.kt",
+            "fun <T> runWith(label: String, block: () -> T): T {\n\
+             \x20   Tag.of(label)\n\
+             \x20   return retryIt(block)\n\
+             }\n",
+        ),
+        (
+            "Retry.kt",
+            "fun <T> retryIt(block: () -> T): T {\n\
+             \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+             \x20   return block()\n\
+             }\n",
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    for i in 0..4 {
+        std::fs::write(
+            dir.join(format!("Model{i}.kt")),
+            format!(
+                "class Model{i}(val v: String) {{\n    companion object {{\n        fun of(v: String) = Model{i}(v)\n    }}\n}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("Tag.kt"),
+        "object Tag {\n    fun of(label: String): String = label\n}\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir], "combinator parameter");
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.kt")),
+        "{:#?}",
+        findings(&with)
+    );
+    assert_eq!(without.parsed, 8);
+    assert_eq!(
+        with.parsed, 3,
+        "Pay.kt, Helpers.kt (runWith) and Retry.kt (retryIt)"
+    );
+}
+
 /// Writes `files` into a scratch project, checks it both ways (same findings) and that
 /// both report a `key-in-retry-scope` finding in the file ending in `at`.
 fn same_retry_finding(name: &str, files: &[(&str, &str)], at: &str) {
