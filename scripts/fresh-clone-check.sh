@@ -2,7 +2,8 @@
 # The README's two commands on a fresh clone, exactly as the README writes them:
 #
 #   1. the install-and-run command (`cargo install --locked --path . && idemlint check examples/`),
-#   2. the test command (`cargo test --workspace --all-features`).
+#   2. the test command (`bash scripts/test.sh`: javac/kotlinc when missing, then
+#      `cargo test --workspace --all-features`).
 #
 # The repository is cloned (`git clone` of this checkout's committed HEAD) into a new
 # temporary directory: no sibling `../shared`, an empty CARGO_TARGET_DIR, and
@@ -25,8 +26,8 @@ readme="$src/README.md"
 
 # The install-and-run command: the README's indented code line that installs from `.`.
 run_cmd=$(grep -E '^    cargo install --locked --path \. ' "$readme" | head -n1 | sed 's/^    //')
-# The test command: the README's `cargo test ...` in backticks.
-test_cmd=$(grep -oE '`cargo test --workspace[^`]*`' "$readme" | head -n1 | tr -d '`')
+# The test command: the README's `bash scripts/test.sh` in backticks.
+test_cmd=$(grep -oE '`bash scripts/test\.sh[^`]*`' "$readme" | head -n1 | tr -d '`')
 [ -n "$run_cmd" ] || { echo "fresh-clone-check: no install-and-run command in README.md" >&2; exit 1; }
 [ -n "$test_cmd" ] || { echo "fresh-clone-check: no test command in README.md" >&2; exit 1; }
 

@@ -626,7 +626,11 @@ fn diff_exits_like_check_and_keeps_the_summary() {
     // (Not UTF-8: reported whatever the prefilter reads.)
     std::fs::write(d.join("Broken.kt"), b"fun f() = \xff\xfe\n").unwrap();
     let o = run(&d, &["check", "--diff", "Broken.kt", "Time.kt"], &[]);
-    assert!(o.stderr.contains("reported above"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("1 problem in 1 file reported above"),
+        "{}",
+        o.stderr
+    );
     assert!(o.stderr.contains("Broken.kt"), "{}", o.stderr);
     std::fs::remove_file(d.join("Broken.kt")).unwrap();
     // A fixable finding: the diff on standard output, exit 1 even under --fail-on error's

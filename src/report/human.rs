@@ -217,7 +217,18 @@ pub fn summary(report: &Report) -> String {
         if report.errors.is_empty() {
             String::new()
         } else {
-            format!(", {} file problem(s) reported above", report.errors.len())
+            let n = report.errors.len();
+            let files = report
+                .errors
+                .iter()
+                .map(|e| e.path.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            format!(
+                ", {n} problem{} in {files} file{} reported above",
+                if n == 1 { "" } else { "s" },
+                if files == 1 { "" } else { "s" }
+            )
         }
     ));
     let ig = report.ignored;
