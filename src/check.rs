@@ -1764,8 +1764,14 @@ impl Rounds<'_> {
             let t0 = std::time::Instant::now();
             self.update_index();
             let t1 = std::time::Instant::now();
-            let demand =
-                demanded_names(&self.index, self.parsed.iter().flatten().map(|p| &p.demand));
+            // A name scanned for in full has every declaration parsed.
+            let complete = |n: &str| asked.contains(n) || asked_decls.contains(n);
+            let demand = demanded_names(
+                &self.index,
+                self.parsed.iter().flatten().map(|p| &p.demand),
+                &complete,
+            );
+            let deferred = demand.deferred;
             if trace {
                 eprintln!(
                     "demand: round: index {:.3} s, demand {:.3} s",
@@ -1819,7 +1825,8 @@ impl Rounds<'_> {
                 );
             }
             self.stats.parsed_per_round.push(n);
-            if n == 0 {
+            // A held-back name waits on this scan, whatever it parsed.
+            if n == 0 && !deferred {
                 break;
             }
         }

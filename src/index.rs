@@ -2796,7 +2796,7 @@ fn visible_from(d: &FnDecl, caller: &FnDecl) -> bool {
 
 /// A call receiver `getPaymentClient()` / `paymentClient()` names type `PaymentClient`:
 /// the method's name, without a `get` prefix, equals the type's (normalised).
-fn getter_names_type(method: &str, type_name: &str) -> bool {
+pub(crate) fn getter_names_type(method: &str, type_name: &str) -> bool {
     let m = method
         .strip_prefix("get")
         .filter(|r| r.starts_with(|c: char| c.is_uppercase()))
@@ -2825,10 +2825,6 @@ pub(crate) fn narrowable(r: &CallRef) -> bool {
     }
 }
 
-/// A receiver names a type when either normalised name contains the other (at least three
-/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
-/// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
-/// declaration's [`FnDecl::type_norm`].
 /// The 0-based parameter of `d` that argument `arg` of a call with `args` arguments binds,
 /// as [`ProjectIndex::retried_arg`] reads it: a trailing lambda (the last argument) binds
 /// the last parameter when `d` has more parameters than the call has arguments
@@ -2852,6 +2848,10 @@ pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
         && !d.passes_params.iter().any(|pp| pp.param == p)
 }
 
+/// A receiver names a type when either normalised name contains the other (at least three
+/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
+/// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
+/// declaration's [`FnDecl::type_norm`].
 pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
     r.len() >= 3 && !t.is_empty() && (t.contains(r) || r.contains(t))
 }

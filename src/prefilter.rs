@@ -90,7 +90,15 @@
 //!   candidates are fresh, `ProjectIndex::narrowed_fresh`), a settled candidate in a
 //!   narrowing that can only grow ([`narrowed_settled`]); its state is "not fresh" in
 //!   every project containing P (one non-fresh declaration defeats each unanimity), so a
-//!   call followed through `fresh_via` that is settled so needs no more declarations. Registrations, retrying interceptors and `call.clone()` sites are
+//!   call followed through `fresh_via` that is settled so needs no more declarations. A
+//!   call of a name scanned for in full in an earlier round (every declaration of it is
+//!   in P) with no fitting declaration is never fresh, so it is settled too
+//!   (`none_fit`: `Some(..)`, `Ok(..)`). A followed call whose candidates are parsed and
+//!   wait only on callees not scanned for yet is held back one round (those callees are
+//!   demanded; [`Demand::deferred`] keeps the rounds going): the candidates may then
+//!   settle it without every declaration of its name. A held-back call whose callees are
+//!   not scanned for in full after all is followed as usual, so holding back only delays
+//!   a demand. Registrations, retrying interceptors and `call.clone()` sites are
 //!   only read for a file with an interceptor boundary and a key flow: such a file has a
 //!   sink word or calls a key-parameter function, so it is in P and its interceptor types,
 //!   the types registered beside them and `clone` are in N; a file outside P therefore
@@ -1078,6 +1086,10 @@ fn resolution_receiver(call: &Call) -> Option<String> {
     let last = crate::catalogue::last_segment(t);
     Some(if special(last) {
         format!(".{last}")
+    } else if t.ends_with(')') {
+        // A call (`fastRunner()`): pass 2 resolves it by the getter's name alone
+        // (`ProjectIndex::candidates_of`), and so must the prefilter.
+        format!("{last}()")
     } else {
         last.to_string()
     })
@@ -1414,6 +1426,10 @@ pub struct Demand {
     /// A call through a receiver of a declared type resolves to declarations in that type
     /// or in a type that lists it as a supertype: such a file has both tokens.
     pub typed: BTreeSet<(String, String)>,
+    /// Some name was held back this round (see [`demanded_names`]): another round is
+    /// needed once the names in `names` and `decls` are scanned for, even if that scan
+    /// parses no file.
+    pub deferred: bool,
 }
 
 /// Declarations whose fresh-value state is "not fresh" in the fixpoint of every project
@@ -1428,7 +1444,7 @@ pub struct Demand {
 /// order declarations are settled in here).
 type Settled<'a> = foldhash::HashMap<&'a str, Vec<bool>>;
 
-fn settled_of(index: &ProjectIndex) -> Settled<'_> {
+fn settled_of<'a>(index: &'a ProjectIndex, complete: &dyn Fn(&str) -> bool) -> Settled<'a> {
     let mut s: Settled = index
         .functions
         .iter()
@@ -1444,11 +1460,12 @@ fn settled_of(index: &ProjectIndex) -> Settled<'_> {
                     continue;
                 }
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != **n).all(|r| {
-                    settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
-                        && narrowings
-                            .entry((r, &*d.path))
-                            .or_insert_with(|| narrowing(index, r, &d.path))
-                            .settled(&s, &r.callee)
+                    none_fit(index, complete, &r.callee, r.arity, d.jvm)
+                        || settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
+                            && narrowings
+                                .entry((r, &*d.path))
+                                .or_insert_with(|| narrowing(index, r, &d.path))
+                                .settled(&s, &r.callee)
                 });
                 if ok {
                     if let Some(v) = s.get_mut(n.as_str()) {
@@ -1525,6 +1542,26 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
             .map(|(j, _)| *j)
             .collect(),
     )
+}
+
+/// Every declaration of `name` is parsed (`complete`: the files not parsed yet were
+/// scanned for it) and none fits a call with `args` arguments from a `jvm` declaration
+/// (same language family, [`crate::index::arity_ok`], which admits at least what the
+/// fixpoint's unanimity and a receiver's candidates do): such a call is never fresh.
+fn none_fit(
+    index: &ProjectIndex,
+    complete: &dyn Fn(&str) -> bool,
+    name: &str,
+    args: usize,
+    jvm: bool,
+) -> bool {
+    complete(name)
+        && !index
+            .functions
+            .get(name)
+            .into_iter()
+            .flatten()
+            .any(|d| d.jvm == jvm && crate::index::arity_ok(d, args))
 }
 
 /// Some settled declaration of `name` fits a call with `args` arguments made from a `jvm`
@@ -1620,7 +1657,12 @@ fn resolve_call<'a>(
         .get(&*c.callee)
         .map(Vec::as_slice)
         .unwrap_or(&[]);
-    let fits = |d: &FnDecl| crate::index::arity_ok(d, c.arity) && d.jvm == jvm;
+    // As `ProjectIndex::candidates_of` filters them: the caller's arity rule (only Kotlin
+    // leaves out defaulted arguments), language family, and test sources only for a test.
+    let test = crate::index::is_test_source(path);
+    let fits = |d: &FnDecl| {
+        crate::index::arity_ok_from(d, c.arity, path) && d.jvm == jvm && (test || !d.test_source)
+    };
     // `stable`: a candidate parsed now is a candidate in the whole project.
     let (want, stable) = if let Some(t) = &c.receiver_type {
         // Declarations in `t` or in a type listing it as a supertype: both names are
@@ -1698,17 +1740,26 @@ fn resolve_call<'a>(
                     }
                 }
                 let last_norm = crate::catalogue::normalize_name(last);
-                if last_norm.len() < 3 {
+                // As `ProjectIndex::candidates_of` ties a receiver to a type: a call by
+                // the getter's name exactly, a variable by either name containing the other.
+                let is_call = r.trim_end().ends_with(')');
+                let names_type = |d: &FnDecl| {
+                    if is_call {
+                        crate::index::getter_names_type(last, &d.type_name)
+                    } else {
+                        crate::index::receiver_names_norm(&last_norm, &d.type_norm)
+                    }
+                };
+                if !is_call && last_norm.len() < 3 {
                     // No type name can match the receiver.
                     if untyped_none {
                         return Vec::new();
                     }
                     (Want::Name, true)
-                } else if decls.iter().any(|d| {
-                    fits(d)
-                        && !d.type_name.is_empty()
-                        && crate::index::receiver_names_norm(&last_norm, &d.type_norm)
-                }) {
+                } else if decls
+                    .iter()
+                    .any(|d| fits(d) && !d.type_name.is_empty() && names_type(d))
+                {
                     (Want::Name, true)
                 } else {
                     // Every declaration now (or none), but a type matching the receiver
@@ -1798,12 +1849,13 @@ fn resolve_ask<'a>(
 pub fn demanded_names<'a>(
     index: &ProjectIndex,
     demands: impl Iterator<Item = &'a FileDemand> + Clone,
+    complete: &dyn Fn(&str) -> bool,
 ) -> Demand {
     let mut out = Demand {
         names: index.key_names().map(str::to_string).collect(),
         ..Demand::default()
     };
-    let settled = settled_of(index);
+    let settled = settled_of(index, complete);
     let mut types: BTreeSet<&str> = BTreeSet::new();
     let mut fresh: Vec<Follow> = Vec::new();
     // A possible combinator: by name (every declaration), or as a parameter is passed on
@@ -1817,7 +1869,7 @@ pub fn demanded_names<'a>(
         eprintln!("demand: keyed interceptor in {}", d.path);
     }
     for d in demands.clone() {
-        let before = trace.then(|| (out.decls.len(), out.typed.len(), combinators.len()));
+        let before = trace.then_some((out.decls.len(), out.typed.len(), combinators.len()));
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
@@ -1937,67 +1989,139 @@ pub fn demanded_names<'a>(
     }
     let mut seen: foldhash::HashSet<Follow> = Default::default();
     let mut expanded: foldhash::HashSet<(&str, Option<usize>, Option<bool>)> = Default::default();
-    while let Some(item) = fresh.pop() {
-        if !seen.insert(item) {
-            continue;
-        }
-        let (n, args, jvm, via) = item;
-        if let (Some(a), Some(j), Some((r, p))) = (args, jvm, via)
-            && settled_name(index, &settled, n, a, j, p)
-        {
-            // The name is not fresh for good; only the candidates the call's receiver
-            // narrows it to can still make it fresh (`ProjectIndex::narrowed_fresh`).
-            if narrowed_settled(index, &settled, r, p) {
+    // Held back: a call whose candidates are parsed and wait only on callees not scanned
+    // for yet (`pending`). Once those are scanned, the candidates may settle the name
+    // without every declaration of it (a generated `fn deser_default() -> Self` in each of
+    // 1,431 files, say). A held-back call whose pending callees are not demanded after all
+    // is followed by name as usual (`no_defer`), so no demand is lost.
+    let mut held: Vec<(Follow, Vec<&str>)> = Vec::new();
+    let mut no_defer: foldhash::HashSet<Follow> = Default::default();
+    let pending_of = |n: &str, r: &CallRef, p: &str| -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for (_, f) in index.candidates_of_ref(r, p) {
+            if f.fresh.is_some() {
                 continue;
             }
-            let t = r
-                .receiver_type
-                .as_deref()
-                .map(|t| t.rsplit('.').next().unwrap_or(t))
-                .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte));
-            match t {
-                Some(t) => out.typed.insert((n.to_string(), t.to_string())),
-                None => out.decls.insert(n.to_string()),
-            };
-            // A declaration fresh on its own is fresh whatever it returns the result of
-            // (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is empty).
-            for (_, f) in index.candidates_of_ref(r, p) {
-                if f.fresh.is_some() {
-                    continue;
+            for x in f.fresh_via.iter().filter(|x| *x.callee != *n) {
+                if !complete(&x.callee)
+                    && !settled_name(index, &settled, &x.callee, x.arity, f.jvm, &f.path)
+                {
+                    v.push(&*x.callee);
                 }
-                fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
-                    (
-                        &*x.callee,
-                        Some(x.arity),
-                        Some(f.jvm),
-                        Some((&**x, &*f.path)),
-                    )
-                }));
             }
-            continue;
         }
-        if !expanded.insert((n, args, jvm)) {
-            continue;
-        }
-        if trace && !out.decls.contains(n) {
-            eprintln!("demand: follow {n}/{args:?} from {:?}", via.map(|v| v.1));
-        }
-        out.decls.insert(n.to_string());
-        for f in index.functions.get(n).into_iter().flatten() {
-            if args.is_some_and(|a| !crate::index::arity_ok(f, a))
-                || jvm.is_some_and(|j| f.jvm != j)
-                || f.fresh.is_some()
+        v
+    };
+    loop {
+        while let Some(item) = fresh.pop() {
+            if !seen.insert(item) {
+                continue;
+            }
+            let (n, args, jvm, via) = item;
+            if let (Some(a), Some(j), Some(_)) = (args, jvm, via)
+                && none_fit(index, complete, n, a, j)
             {
                 continue;
             }
-            fresh.extend(f.fresh_via.iter().filter(|r| *r.callee != *n).map(|r| {
-                (
-                    &*r.callee,
-                    Some(r.arity),
-                    Some(f.jvm),
-                    Some((&**r, &*f.path)),
-                )
-            }));
+            if let (Some(a), Some(j), Some((r, p))) = (args, jvm, via)
+                && !no_defer.contains(&item)
+                && !settled_name(index, &settled, n, a, j, p)
+            {
+                let pending = pending_of(n, r, p);
+                if !pending.is_empty() {
+                    for (_, f) in index.candidates_of_ref(r, p) {
+                        if f.fresh.is_some() {
+                            continue;
+                        }
+                        fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
+                            (
+                                &*x.callee,
+                                Some(x.arity),
+                                Some(f.jvm),
+                                Some((&**x, &*f.path)),
+                            )
+                        }));
+                    }
+                    held.push((item, pending));
+                    continue;
+                }
+            }
+            if let (Some(a), Some(j), Some((r, p))) = (args, jvm, via)
+                && settled_name(index, &settled, n, a, j, p)
+            {
+                // The name is not fresh for good; only the candidates the call's receiver
+                // narrows it to can still make it fresh (`ProjectIndex::narrowed_fresh`).
+                if narrowed_settled(index, &settled, r, p) {
+                    continue;
+                }
+                let t = r
+                    .receiver_type
+                    .as_deref()
+                    .map(|t| t.rsplit('.').next().unwrap_or(t))
+                    .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte));
+                match t {
+                    Some(t) => out.typed.insert((n.to_string(), t.to_string())),
+                    None => out.decls.insert(n.to_string()),
+                };
+                // A declaration fresh on its own is fresh whatever it returns the result of
+                // (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is empty).
+                for (_, f) in index.candidates_of_ref(r, p) {
+                    if f.fresh.is_some() {
+                        continue;
+                    }
+                    fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
+                        (
+                            &*x.callee,
+                            Some(x.arity),
+                            Some(f.jvm),
+                            Some((&**x, &*f.path)),
+                        )
+                    }));
+                }
+                continue;
+            }
+            if !expanded.insert((n, args, jvm)) {
+                continue;
+            }
+            if trace && !out.decls.contains(n) {
+                eprintln!("demand: follow {n}/{args:?} from {:?}", via.map(|v| v.1));
+            }
+            out.decls.insert(n.to_string());
+            for f in index.functions.get(n).into_iter().flatten() {
+                if args.is_some_and(|a| !crate::index::arity_ok(f, a))
+                    || jvm.is_some_and(|j| f.jvm != j)
+                    || f.fresh.is_some()
+                {
+                    continue;
+                }
+                fresh.extend(f.fresh_via.iter().filter(|r| *r.callee != *n).map(|r| {
+                    (
+                        &*r.callee,
+                        Some(r.arity),
+                        Some(f.jvm),
+                        Some((&**r, &*f.path)),
+                    )
+                }));
+            }
+        }
+        // A held-back call stays held only while one of its pending callees is scanned for
+        // in full (in `names` or `decls`, which makes it complete next round).
+        let mut again = false;
+        for (item, pending) in std::mem::take(&mut held) {
+            if pending
+                .iter()
+                .any(|x| out.decls.contains(*x) || out.names.contains(*x))
+            {
+                out.deferred = true;
+            } else {
+                no_defer.insert(item);
+                seen.remove(&item);
+                fresh.push(item);
+                again = true;
+            }
+        }
+        if !again {
+            break;
         }
     }
     let mut seen_comb: BTreeSet<&str> = BTreeSet::new();

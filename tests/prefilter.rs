@@ -907,6 +907,112 @@ fn combinator_demand_follows_the_lambdas_parameter_only() {
     );
 }
 
+/// A call whose candidate declaration is parsed and waits only on names nobody scanned
+/// for yet is held back one round: `Key::deser_default()` returns `Self { v: Some(None) }`,
+/// and once `Some` is known to have no declaration the local declaration settles the name,
+/// so the other files declaring `deser_default` (every generated model of async-stripe,
+/// 1,431 files) are not parsed. Both modes report the same one finding.
+#[test]
+fn a_call_waiting_only_on_unscanned_names_is_held_back() {
+    let dir = scratch("prefilter_held_back");
+    std::fs::write(dir.join("keyed.rs"), "use uuid::Uuid;\n\npub struct Key {\n    v: Option<Option<String>>,\n}\n\nimpl Key {\n    fn deser_default() -> Self {\n        Self { v: Some(None) }\n    }\n\n    fn take_out(self) -> String {\n        let Some(Some(v)) = self.v else { return String::new() };\n        v\n    }\n}\n\nfn make_key() -> String {\n    let b = Key::deser_default();\n    b.take_out()\n}\n\npub async fn charge(client: &reqwest::Client) {\n    for _ in 0..3 {\n        let key = Uuid::new_v4().to_string();\n        if client.post(\"https://api.example.com/charges\").header(\"Idempotency-Key\", key).send().await.is_ok() {\n            break;\n        }\n    }\n    let _ = client.post(\"https://api.example.com/refunds\").header(\"Idempotency-Key\", make_key()).send().await;\n}\n").unwrap();
+    for i in 0..4 {
+        std::fs::write(
+            dir.join(format!("model{i}.rs")),
+            "pub struct Model0 {\n    a: Option<u8>,\n}\n\nimpl Model0 {\n    fn deser_default() -> Self {\n        Self { a: Some(1) }\n    }\n}\n".replace("Model0", &format!("Model{i}")),
+        )
+        .unwrap();
+    }
+    let (with, without) = assert_same(vec![dir], "held back");
+    assert_eq!(with.findings.len(), 1, "{:#?}", findings(&with));
+    assert_eq!(without.parsed, 5);
+    assert_eq!(with.parsed, 1, "keyed.rs alone");
+}
+
+/// A call through a receiver is settled by a candidate only where pass 2 would take that
+/// candidate too (found by a break-it run): a call receiver (`fastRunner()`) names a type
+/// by the getter's name exactly, not `Runner` by substring; a test-source type does not
+/// make a main-source call's resolution stable; a Kotlin method with more parameters does
+/// not fit a Java call. Each once left the retrying `guarded`'s file unparsed.
+#[test]
+fn receiver_resolution_settles_as_pass_two_resolves() {
+    same_retry_finding(
+        "receiver-call-exact-getter",
+        &[
+            ("FastRunner.kt", "class FastRunner {
+    fun <T> guarded(label: String, block: () -> T): T { println(label); return twice(block) }
+}
+"),
+            ("Retry.kt", "fun <T> twice(block: () -> T): T { repeat(2) { try { return block() } catch (e: Exception) {} }; return block() }
+"),
+            ("Runner.kt", "class Runner {
+    fun <T> guarded(label: String, block: () -> T): T { println(label); return block() }
+}
+"),
+            ("Svc.kt", "class Svc(val b: okhttp3.Request.Builder) {
+    fun fastRunner(): FastRunner = FastRunner()
+    fun pay() = fastRunner().guarded(\"pay\") { b.header(\"Idempotency-Key\", java.util.UUID.randomUUID().toString()).build() }
+}
+"),
+        ],
+        "Svc.kt",
+    );
+    same_retry_finding(
+        "receiver-test-source-type",
+        &[
+            ("src/main/kotlin/Gate.kt", "class Gate {
+    fun <T> guarded(label: String, block: () -> T): T {
+        println(label)
+        repeat(2) { try { return block() } catch (e: Exception) {} }
+        return block()
+    }
+}
+"),
+            ("src/main/kotlin/Svc.kt", "class Svc(val b: okhttp3.Request.Builder, val deps: Deps) {
+    fun pay() = deps.payGate.guarded(\"pay\") { b.header(\"Idempotency-Key\", java.util.UUID.randomUUID().toString()).build() }
+}
+object Audit {
+    fun <T> guarded(label: String, block: () -> T): T { println(label); return block() }
+}
+"),
+            ("src/test/kotlin/FakePayGate.kt", "class FakePayGate {
+    fun <T> guarded(label: String, block: () -> T): T = block()
+    fun sent(b: okhttp3.Request.Builder, k: String) = b.header(\"Idempotency-Key\", k)
+}
+"),
+        ],
+        "Svc.kt",
+    );
+    same_retry_finding(
+        "receiver-java-caller-kotlin-arity",
+        &[
+            ("Gate.kt", "class Gate {
+    fun <T> guarded(label: String, block: () -> T): T {
+        println(label)
+        repeat(2) { try { return block() } catch (e: Exception) {} }
+        return block()
+    }
+}
+"),
+            ("PayGateDefaults.kt", "object PayGateDefaults {
+    fun <T> guarded(label: String, tag: String, block: () -> T): T = block()
+    fun sent(b: okhttp3.Request.Builder, k: String) = b.header(\"Idempotency-Key\", k)
+}
+"),
+            ("Svc.java", "class Svc {
+  okhttp3.Request.Builder b;
+  Deps deps;
+  okhttp3.Request pay() {
+    return deps.payGate.guarded(\"pay\", () -> b.header(\"Idempotency-Key\", java.util.UUID.randomUUID().toString()).build());
+  }
+  <T> T guarded(String label, java.util.function.Supplier<T> block) { System.out.println(label); return block.get(); }
+}
+"),
+        ],
+        "Svc.java",
+    );
+}
+
 /// Writes `files` into a scratch project, checks it both ways (same findings) and that
 /// both report a `key-in-retry-scope` finding in the file ending in `at`.
 fn same_retry_finding(name: &str, files: &[(&str, &str)], at: &str) {
