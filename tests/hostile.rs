@@ -595,9 +595,11 @@ fn shards_partition_the_files_and_together_give_the_whole_output() {
             .unwrap()
             .stdout;
         let human = String::from_utf8_lossy(&human).to_string();
+        // "... in N files checked[, M problems in K files reported above]"
         let count: usize = human
-            .rsplit(" in ")
+            .split(" checked")
             .next()
+            .and_then(|s| s.rsplit(" in ").next())
             .and_then(|s| s.split_whitespace().next())
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| panic!("{human}"));
