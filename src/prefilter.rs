@@ -1631,6 +1631,32 @@ type Follow<'a> = (
     Option<(&'a CallRef, &'a str)>,
 );
 
+/// Queues the calls whose result the parsed candidates of call `r` (made from `path`)
+/// return, other than `name` itself: a declaration that is not fresh on its own is fresh
+/// when one of them is (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is
+/// empty), so their freshness is asked too.
+fn push_candidates_fresh_via<'a>(
+    index: &'a ProjectIndex,
+    name: &str,
+    r: &CallRef,
+    path: &str,
+    fresh: &mut Vec<Follow<'a>>,
+) {
+    for (_, f) in index.candidates_of_ref(r, path) {
+        if f.fresh.is_some() {
+            continue;
+        }
+        fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *name).map(|x| {
+            (
+                &*x.callee,
+                Some(x.arity),
+                Some(f.jvm),
+                Some((&**x, &*f.path)),
+            )
+        }));
+    }
+}
+
 /// One call made from `path` (whose freshness, or whether it retries a lambda, pass 2
 /// asks), resolved as [`ProjectIndex::candidates`] resolves it once every file is parsed.
 /// Adds to `out` what the files not parsed yet must be scanned for to hold every
@@ -2029,19 +2055,7 @@ pub fn demanded_names<'a>(
             {
                 let pending = pending_of(n, r, p);
                 if !pending.is_empty() {
-                    for (_, f) in index.candidates_of_ref(r, p) {
-                        if f.fresh.is_some() {
-                            continue;
-                        }
-                        fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
-                            (
-                                &*x.callee,
-                                Some(x.arity),
-                                Some(f.jvm),
-                                Some((&**x, &*f.path)),
-                            )
-                        }));
-                    }
+                    push_candidates_fresh_via(index, n, r, p, &mut fresh);
                     held.push((item, pending));
                     continue;
                 }
@@ -2063,21 +2077,7 @@ pub fn demanded_names<'a>(
                     Some(t) => out.typed.insert((n.to_string(), t.to_string())),
                     None => out.decls.insert(n.to_string()),
                 };
-                // A declaration fresh on its own is fresh whatever it returns the result of
-                // (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is empty).
-                for (_, f) in index.candidates_of_ref(r, p) {
-                    if f.fresh.is_some() {
-                        continue;
-                    }
-                    fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *n).map(|x| {
-                        (
-                            &*x.callee,
-                            Some(x.arity),
-                            Some(f.jvm),
-                            Some((&**x, &*f.path)),
-                        )
-                    }));
-                }
+                push_candidates_fresh_via(index, n, r, p, &mut fresh);
                 continue;
             }
             if !expanded.insert((n, args, jvm)) {
