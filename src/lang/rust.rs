@@ -20,6 +20,12 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// Parses `text` and lowers it. Never panics on any input.
 pub fn lower(text: &str) -> FileModel {
+    lower_pieces(text, PIECEWISE_MIN_BYTES, PIECE_BYTES)
+}
+
+/// [`lower`], parsing a text of at least `min` bytes (after the stripped prefix) in pieces
+/// of whole items of about `piece` bytes each ([`top_level_pieces`]).
+fn lower_pieces(text: &str, min: usize, piece: usize) -> FileModel {
     let mut model = FileModel::new(Language::Rust, text.len());
     // syn recurses once per nesting level and per prefix operator; past a few thousand
     // levels it would exhaust even a large stack, which aborts the process. Refuse first.
@@ -45,28 +51,53 @@ pub fn lower(text: &str) -> FileModel {
         return model;
     }
     let prefix = stripped_prefix(text);
-    match syn::parse_file(text) {
-        Ok(file) => {
-            let mut l = Lowerer {
-                m: model,
-                text,
-                prefix,
-                scope: 0,
-                depth: 0,
-                too_deep: false,
-                macro_too_deep: false,
-                macro_nesting: 0,
-            };
-            for attr in &file.attrs {
-                let a = l.annotation(attr);
-                l.m.annotations.push(a);
+    let lowerer = |model: FileModel| Lowerer {
+        m: model,
+        text,
+        prefix,
+        scope: 0,
+        depth: 0,
+        too_deep: false,
+        macro_too_deep: false,
+        macro_nesting: 0,
+    };
+    // Large files are parsed in pieces of whole top-level items (a whole file's syntax tree
+    // and token buffer are about 30 times its text: 70 MiB for a generated 2.2 MB file).
+    // When a piece does not parse, the whole file is parsed again below, so the error
+    // reported is the one a whole-file parse gives.
+    let content = &text[prefix..];
+    if content.len() >= min
+        && let Some(pieces) = top_level_pieces(content, piece)
+    {
+        let mut l = lowerer(model);
+        let mut ok = true;
+        for (n, piece) in pieces.iter().enumerate() {
+            l.prefix = prefix + piece.start;
+            let r = syn::parse::Parser::parse_str(
+                |input: syn::parse::ParseStream| l.parse_items(input, n == 0),
+                &content[piece.clone()],
+            );
+            proc_macro2::extra::invalidate_current_thread_spans();
+            if r.is_err() {
+                ok = false;
+                break;
             }
-            for item in &file.items {
-                l.item(item);
-            }
-            model = l.m;
         }
+        if ok {
+            return l.m;
+        }
+        model = FileModel::new(Language::Rust, text.len());
+    }
+    let mut l = lowerer(model);
+    // As `syn::parse_file` parses a `syn::File` (inner attributes, then items to the end),
+    // but each item is lowered and dropped as soon as it is parsed, so the file's whole
+    // syntax tree never exists at once.
+    let parsed = |input: syn::parse::ParseStream| l.parse_items(input, true);
+    match syn::parse::Parser::parse_str(parsed, &text[prefix..]) {
+        Ok(()) => model = l.m,
         Err(err) => {
+            // No error recovery: a file that does not parse has an otherwise empty model.
+            model = FileModel::new(Language::Rust, text.len());
             for e in err.into_iter().take(1) {
                 let r = e.span().byte_range();
                 let mut start = (r.start + prefix).min(text.len());
@@ -353,6 +384,197 @@ fn stripped_prefix(text: &str) -> usize {
     prefix
 }
 
+/// Files at least this long (bytes after the stripped prefix) are parsed piecewise.
+const PIECEWISE_MIN_BYTES: usize = 64 * 1024;
+/// About how long (bytes) each piece of a piecewise parse is: whole items are added to a
+/// piece until it is at least this long.
+const PIECE_BYTES: usize = 32 * 1024;
+
+/// Words that start a top-level item (`#` of an outer attribute aside). After a top-level
+/// `}` or `;`, one of them can only start the next item.
+const ITEM_WORDS: &[&str] = &[
+    "pub",
+    "fn",
+    "impl",
+    "struct",
+    "enum",
+    "mod",
+    "use",
+    "const",
+    "static",
+    "trait",
+    "type",
+    "extern",
+    "unsafe",
+    "async",
+    "macro_rules",
+];
+
+/// Splits `src` (a file's text after the stripped prefix) into byte ranges of whole
+/// top-level items, each at least `piece` bytes long but the last, covering `src` in
+/// order. A piece ends after a top-level `}` or `;` that is followed by `#` or an
+/// [`ITEM_WORDS`] word, and begins with the comments and whitespace before that item (so
+/// doc comments stay with their item). `None` when the text does not lex as Rust with
+/// balanced delimiters (an unterminated literal or comment, an unmatched delimiter): the
+/// caller then parses the whole file. A lexer of its own, not syn's: it sees comments,
+/// (raw, byte, C) strings, character literals and lifetimes, and nothing else.
+fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize>>> {
+    let b = src.as_bytes();
+    let ident_start = |c: u8| c == b'_' || c.is_ascii_alphabetic() || c >= 0x80;
+    let ident_cont = |c: u8| c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80;
+    let mut pieces = Vec::new();
+    let (mut start, mut depth, mut i) = (0usize, 0usize, 0usize);
+    // Right after a top-level `}` or `;`: the offset after it.
+    let mut item_end: Option<usize> = None;
+    // Skips a quoted string body from `i` (just after the opening `"`) with escapes.
+    let string = |mut i: usize, escapes: bool| -> Option<usize> {
+        while i < b.len() {
+            match b[i] {
+                b'\\' if escapes => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            // Block comments nest.
+            let mut open = 0usize;
+            loop {
+                if b[i..].starts_with(b"/*") {
+                    open += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    open -= 1;
+                    i += 2;
+                    if open == 0 {
+                        break;
+                    }
+                } else if i >= b.len() {
+                    return None;
+                } else {
+                    i += 1;
+                }
+            }
+            continue;
+        }
+        let at = i;
+        let mut starts_item = false;
+        let mut ends_item = false;
+        if ident_start(c) {
+            while i < b.len() && ident_cont(b[i]) {
+                i += 1;
+            }
+            let word = &src[at..i];
+            let next = b.get(i).copied();
+            match (word, next) {
+                ("r", Some(b'#')) if b.get(i + 1).is_some_and(|&c| ident_start(c)) => {
+                    // A raw identifier `r#name`.
+                    i += 1;
+                    while i < b.len() && ident_cont(b[i]) {
+                        i += 1;
+                    }
+                }
+                ("b" | "c", Some(b'"')) => i = string(i + 1, true)?,
+                ("r" | "br" | "cr", Some(b'"' | b'#')) => {
+                    let hashes = b[i..].iter().take_while(|&&c| c == b'#').count();
+                    i += hashes;
+                    if b.get(i) != Some(&b'"') {
+                        return None;
+                    }
+                    i += 1;
+                    let mut close = vec![b'"'];
+                    close.extend(std::iter::repeat_n(b'#', hashes));
+                    let end = b[i..]
+                        .windows(close.len())
+                        .position(|w| w == close.as_slice())?;
+                    i += end + close.len();
+                }
+                ("b", Some(b'\'')) => i = char_literal(b, i)?,
+                _ => starts_item = ITEM_WORDS.contains(&word),
+            }
+        } else if c == b'"' {
+            i = string(i + 1, true)?;
+        } else if c == b'\'' {
+            match char_literal(b, i) {
+                Some(end) => i = end,
+                None => {
+                    // A lifetime or label.
+                    i += 1;
+                    while i < b.len() && ident_cont(b[i]) {
+                        i += 1;
+                    }
+                }
+            }
+        } else if c.is_ascii_digit() {
+            while i < b.len() && ident_cont(b[i]) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+            match c {
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    ends_item = depth == 0 && c == b'}';
+                }
+                b';' => ends_item = depth == 0,
+                b'#' => starts_item = true,
+                _ => {}
+            }
+        }
+        if let Some(end) = item_end
+            && starts_item
+            && depth == 0
+            && end - start >= piece
+        {
+            pieces.push(start..end);
+            start = end;
+        }
+        item_end = ends_item.then_some(i);
+    }
+    if depth != 0 {
+        return None;
+    }
+    pieces.push(start..b.len());
+    Some(pieces)
+}
+
+/// At a `'` at `i`: the offset after the character literal that starts there (`'x'`,
+/// `'\n'`, `'\u{1F600}'`, `'\''`), or `None` when it is not one (a lifetime or label).
+fn char_literal(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if b.get(j) == Some(&b'\\') {
+        j += 2;
+        while j < b.len() && b[j] != b'\'' && b[j] != b'\n' {
+            j += 1;
+        }
+        return (b.get(j) == Some(&b'\'')).then_some(j + 1);
+    }
+    // One character, however many bytes it takes in UTF-8.
+    let first = *b.get(j)?;
+    let len = match first {
+        0..0x80 => 1,
+        0xC0..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    };
+    j += len;
+    (first != b'\'' && b.get(j) == Some(&b'\'')).then_some(j + 1)
+}
+
 /// What an expression turned out to be, for the caller that needs it.
 #[derive(Default, Clone, Copy)]
 struct ExprInfo {
@@ -371,6 +593,24 @@ struct Lowerer<'a> {
     macro_too_deep: bool,
     /// Macro invocations inside the macro being lowered (see [`MAX_MACRO_NESTING`]).
     macro_nesting: u32,
+}
+
+impl Lowerer<'_> {
+    /// Parses and lowers what `syn::File` holds: the inner attributes (when `inner`, the
+    /// file's first piece) and then items to the end of `input`, one at a time.
+    fn parse_items(&mut self, input: syn::parse::ParseStream, inner: bool) -> syn::Result<()> {
+        if inner {
+            for attr in &input.call(syn::Attribute::parse_inner)? {
+                let a = self.annotation(attr);
+                self.m.annotations.push(a);
+            }
+        }
+        while !input.is_empty() {
+            let item: Item = input.parse()?;
+            self.item(&item);
+        }
+        Ok(())
+    }
 }
 
 fn peel(mut e: &Expr) -> &Expr {
@@ -1960,6 +2200,88 @@ fn is_err_value(e: &Expr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `.rs` file under `dir`, recursively (symlinks not followed).
+    fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                rust_files(&e.path(), out);
+            } else if t.is_file() && e.path().extension().is_some_and(|x| x == "rs") {
+                out.push(e.path());
+            }
+        }
+    }
+
+    /// Parsing in pieces of whole items lowers to the same model as parsing the file whole,
+    /// with pieces as small as they come (one item each), on this project's own sources and
+    /// fixtures, and on any directory named by `IDEMLINT_PIECES_DIR` (to check more code).
+    #[test]
+    fn piecewise_parse_lowers_as_the_whole_file() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for d in ["src", "tests", "examples", "idemkey"] {
+            rust_files(&root.join(d), &mut files);
+        }
+        if let Some(d) = std::env::var_os("IDEMLINT_PIECES_DIR") {
+            rust_files(std::path::Path::new(&d), &mut files);
+        }
+        assert!(files.len() > 50, "{} files", files.len());
+        let (mut split, mut differ) = (0, Vec::new());
+        for f in &files {
+            let Ok(text) = std::fs::read_to_string(f) else {
+                continue;
+            };
+            let whole = lower_pieces(&text, usize::MAX, 0);
+            let pieces = lower_pieces(&text, 0, 1);
+            if top_level_pieces(&text[stripped_prefix(&text)..], 1).is_some_and(|p| p.len() > 1) {
+                split += 1;
+            }
+            if format!("{whole:?}") != format!("{pieces:?}") {
+                differ.push(f.display().to_string());
+            }
+        }
+        assert!(differ.is_empty(), "{} differ: {differ:?}", differ.len());
+        assert!(split * 2 > files.len(), "{split} of {} split", files.len());
+    }
+
+    #[test]
+    fn pieces_end_only_where_an_item_ends() {
+        let src = "//! doc\n#![allow(x)]\nconst A: u8 = { 1 };\n/// doc\nfn f() { let s = \"}\"; let c = '}'; let r = r#\"}\"#; }\n/* } /* } */ */ struct S<'a>(&'a str);\nconst B: u8 = { 2 } + 1;\nimpl S<'_> { fn g(&self) -> char { b'}' as char } }\n#[test] fn t() {}\n";
+        let pieces = top_level_pieces(src, 1).expect("lexes");
+        let texts: Vec<&str> = pieces.iter().map(|r| src[r.clone()].trim()).collect();
+        assert_eq!(
+            texts,
+            [
+                "//! doc\n#![allow(x)]\nconst A: u8 = { 1 };",
+                "/// doc\nfn f() { let s = \"}\"; let c = '}'; let r = r#\"}\"#; }",
+                "/* } /* } */ */ struct S<'a>(&'a str);",
+                "const B: u8 = { 2 } + 1;",
+                "impl S<'_> { fn g(&self) -> char { b'}' as char } }",
+                "#[test] fn t() {}",
+            ]
+        );
+        // Unbalanced or unterminated text is left to the whole-file parse.
+        for bad in [
+            "fn f() {",
+            "fn f() }",
+            "const S: &str = \"x;",
+            "/* open",
+            "r#\"x\"",
+        ] {
+            assert_eq!(top_level_pieces(bad, 1), None, "{bad}");
+        }
+        // A file that does not parse reports the whole-file error, piecewise or not.
+        let broken = "fn a() {}\nfn b() { let = ; }\nfn c() {}\n";
+        assert_eq!(
+            format!("{:?}", lower_pieces(broken, 0, 1)),
+            format!("{:?}", lower_pieces(broken, usize::MAX, 0))
+        );
+        assert_eq!(lower_pieces(broken, 0, 1).errors.len(), 1);
+    }
 
     fn call<'m>(m: &'m FileModel, callee: &str) -> &'m Call {
         m.calls
