@@ -354,18 +354,31 @@ pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bo
 /// True when `text` has an `import` (Java, Kotlin) or `use` (Rust) line whose path starts
 /// with one of `prefixes`.
 fn imports_any(text: &str, prefixes: &[String]) -> bool {
-    text.lines().any(|line| {
-        let l = line.trim_start();
-        let path = l
-            .strip_prefix("import static ")
-            .or_else(|| l.strip_prefix("import "))
-            .or_else(|| l.strip_prefix("pub use "))
-            .or_else(|| l.strip_prefix("use "));
-        path.is_some_and(|p| {
-            let p = p.trim_start().trim_start_matches("::");
-            prefixes.iter().any(|x| p.starts_with(x.as_str()))
+    imported_any(&import_paths(text), prefixes)
+}
+
+/// The paths a file's import lines name (`import static a.b.C`, `import a.b.C`,
+/// `pub use a::b`, `use ::a::b`, each at the start of a line after indentation), with the
+/// leading `::` removed, in order, sliced from `text`.
+fn import_paths(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| {
+            let l = line.trim_start();
+            let path = l
+                .strip_prefix("import static ")
+                .or_else(|| l.strip_prefix("import "))
+                .or_else(|| l.strip_prefix("pub use "))
+                .or_else(|| l.strip_prefix("use "))?;
+            Some(path.trim_start().trim_start_matches("::"))
         })
-    })
+        .collect()
+}
+
+/// Whether one of `paths` ([`import_paths`]) starts with one of `prefixes`.
+fn imported_any(paths: &[&str], prefixes: &[String]) -> bool {
+    paths
+        .iter()
+        .any(|p| prefixes.iter().any(|x| p.starts_with(x.as_str())))
 }
 
 /// The catalogue's boundary entries that apply to a file of `lang` with this text: their
@@ -375,10 +388,12 @@ pub(crate) fn applicable_boundaries<'c>(
     lang: Language,
     text: &str,
 ) -> Vec<&'c BoundaryEntry> {
+    // The file's import lines are read once, not once per entry.
+    let paths = import_paths(text);
     cat.boundaries
         .iter()
         .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
-        .filter(|b| b.imports.is_empty() || imports_any(text, &b.imports))
+        .filter(|b| b.imports.is_empty() || imported_any(&paths, &b.imports))
         .collect()
 }
 
