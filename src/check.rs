@@ -351,25 +351,38 @@ fn config_key(config: &Config) -> Option<u64> {
     Some(u64::from_le_bytes(d[..8].try_into().ok()?))
 }
 
+/// The texts and calls of one run's pass-1 results, shared across files
+/// ([`crate::index::Interned::share_parsed`]).
+type SharedNames = std::sync::Mutex<crate::index::Interned>;
+
 /// Pass 1 for candidate `c` through `cache`, when there is one and `key` (its
-/// configuration's [`config_key`]) is known.
+/// configuration's [`config_key`]) is known; its names are then shared through `names`.
 fn parse_cached(
     c: &Candidate,
     text: &str,
     cat: &Catalogue,
     cache: Option<&Pass1Cache>,
     key: Option<u64>,
+    names: &SharedNames,
 ) -> Result<Parsed, FileError> {
-    let (Some(cache), Some(key)) = (cache, key) else {
-        return parse_one(c, text, cat);
+    let mut p = match (cache, key) {
+        (Some(cache), Some(key)) => {
+            let hash = text_hash(text);
+            let id = (hash, text.len(), key);
+            match cache.get(&c.display, id, text) {
+                Some(p) => p,
+                None => {
+                    let p = parse_one(c, text, cat)?;
+                    cache.put(&c.display, id, text, &p);
+                    p
+                }
+            }
+        }
+        _ => parse_one(c, text, cat)?,
     };
-    let hash = text_hash(text);
-    let id = (hash, text.len(), key);
-    if let Some(p) = cache.get(&c.display, id, text) {
-        return Ok(p);
+    if let (Some(s), Ok(mut names)) = (p.summary.as_mut(), names.lock()) {
+        names.share_parsed(s, &mut p.demand);
     }
-    let p = parse_one(c, text, cat)?;
-    cache.put(&c.display, id, text, &p);
     Ok(p)
 }
 
@@ -1483,6 +1496,7 @@ fn run_in_pool(
     if let Some(p) = progress {
         p.start(Phase::Reading, candidates.len());
     }
+    let names = SharedNames::default();
     let stage0: Vec<Read> = candidates
         .par_iter()
         .enumerate()
@@ -1510,6 +1524,7 @@ fn run_in_pool(
                     &config.catalogue,
                     opts.pass1_cache.as_ref(),
                     config_keys[i],
+                    &names,
                 )
             });
             Read::Ok {
@@ -1572,6 +1587,7 @@ fn run_in_pool(
         candidates,
         overlays,
         cache: opts.pass1_cache.as_ref(),
+        names: &names,
         config_keys: &config_keys,
         parsed,
         readable,
@@ -1674,6 +1690,7 @@ struct Rounds<'a> {
     candidates: &'a [Configured],
     overlays: &'a Overlays,
     cache: Option<&'a Pass1Cache>,
+    names: &'a SharedNames,
     /// Per candidate, its configuration's [`config_key`] (with a cache only).
     config_keys: &'a [Option<u64>],
     parsed: Vec<Option<Parsed>>,
@@ -1715,7 +1732,14 @@ impl Rounds<'_> {
                 }
                 Some((
                     i,
-                    parse_cached(c, &text, &config.catalogue, cache, config_keys[i]),
+                    parse_cached(
+                        c,
+                        &text,
+                        &config.catalogue,
+                        cache,
+                        config_keys[i],
+                        self.names,
+                    ),
                 ))
             })
             .collect();

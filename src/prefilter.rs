@@ -1116,8 +1116,17 @@ impl FileDemand {
     /// Replaces the names this demand holds by the index's copies (kept for every parsed
     /// file until pass 2: the same callees recur in every file).
     pub fn share_names(&mut self, index: &mut ProjectIndex) {
+        self.for_each_name(&mut |n| index.share_name(n));
+    }
+
+    /// [`FileDemand::share_names`] through the interner of a run's pass 1.
+    pub fn share_names_with(&mut self, names: &mut crate::index::Interned) {
+        self.for_each_name(&mut |n| names.name(n));
+    }
+
+    fn for_each_name(&mut self, share: &mut dyn FnMut(&mut Name)) {
         for c in &mut self.callees {
-            index.share_name(c);
+            share(c);
         }
         for r in self
             .asks
@@ -1125,12 +1134,12 @@ impl FileDemand {
             .chain(self.lambda_calls.iter_mut().map(|(c, _)| c))
             .chain(self.arg_asks.iter_mut().flat_map(|(_, v)| v.iter_mut()))
         {
-            index.share_name(&mut r.callee);
+            share(&mut r.callee);
             if let Some(x) = &mut r.receiver {
-                index.share_name(x);
+                share(x);
             }
             if let Some(x) = &mut r.receiver_type {
-                index.share_name(x);
+                share(x);
             }
         }
     }
