@@ -376,12 +376,73 @@ fn stripped_prefix(text: &str) -> usize {
         prefix += 3;
         content = rest;
     }
+    // `#!` starts a shebang line unless `[` follows it after whitespace and plain (not
+    // doc) comments: then it is an inner attribute. This is rustc's rule, and syn's.
     if let Some(after) = content.strip_prefix("#!")
-        && !after.trim_start().starts_with('[')
+        && !skip_space_and_plain_comments(after).starts_with('[')
     {
         prefix += content.find('\n').unwrap_or(content.len());
     }
     prefix
+}
+
+/// Whether `c` is whitespace to the Rust lexer: Unicode `White_Space` and the left-to-right
+/// and right-to-left marks.
+fn rust_whitespace(c: char) -> bool {
+    c.is_whitespace() || c == '\u{200e}' || c == '\u{200f}'
+}
+
+/// `s` after its leading whitespace ([`rust_whitespace`]) and plain comments: `//` and
+/// `/* */` (nested) comments that are not doc comments (`///`, `//!`, `/**`, `/*!`;
+/// `////` and `/***` are plain). An unterminated block comment is left in place.
+fn skip_space_and_plain_comments(mut s: &str) -> &str {
+    loop {
+        let t = s.trim_start_matches(rust_whitespace);
+        let plain_line = t.starts_with("//")
+            && !t.starts_with("//!")
+            && (!t.starts_with("///") || t.starts_with("////"));
+        let plain_block = t.starts_with("/**/")
+            || (t.starts_with("/*")
+                && !t.starts_with("/*!")
+                && (!t.starts_with("/**") || t.starts_with("/***")));
+        if plain_line {
+            s = t.find('\n').map_or("", |i| &t[i + 1..]);
+        } else if plain_block {
+            let b = t.as_bytes();
+            let (mut open, mut i) = (0usize, 0usize);
+            let end = loop {
+                if i + 1 >= b.len() {
+                    break None;
+                }
+                if b[i] == b'/' && b[i + 1] == b'*' {
+                    open += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b[i + 1] == b'/' {
+                    open -= 1;
+                    i += 2;
+                    if open == 0 {
+                        break Some(i);
+                    }
+                } else {
+                    i += 1;
+                }
+            };
+            match end {
+                Some(i) => s = &t[i..],
+                None => return t,
+            }
+        } else {
+            return t;
+        }
+    }
+}
+
+/// The length in bytes of the character at byte `i` of `src` when it is non-ASCII
+/// whitespace to the Rust lexer ([`rust_whitespace`]); `None` otherwise, or when `i` is
+/// not a character boundary.
+fn non_ascii_space(src: &str, i: usize) -> Option<usize> {
+    let c = src.get(i..)?.chars().next()?;
+    (!c.is_ascii() && rust_whitespace(c)).then(|| c.len_utf8())
 }
 
 /// Files at least this long (bytes after the stripped prefix) are parsed piecewise.
@@ -437,10 +498,17 @@ fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize
         }
         None
     };
+    // An identifier byte: ASCII letters, digits and `_`, and any non-ASCII character but
+    // the Unicode whitespace the lexer skips (U+00A0, U+2028, ...).
+    let word_at = |i: usize| ident_cont(b[i]) && (b[i] < 0x80 || non_ascii_space(src, i).is_none());
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
             i += 1;
+            continue;
+        }
+        if let Some(n) = non_ascii_space(src, i) {
+            i += n;
             continue;
         }
         if c == b'/' && b.get(i + 1) == Some(&b'/') {
@@ -474,7 +542,7 @@ fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize
         let mut starts_item = false;
         let mut ends_item = false;
         if ident_start(c) {
-            while i < b.len() && ident_cont(b[i]) {
+            while i < b.len() && word_at(i) {
                 i += 1;
             }
             let word = &src[at..i];
@@ -483,7 +551,7 @@ fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize
                 ("r", Some(b'#')) if b.get(i + 1).is_some_and(|&c| ident_start(c)) => {
                     // A raw identifier `r#name`.
                     i += 1;
-                    while i < b.len() && ident_cont(b[i]) {
+                    while i < b.len() && word_at(i) {
                         i += 1;
                     }
                 }
@@ -513,13 +581,13 @@ fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize
                 None => {
                     // A lifetime or label.
                     i += 1;
-                    while i < b.len() && ident_cont(b[i]) {
+                    while i < b.len() && word_at(i) {
                         i += 1;
                     }
                 }
             }
         } else if c.is_ascii_digit() {
-            while i < b.len() && ident_cont(b[i]) {
+            while i < b.len() && word_at(i) {
                 i += 1;
             }
         } else {
@@ -2248,6 +2316,31 @@ mod tests {
         assert!(split * 2 > files.len(), "{split} of {} split", files.len());
     }
 
+    /// `#!` is a shebang line unless `[` follows after whitespace and plain comments
+    /// (rustc's and syn's rule): then it is an inner attribute, parsed and lowered.
+    #[test]
+    fn shebang_is_told_from_an_inner_attribute_as_rustc_does() {
+        for attr in [
+            "#![allow(x)]\n",
+            "#! [allow(x)]\n",
+            "#!//c\n[allow(x)]\n",
+            "#!/*c /* d */ */[allow(x)]\n",
+            "#!\u{200e}[allow(x)]\n",
+        ] {
+            assert_eq!(stripped_prefix(attr), 0, "{attr:?}");
+            let m = lower(&format!("{attr}fn f() {{}}\n"));
+            assert!(m.errors.is_empty(), "{attr:?}: {:?}", m.errors);
+            assert_eq!(m.annotations.len(), 1, "{attr:?}");
+        }
+        for (shebang, len) in [
+            ("#!/usr/bin/env run-cargo-script\n", 31),
+            ("#!///doc\n[allow(x)]\n", 8),
+            ("\u{feff}#!/bin/x\n", 11),
+        ] {
+            assert_eq!(stripped_prefix(shebang), len, "{shebang:?}");
+        }
+    }
+
     #[test]
     fn pieces_end_only_where_an_item_ends() {
         let src = "//! doc\n#![allow(x)]\nconst A: u8 = { 1 };\n/// doc\nfn f() { let s = \"}\"; let c = '}'; let r = r#\"}\"#; }\n/* } /* } */ */ struct S<'a>(&'a str);\nconst B: u8 = { 2 } + 1;\nimpl S<'_> { fn g(&self) -> char { b'}' as char } }\n#[test] fn t() {}\n";
@@ -2264,6 +2357,14 @@ mod tests {
                 "#[test] fn t() {}",
             ]
         );
+        // Unicode whitespace ends a word: `r"\"` after U+00A0 is a raw string, so the `//`
+        // after it starts a comment and no piece ends inside it (a break-it helper's case:
+        // the comment's text was parsed as code).
+        let nbsp = "const A: &str =\u{a0}r\"\\\"; // \"; fn hidden() {}\nfn b() {}\n";
+        let pieces = top_level_pieces(nbsp, 1).expect("lexes");
+        assert_eq!(pieces.len(), 2, "{pieces:?}");
+        assert_eq!(&nbsp[pieces[0].clone()], "const A: &str =\u{a0}r\"\\\";");
+        assert!(nbsp[pieces[1].clone()].starts_with(" // \"; fn hidden() {}\n"));
         // Unbalanced or unterminated text is left to the whole-file parse.
         for bad in [
             "fn f() {",
