@@ -1640,6 +1640,26 @@ type Follow<'a> = (
     Option<(&'a CallRef, &'a str)>,
 );
 
+/// The calls whose result declaration `f` returns (its `fresh_via`), other than calls to
+/// `name` itself (recursion adds nothing), each as a [`Follow`] for `f`'s language family
+/// with the call and `f`'s path, so a receiver can narrow its candidates.
+fn fresh_via_follows<'a: 'n, 'n>(
+    f: &'a FnDecl,
+    name: &'n str,
+) -> impl Iterator<Item = Follow<'a>> + 'n {
+    f.fresh_via
+        .iter()
+        .filter(move |x| *x.callee != *name)
+        .map(move |x| {
+            (
+                &*x.callee,
+                Some(x.arity),
+                Some(f.jvm),
+                Some((&**x, &*f.path)),
+            )
+        })
+}
+
 /// Queues the calls whose result the parsed candidates of call `r` (made from `path`)
 /// return, other than `name` itself: a declaration that is not fresh on its own is fresh
 /// when one of them is (`ProjectIndex::resolve` reads `fresh_via` only when `fresh` is
@@ -1655,14 +1675,7 @@ fn push_candidates_fresh_via<'a>(
         if f.fresh.is_some() {
             continue;
         }
-        fresh.extend(f.fresh_via.iter().filter(|x| *x.callee != *name).map(|x| {
-            (
-                &*x.callee,
-                Some(x.arity),
-                Some(f.jvm),
-                Some((&**x, &*f.path)),
-            )
-        }));
+        fresh.extend(fresh_via_follows(f, name));
     }
 }
 
@@ -2103,14 +2116,7 @@ pub fn demanded_names<'a>(
                 {
                     continue;
                 }
-                fresh.extend(f.fresh_via.iter().filter(|r| *r.callee != *n).map(|r| {
-                    (
-                        &*r.callee,
-                        Some(r.arity),
-                        Some(f.jvm),
-                        Some((&**r, &*f.path)),
-                    )
-                }));
+                fresh.extend(fresh_via_follows(f, n));
             }
         }
         // A held-back call stays held only while one of its pending callees is scanned for
