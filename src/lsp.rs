@@ -371,15 +371,6 @@ fn spawn_analyser(
         .is_ok()
 }
 
-/// Returns freed heap memory to the operating system (glibc keeps it otherwise, so a
-/// closed 20 MB document would leave its gigabyte of parse memory resident).
-fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Reads framed messages from `input` on a new thread and sends them to `tx` until the
 /// end of the input or an I/O error. Malformed messages are logged and skipped.
 pub fn spawn_reader<R: BufRead + Send + 'static>(mut input: R, tx: mpsc::Sender<Incoming>) {
@@ -1184,7 +1175,9 @@ impl<W: Write> Server<W> {
             // The folder's other documents now see the file as it is on disk.
             let path = doc.path.clone();
             drop(doc);
-            release_memory();
+            // glibc keeps freed memory otherwise, so a closed 20 MB document would leave
+            // its gigabyte of parse memory resident.
+            crate::check::release_free_memory();
             if path.is_some() {
                 self.touch(None, path.as_deref());
             }
