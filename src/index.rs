@@ -236,18 +236,14 @@ impl MintResolution<'_> {
 pub struct PassedParam {
     /// 0-based position of the parameter.
     pub param: usize,
-    pub callee: Name,
-    /// Number of arguments of the call.
-    pub arity: usize,
     /// 0-based position of the argument in the call.
     pub arg: usize,
+    /// The call, shared with the file's other records of it: callee, number of arguments,
+    /// the receiver's last segment (`RetryHelper` in `RetryHelper.run(block)`: candidates
+    /// on a type it names are preferred) and declared type.
+    pub call: std::sync::Arc<CallRef>,
     /// The argument's name when it is a Kotlin named argument (binds by name).
-    pub arg_name: Option<String>,
-    /// The call's receiver text, when any (`RetryHelper` in `RetryHelper.run(block)`):
-    /// candidates on a type it names are preferred.
-    pub receiver: Option<Name>,
-    /// The receiver's declared type, when known ([`Call::receiver_type`]).
-    pub receiver_type: Option<Name>,
+    pub arg_name: Option<Name>,
     /// 1-based line of the call, in the file of the declaration holding this.
     pub line: u32,
     /// The call sits in a `try` that catches every exception.
@@ -968,7 +964,7 @@ pub fn summarize(
         decls.insert(i, d);
     }
 
-    infer_retry_params(path, text, lines, model, &mut decls, &mut names);
+    infer_retry_params(path, text, lines, model, &mut decls, &mut calls, &mut names);
     infer_boundary_params(path, text, lines, model, cat, &mut decls);
 
     // Sinks inside functions: direct mints and mints through helpers.
@@ -1671,6 +1667,7 @@ fn infer_retry_params(
     lines: &LineIndex,
     model: &FileModel,
     decls: &mut HashMap<ScopeId, FnDecl>,
+    call_table: &mut CallTable,
     names: &mut Names,
 ) {
     // Calls grouped by their innermost function, once (linear in the file).
@@ -1800,12 +1797,9 @@ fn infer_retry_params(
                     } else if !NOT_COMBINATORS.contains(&call.callee.as_str()) {
                         d.passes_params.push(PassedParam {
                             param: pi,
-                            callee: names.get(&call.callee),
-                            arity: call.args.len(),
                             arg: ai,
-                            arg_name: arg.name.clone(),
-                            receiver: crate::catalogue::receiver_text(call).map(|r| names.get(&r)),
-                            receiver_type: call.receiver_type.as_deref().map(|t| names.get(t)),
+                            call: call_table.intern(CallRef::of(call), names),
+                            arg_name: arg.name.as_deref().map(|n| names.get(n)),
                             line: line_of(lines, text, call.span.start),
                             handled: model.failure_caught_all(call.span.start, s.span),
                         });
@@ -2543,26 +2537,31 @@ impl Interned {
     /// the file is merged).
     fn calls(&mut self, v: &mut ThinVec<std::sync::Arc<CallRef>>, local: &mut LocalCalls) {
         for r in v.iter_mut() {
-            let key = std::sync::Arc::as_ptr(r) as usize;
-            if let Some((_, x)) = local.get(&key) {
-                *r = x.clone();
-                continue;
-            }
-            let shared = match self.calls.get(&**r) {
-                Some(x) => x.clone(),
-                None => {
-                    let mut c = (**r).clone();
-                    self.name(&mut c.callee);
-                    self.opt_name(&mut c.receiver);
-                    self.opt_name(&mut c.receiver_type);
-                    let a = std::sync::Arc::new(c.clone());
-                    self.calls.insert(c, a.clone());
-                    a
-                }
-            };
-            let old = std::mem::replace(r, shared.clone());
-            local.insert(key, (old, shared));
+            self.call(r, local);
         }
+    }
+
+    /// Replaces call `r` by the index's copy (as [`Self::calls`]).
+    fn call(&mut self, r: &mut std::sync::Arc<CallRef>, local: &mut LocalCalls) {
+        let key = std::sync::Arc::as_ptr(r) as usize;
+        if let Some((_, x)) = local.get(&key) {
+            *r = x.clone();
+            return;
+        }
+        let shared = match self.calls.get(&**r) {
+            Some(x) => x.clone(),
+            None => {
+                let mut c = (**r).clone();
+                self.name(&mut c.callee);
+                self.opt_name(&mut c.receiver);
+                self.opt_name(&mut c.receiver_type);
+                let a = std::sync::Arc::new(c.clone());
+                self.calls.insert(c, a.clone());
+                a
+            }
+        };
+        let old = std::mem::replace(r, shared.clone());
+        local.insert(key, (old, shared));
     }
 
     /// Shares the texts and calls of a parsed file's summary and demand, so that a name
@@ -2589,14 +2588,13 @@ impl Interned {
         for n in f.type_supers.iter_mut().chain(f.param_names.iter_mut()) {
             self.name(n);
         }
-        for pp in f.passes_params.iter_mut() {
-            self.name(&mut pp.callee);
-            self.opt_name(&mut pp.receiver);
-            self.opt_name(&mut pp.receiver_type);
-        }
         self.calls(&mut f.call_refs, local);
         self.calls(&mut f.fresh_via, local);
         self.calls(&mut f.mint_via_fresh, local);
+        for pp in f.passes_params.iter_mut() {
+            self.call(&mut pp.call, local);
+            self.opt_name(&mut pp.arg_name);
+        }
     }
 }
 
@@ -3173,17 +3171,7 @@ impl ProjectIndex {
         pp: &PassedParam,
         from_path: &str,
     ) -> Vec<(usize, &'a FnDecl)> {
-        let receiver = pp
-            .receiver
-            .as_deref()
-            .map(|r| crate::catalogue::last_segment(r).to_string());
-        self.candidates_of(
-            &pp.callee,
-            pp.arity,
-            receiver.as_deref(),
-            pp.receiver_type.as_deref(),
-            from_path,
-        )
+        self.candidates_of_ref(&pp.call, from_path)
     }
 
     /// [`Self::candidates`] of a recorded call ([`CallRef`]).
@@ -3465,7 +3453,7 @@ impl ProjectIndex {
         let mut work = Worklist::new(
             &names,
             |n| &self.functions[n],
-            |d| d.passes_params.iter().map(|pp| &*pp.callee).collect(),
+            |d| d.passes_params.iter().map(|pp| &*pp.call.callee).collect(),
         );
         loop {
             let mut changed = false;
@@ -3483,7 +3471,7 @@ impl ProjectIndex {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
-                        let (pi, callee) = (&pp.param, &*pp.callee);
+                        let (pi, callee) = (&pp.param, &*pp.call.callee);
                         if self.retry[n][i].iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
                         {
@@ -3492,7 +3480,7 @@ impl ProjectIndex {
                         let Some(decls) = self.functions.get(callee) else {
                             continue;
                         };
-                        let fits = |c: &FnDecl| arity_ok(c, pp.arity) && c.jvm == d.jvm;
+                        let fits = |c: &FnDecl| arity_ok(c, pp.call.arity) && c.jvm == d.jvm;
                         // Does declaration `j` of the callee retry the argument?
                         let retries = |j: usize, c: &FnDecl| -> bool {
                             let Some(ai) = pp.position_in(c) else {
@@ -3516,7 +3504,7 @@ impl ProjectIndex {
                             // Candidates disagree: a receiver that names a type
                             // (`RetryHelper.executeWithRetry(..)`) picks the declarations on
                             // that type, when there are any.
-                            if let Some(r) = pp.receiver.as_deref() {
+                            if let Some(r) = pp.call.receiver.as_deref() {
                                 let r = normalized(crate::catalogue::last_segment(r));
                                 let typed: Vec<&(usize, &FnDecl)> = fitting
                                     .iter()
@@ -3724,7 +3712,7 @@ impl ProjectIndex {
         let mut work = Worklist::new(
             &names,
             |n| &self.functions[n],
-            |d| d.passes_params.iter().map(|pp| &*pp.callee).collect(),
+            |d| d.passes_params.iter().map(|pp| &*pp.call.callee).collect(),
         );
         loop {
             let mut changed = false;
@@ -3758,7 +3746,9 @@ impl ProjectIndex {
                             }
                             evidence = true;
                             if !pp.handled
-                                && !keyed.iter().all(|(j, ai)| kh[&*pp.callee][*j].contains(ai))
+                                && !keyed
+                                    .iter()
+                                    .all(|(j, ai)| kh[&*pp.call.callee][*j].contains(ai))
                             {
                                 fails = true;
                             }
@@ -4072,16 +4062,22 @@ impl ProjectIndex {
                     for pp in &d.passes_params {
                         if d.key_params.iter().any(|(p, _)| *p == pp.param)
                             || added.contains(&(n.clone(), i, pp.param))
-                            || !keyed.contains(&*pp.callee)
+                            || !keyed.contains(&*pp.call.callee)
                         {
                             continue;
                         }
-                        let free = pp.receiver.is_none()
-                            && pp.receiver_type.is_none()
+                        let free = pp.call.receiver.is_none()
+                            && pp.call.receiver_type.is_none()
                             && pp.arg_name.is_none()
                             && !inheriting.contains(&*d.path)
-                            && !declared_in.contains(&(d.path.to_string(), pp.callee.to_string()));
-                        let cache_key = (pp.callee.to_string(), pp.arity, pp.arg, d.test_source);
+                            && !declared_in
+                                .contains(&(d.path.to_string(), pp.call.callee.to_string()));
+                        let cache_key = (
+                            pp.call.callee.to_string(),
+                            pp.call.arity,
+                            pp.arg,
+                            d.test_source,
+                        );
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
                                 let pname = d
@@ -4095,6 +4091,7 @@ impl ProjectIndex {
                             continue;
                         }
                         let receiver = pp
+                            .call
                             .receiver
                             .as_deref()
                             .map(|r| crate::catalogue::last_segment(r).to_string());
@@ -4104,7 +4101,7 @@ impl ProjectIndex {
                         // receiver naming the type, and only when every candidate takes the
                         // key there: a name shared by unrelated classes
                         // (`notifier.sendCriticalAlert(..)`) proves nothing.
-                        let scoped = pp.receiver_type.is_some()
+                        let scoped = pp.call.receiver_type.is_some()
                             || match receiver.as_deref().map(str::trim) {
                                 None | Some("this" | "self" | "super" | "Self") => true,
                                 Some(r) => {

@@ -1192,7 +1192,7 @@ impl FileDemand {
         let super_callees = sorted(combinator_callees.clone());
         for f in &summary.functions {
             for pp in &f.passes_params {
-                combinator_callees.push(pp.callee.to_string());
+                combinator_callees.push(pp.call.callee.to_string());
             }
         }
         // The lambdas `index::apply_inferred_boundaries` may mark: given to the call, or a
@@ -1606,17 +1606,18 @@ fn settled_name(
 /// could still pick other declarations than it.
 fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool) -> bool {
     let receiver = pp
+        .call
         .receiver
         .as_deref()
         .map(|r| crate::catalogue::normalize_name(crate::catalogue::last_segment(r)));
     index
         .functions
-        .get(&*pp.callee)
+        .get(&*pp.call.callee)
         .into_iter()
         .flatten()
         .any(|c| {
             c.jvm == jvm
-                && crate::index::arity_ok(c, pp.arity)
+                && crate::index::arity_ok(c, pp.call.arity)
                 && crate::index::never_retries(c, pp.position_in(c))
                 && match &receiver {
                     None => true,
@@ -1964,7 +1965,7 @@ pub fn demanded_names<'a>(
                             f.passes_params
                                 .iter()
                                 .filter(|pp| ps.contains(&pp.param))
-                                .map(|pp| (&*pp.callee, Some(pp), f.jvm)),
+                                .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                         );
                     }
                 }
@@ -2154,7 +2155,7 @@ pub fn demanded_names<'a>(
                     combinators.extend(
                         f.passes_params
                             .iter()
-                            .map(|pp| (&*pp.callee, Some(pp), f.jvm)),
+                            .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                     );
                 }
             }
@@ -2165,19 +2166,19 @@ pub fn demanded_names<'a>(
                 if seen_comb.insert(n) && trace {
                     eprintln!(
                         "demand: combinator {n}/{} (a parameter passed on at line {}, receiver {:?} type {:?})",
-                        pp.arity, pp.line, pp.receiver, pp.receiver_type
+                        pp.call.arity, pp.line, pp.call.receiver, pp.call.receiver_type
                     );
                 }
                 // Of each fitting declaration, what the parameter the argument binds is
                 // passed on to.
                 for f in index.functions.get(n).into_iter().flatten() {
-                    if f.jvm == jvm && crate::index::arity_ok(f, pp.arity) {
+                    if f.jvm == jvm && crate::index::arity_ok(f, pp.call.arity) {
                         let Some(q) = pp.position_in(f) else { continue };
                         combinators.extend(
                             f.passes_params
                                 .iter()
                                 .filter(|p| p.param == q)
-                                .map(|p| (&*p.callee, Some(p), f.jvm)),
+                                .map(|p| (&*p.call.callee, Some(p), f.jvm)),
                         );
                     }
                 }
