@@ -39,20 +39,6 @@ pub struct FnDecl {
     /// 0-based positions and names of parameters that carry an idempotency key (by name
     /// or by a `@Header("Idempotency-Key")` annotation).
     pub key_params: ThinVec<(usize, String)>,
-    /// For key parameters found by flow (not by name): `(position, path:line)` of the key
-    /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
-    pub key_param_sinks: ThinVec<(usize, String)>,
-    /// Parameters that reach a write under a name only the project index can resolve
-    /// ([`crate::classify::NamedWrite`]): position, the name, its qualifier, the kind and
-    /// `path:line`. [`ProjectIndex::build`] makes them key parameters once a
-    /// [`NamedKey`] of that name is known.
-    pub named_param_writes: ThinVec<(
-        usize,
-        String,
-        Option<String>,
-        crate::classify::SlotKind,
-        String,
-    )>,
     /// 1-based line of the declaration's name in [`Self::path`] ([`Self::location`]).
     pub line: u32,
     /// The file's display path, shared by the file's declarations.
@@ -91,10 +77,6 @@ pub struct FnDecl {
     pub fresh_via: ThinVec<std::sync::Arc<CallRef>>,
     /// The body puts an ephemeral value into a key sink.
     pub mints: Option<Box<MintInfo>>,
-    /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
-    pub mint_via_fresh: ThinVec<std::sync::Arc<CallRef>>,
-    /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
-    pub keyed_arg_candidates: ThinVec<(String, usize, usize, MintInfo)>,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
     pub call_refs: ThinVec<std::sync::Arc<CallRef>>,
@@ -103,18 +85,6 @@ pub struct FnDecl {
     pub bodiless: bool,
     /// The body takes a distributed lock (see `rules/locks.toml`).
     pub has_lock: bool,
-    /// Parameters the body calls again after a failure (a retry combinator): 0-based
-    /// position and the reason, "calls `block` again after a failure (path:line)".
-    pub retry_params: ThinVec<(usize, String)>,
-    /// Of [`Self::retry_params`], those the function calls again only after the call
-    /// throws: it returns the call's result unchanged (`return block()` in the loop), so a
-    /// failure the block handles itself is never retried.
-    pub retry_on_throw: ThinVec<usize>,
-    /// Parameters passed unchanged where a catalogue boundary takes its lambda
-    /// (`.handler(handler)` of a Zeebe worker chain, `retryTemplate.execute(callback)`):
-    /// the library runs them as that boundary does. 0-based position, the reason, and the
-    /// boundary.
-    pub boundary_params: ThinVec<(usize, String, ParamBoundary)>,
     /// Parameters passed on unchanged as an argument of another call, for wrappers of a
     /// combinator.
     pub passes_params: ThinVec<PassedParam>,
@@ -138,6 +108,50 @@ pub struct FnDecl {
     /// A key sink or a library call that mints its own key lies in the body outside a
     /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
     pub sink_unhandled: bool,
+    /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
+    /// body itself, under no condition, loop, lambda or `catch`), normalised
+    /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
+    /// that overwrites what an earlier setter of the chain put there.
+    pub overwrites: ThinVec<String>,
+    /// What few declarations have (retry and key parameters, handled calls, minting
+    /// calls): boxed, so the many plain declarations of a large project pay 8 bytes for it
+    /// (`None`) rather than one empty list each. Read it with [`Self::rare`].
+    pub rare: Option<Box<FnRare>>,
+}
+
+/// The fields of a [`FnDecl`] that few declarations have ([`FnDecl::rare`]).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct FnRare {
+    /// For key parameters found by flow (not by name): `(position, path:line)` of the key
+    /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
+    pub key_param_sinks: ThinVec<(usize, String)>,
+    /// Parameters that reach a write under a name only the project index can resolve
+    /// ([`crate::classify::NamedWrite`]): position, the name, its qualifier, the kind and
+    /// `path:line`. [`ProjectIndex::build`] makes them key parameters once a
+    /// [`NamedKey`] of that name is known.
+    pub named_param_writes: ThinVec<(
+        usize,
+        String,
+        Option<String>,
+        crate::classify::SlotKind,
+        String,
+    )>,
+    /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
+    pub mint_via_fresh: ThinVec<std::sync::Arc<CallRef>>,
+    /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
+    pub keyed_arg_candidates: ThinVec<(String, usize, usize, MintInfo)>,
+    /// Parameters the body calls again after a failure (a retry combinator): 0-based
+    /// position and the reason, "calls `block` again after a failure (path:line)".
+    pub retry_params: ThinVec<(usize, String)>,
+    /// Of [`Self::retry_params`], those the function calls again only after the call
+    /// throws: it returns the call's result unchanged (`return block()` in the loop), so a
+    /// failure the block handles itself is never retried.
+    pub retry_on_throw: ThinVec<usize>,
+    /// Parameters passed unchanged where a catalogue boundary takes its lambda
+    /// (`.handler(handler)` of a Zeebe worker chain, `retryTemplate.execute(callback)`):
+    /// the library runs them as that boundary does. 0-based position, the reason, and the
+    /// boundary.
+    pub boundary_params: ThinVec<(usize, String, ParamBoundary)>,
     /// 0-based positions in [`Self::call_refs`] of the calls made inside a `try` that
     /// catches every exception: their failures do not leave the function.
     pub handled_calls: ThinVec<u32>,
@@ -145,11 +159,6 @@ pub struct FnDecl {
     /// exception, and those that reach one outside such a `try` (0-based positions).
     pub param_sinks_handled: ThinVec<usize>,
     pub param_sinks_unhandled: ThinVec<usize>,
-    /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
-    /// body itself, under no condition, loop, lambda or `catch`), normalised
-    /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
-    /// that overwrites what an earlier setter of the chain put there.
-    pub overwrites: ThinVec<String>,
 }
 
 /// The catalogue boundary a function hands one of its parameters to (see
@@ -799,6 +808,17 @@ fn line_of(lines: &LineIndex, text: &str, offset: usize) -> u32 {
 }
 
 impl FnDecl {
+    /// The declaration's rare fields, empty when it has none.
+    pub fn rare(&self) -> &FnRare {
+        static NONE: std::sync::LazyLock<FnRare> = std::sync::LazyLock::new(FnRare::default);
+        self.rare.as_deref().unwrap_or(&NONE)
+    }
+
+    /// The declaration's rare fields, to add to (boxed on first use).
+    pub fn rare_mut(&mut self) -> &mut FnRare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
     /// The callees of [`Self::self_calls`], in name order, each once.
     pub fn self_callees(&self) -> impl Iterator<Item = &str> + '_ {
         self.self_calls
@@ -993,7 +1013,7 @@ pub fn summarize(
                 function: d.name.clone(),
             }));
         }
-        d.mint_via_fresh.extend(
+        d.rare_mut().mint_via_fresh.extend(
             rec.asked
                 .into_inner()
                 .into_iter()
@@ -1010,16 +1030,16 @@ pub fn summarize(
                 }
                 if let Some(pi) = info.params.iter().position(|p| p.name == binding.name) {
                     if sink_handled {
-                        d.param_sinks_handled.push(pi);
+                        d.rare_mut().param_sinks_handled.push(pi);
                     } else {
-                        d.param_sinks_unhandled.push(pi);
+                        d.rare_mut().param_sinks_unhandled.push(pi);
                     }
                 }
                 if let Some(pi) = info.params.iter().position(|p| p.name == binding.name)
                     && !d.key_params.iter().any(|(i, _)| *i == pi)
                 {
                     d.key_params.push((pi, binding.name.clone()));
-                    d.key_param_sinks.push((
+                    d.rare_mut().key_param_sinks.push((
                         pi,
                         location(path, lines, text, model.values[sink.value].span.start),
                     ));
@@ -1061,7 +1081,7 @@ pub fn summarize(
                 continue;
             }
             if let Some(pi) = info.params.iter().position(|p| p.name == binding.name) {
-                d.named_param_writes.push((
+                d.rare_mut().named_param_writes.push((
                     pi,
                     w.name.clone(),
                     w.qualifier.clone(),
@@ -1188,7 +1208,8 @@ pub fn summarize(
             let r = CallRef::of(call);
             if recorded.insert((f, r.clone(), handled)) {
                 if handled {
-                    d.handled_calls.push(d.call_refs.len() as u32);
+                    let at = d.call_refs.len() as u32;
+                    d.rare_mut().handled_calls.push(at);
                 }
                 d.call_refs.push(calls.intern(r, &mut names));
             }
@@ -1199,7 +1220,7 @@ pub fn summarize(
             }
             for mut c in candidates {
                 c.3.function = d.name.clone();
-                d.keyed_arg_candidates.push(c);
+                d.rare_mut().keyed_arg_candidates.push(c);
             }
         }
     }
@@ -1735,10 +1756,10 @@ fn infer_retry_params(
                         });
                     let from_catch = retried.as_deref() == Some("a `catch` clause");
                     if let Some(how) = retried
-                        && !d.retry_params.iter().any(|(i, _)| *i == pi)
+                        && !d.rare().retry_params.iter().any(|(i, _)| *i == pi)
                     {
                         if from_catch {
-                            d.retry_on_throw.push(pi);
+                            d.rare_mut().retry_on_throw.push(pi);
                         }
                         // `return block()` (Java, Kotlin): the result leaves at once, so
                         // only an exception thrown by the block makes another attempt.
@@ -1748,10 +1769,10 @@ fn infer_retry_params(
                                 .iter()
                                 .any(|r| model.values[r.value].span == call.span)
                         {
-                            d.retry_on_throw.push(pi);
+                            d.rare_mut().retry_on_throw.push(pi);
                         }
                         let at = location(path, lines, text, call.span.start);
-                        d.retry_params.push((
+                        d.rare_mut().retry_params.push((
                             pi,
                             format!("calls `{}` again in {how} after a failure ({at})", p.name),
                         ));
@@ -1786,10 +1807,10 @@ fn infer_retry_params(
                         && call.args.len() == f.params.len()
                     {
                         if may_retry
-                            && !d.retry_params.iter().any(|(i, _)| *i == pi)
+                            && !d.rare().retry_params.iter().any(|(i, _)| *i == pi)
                             && calls.iter().any(|c| invokes_param(c, &p.name))
                         {
-                            d.retry_params.push((
+                            d.rare_mut().retry_params.push((
                                 pi,
                                 format!("calls itself with `{}` again to retry ({at})", p.name),
                             ));
@@ -1871,7 +1892,7 @@ fn infer_boundary_params(
             }) else {
                 continue;
             };
-            if d.boundary_params.iter().any(|(i, _, _)| *i == pi) {
+            if d.rare().boundary_params.iter().any(|(i, _, _)| *i == pi) {
                 continue;
             }
             let at = location(path, lines, text, call.span.start);
@@ -1881,7 +1902,7 @@ fn infer_boundary_params(
             } else {
                 format!("{}; ", entry.label)
             };
-            d.boundary_params.push((
+            d.rare_mut().boundary_params.push((
                 pi,
                 format!("hands `{}` to {to} ({what}{at})", f.params[pi].name),
                 ParamBoundary {
@@ -2507,7 +2528,7 @@ pub struct ProjectIndex {
 }
 
 /// A merged file's calls, by the address of its copy: its copy and the index's.
-type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync::Arc<CallRef>)>;
+pub(crate) type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync::Arc<CallRef>)>;
 
 /// The index's shared texts and calls ([`ProjectIndex::extend`]).
 #[derive(Clone, Debug, Default)]
@@ -2542,7 +2563,7 @@ impl Interned {
     }
 
     /// Replaces call `r` by the index's copy (as [`Self::calls`]).
-    fn call(&mut self, r: &mut std::sync::Arc<CallRef>, local: &mut LocalCalls) {
+    pub(crate) fn call(&mut self, r: &mut std::sync::Arc<CallRef>, local: &mut LocalCalls) {
         let key = std::sync::Arc::as_ptr(r) as usize;
         if let Some((_, x)) = local.get(&key) {
             *r = x.clone();
@@ -2590,7 +2611,9 @@ impl Interned {
         }
         self.calls(&mut f.call_refs, local);
         self.calls(&mut f.fresh_via, local);
-        self.calls(&mut f.mint_via_fresh, local);
+        if let Some(r) = f.rare.as_deref_mut() {
+            self.calls(&mut r.mint_via_fresh, local);
+        }
         for pp in f.passes_params.iter_mut() {
             self.call(&mut pp.call, local);
             self.opt_name(&mut pp.arg_name);
@@ -2852,8 +2875,8 @@ pub(crate) fn lambda_param(d: &FnDecl, arg: usize, args: usize) -> usize {
 /// bound by a name `d` has no parameter of) never retries.
 pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
     let Some(p) = p else { return true };
-    !d.retry_params.iter().any(|(x, _)| *x == p)
-        && !d.boundary_params.iter().any(|(x, _, _)| *x == p)
+    !d.rare().retry_params.iter().any(|(x, _)| *x == p)
+        && !d.rare().boundary_params.iter().any(|(x, _, _)| *x == p)
         && !d.passes_params.iter().any(|pp| pp.param == p)
 }
 
@@ -2873,9 +2896,9 @@ impl ProjectIndex {
         idx
     }
 
-    /// Replaces `n` by the index's copy of the same text (added when new).
-    pub fn share_name(&mut self, n: &mut Name) {
-        self.interned.name(n);
+    /// The index's one copy of each name and call ([`Interned`]).
+    pub(crate) fn interner(&mut self) -> &mut Interned {
+        &mut self.interned
     }
 
     /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
@@ -3427,18 +3450,20 @@ impl ProjectIndex {
                 .iter()
                 .map(|d| {
                     let mut st: Vec<RetryState> = d
+                        .rare()
                         .retry_params
                         .iter()
                         .map(|(p, why)| {
-                            let on_throw = d.retry_on_throw.contains(p).then(|| ParamBoundary {
-                                kind: crate::catalogue::BoundaryKind::Retry,
-                                entry: INFERRED_COMBINATOR.to_string(),
-                                flavor: RETRY_ON_THROW.to_string(),
-                            });
+                            let on_throw =
+                                d.rare().retry_on_throw.contains(p).then(|| ParamBoundary {
+                                    kind: crate::catalogue::BoundaryKind::Retry,
+                                    entry: INFERRED_COMBINATOR.to_string(),
+                                    flavor: RETRY_ON_THROW.to_string(),
+                                });
                             (*p, why.clone(), on_throw)
                         })
                         .collect();
-                    for (p, why, b) in &d.boundary_params {
+                    for (p, why, b) in &d.rare().boundary_params {
                         if !st.iter().any(|(x, _, _)| x == p) {
                             st.push((*p, why.clone(), Some(b.clone())));
                         }
@@ -3650,7 +3675,7 @@ impl ProjectIndex {
                     }
                     let d = &self.functions[*n][i];
                     let unhandled_call = |k: usize, r: &CallRef| -> bool {
-                        !d.handled_calls.contains(&(k as u32))
+                        !d.rare().handled_calls.contains(&(k as u32))
                             && self.mints.get(&*r.callee).is_some_and(|st| {
                                 self.candidates_of_ref(r, &d.path).iter().any(|(j, _)| {
                                     !(*r.callee == ***n && *j == i)
@@ -3666,14 +3691,18 @@ impl ProjectIndex {
                         .any(|(k, r)| unhandled_call(k, r));
                     // A fresh argument handed to a key parameter outside such a `try`.
                     if ok {
-                        ok = !d.keyed_arg_candidates.iter().any(|(c, arity, _, _)| {
-                            self.key_params_by_name(c, *arity, d)
-                                && d.call_refs.iter().enumerate().any(|(k, r)| {
-                                    *r.callee == **c
-                                        && r.arity == *arity
-                                        && !d.handled_calls.contains(&(k as u32))
-                                })
-                        });
+                        ok = !d
+                            .rare()
+                            .keyed_arg_candidates
+                            .iter()
+                            .any(|(c, arity, _, _)| {
+                                self.key_params_by_name(c, *arity, d)
+                                    && d.call_refs.iter().enumerate().any(|(k, r)| {
+                                        *r.callee == **c
+                                            && r.arity == *arity
+                                            && !d.rare().handled_calls.contains(&(k as u32))
+                                    })
+                            });
                     }
                     if !ok {
                         if let Some(v) = mh.get_mut(*n) {
@@ -3698,9 +3727,9 @@ impl ProjectIndex {
                         .iter()
                         .map(|(p, _)| *p)
                         .filter(|p| {
-                            !d.param_sinks_unhandled.contains(p)
-                                && !d.named_param_writes.iter().any(|w| w.0 == *p)
-                                && (d.param_sinks_handled.contains(p)
+                            !d.rare().param_sinks_unhandled.contains(p)
+                                && !d.rare().named_param_writes.iter().any(|w| w.0 == *p)
+                                && (d.rare().param_sinks_handled.contains(p)
                                     || d.passes_params.iter().any(|pp| pp.param == *p))
                         })
                         .collect()
@@ -3727,7 +3756,7 @@ impl ProjectIndex {
                     let d = &self.functions[*n][i];
                     let mut drop = Vec::new();
                     for &p in &kh[*n][i] {
-                        let mut evidence = d.param_sinks_handled.contains(&p);
+                        let mut evidence = d.rare().param_sinks_handled.contains(&p);
                         let mut fails = false;
                         for pp in d.passes_params.iter().filter(|pp| pp.param == p) {
                             let cands = self.candidates_of_passed(pp, &d.path);
@@ -3873,7 +3902,8 @@ impl ProjectIndex {
         self.candidates(call, from_path)
             .into_iter()
             .find_map(|(_, d)| {
-                d.key_param_sinks
+                d.rare()
+                    .key_param_sinks
                     .iter()
                     .find(|(i, _)| *i == arg)
                     .map(|(_, at)| at.clone())
@@ -4004,7 +4034,7 @@ impl ProjectIndex {
         let mut named: Vec<(String, usize, usize, String, String)> = Vec::new();
         for n in &names {
             for (i, d) in self.functions[n].iter().enumerate() {
-                for (pi, name, q, slot, at) in &d.named_param_writes {
+                for (pi, name, q, slot, at) in &d.rare().named_param_writes {
                     if !d.key_params.iter().any(|(p, _)| p == pi)
                         && self
                             .named_key(name, q.as_deref(), *slot, d.jvm, &d.path)
@@ -4025,7 +4055,7 @@ impl ProjectIndex {
                 && !d.key_params.iter().any(|(x, _)| *x == p)
             {
                 d.key_params.push((p, pname));
-                d.key_param_sinks.push((p, at));
+                d.rare_mut().key_param_sinks.push((p, at));
             }
         }
         // Which names each file declares: a free call resolves in its own file first.
@@ -4115,7 +4145,8 @@ impl ProjectIndex {
                         let key_at = |c: &FnDecl| -> Option<String> {
                             let ai = pp.position_in(c)?;
                             c.key_params.iter().any(|(x, _)| *x == ai).then(|| {
-                                c.key_param_sinks
+                                c.rare()
+                                    .key_param_sinks
                                     .iter()
                                     .find(|(x, _)| *x == ai)
                                     .map_or_else(|| c.location(), |(_, at)| at.clone())
@@ -4149,7 +4180,7 @@ impl ProjectIndex {
                     && !d.key_params.iter().any(|(x, _)| *x == p)
                 {
                     d.key_params.push((p, pname));
-                    d.key_param_sinks.push((p, at));
+                    d.rare_mut().key_param_sinks.push((p, at));
                 }
             }
         }
@@ -4249,7 +4280,7 @@ impl ProjectIndex {
                     }
                     let mut info = d.mints.as_deref().cloned();
                     if info.is_none() {
-                        info = d.mint_via_fresh.iter().find_map(|r| {
+                        info = d.rare().mint_via_fresh.iter().find_map(|r| {
                             self.ref_fresh(r, d, &mut cache).map(|f| MintInfo {
                                 source: format!("{}()", r.callee),
                                 kind: f.kind,
@@ -4260,6 +4291,7 @@ impl ProjectIndex {
                     }
                     if info.is_none() {
                         info = d
+                            .rare()
                             .keyed_arg_candidates
                             .iter()
                             .find(|(c, arity, pos, _)| {

@@ -1035,7 +1035,8 @@ pub struct FileDemand {
     pub asks: Vec<CallRef>,
     /// Per callee: the calls the flows of its positional arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks).
-    pub arg_asks: Vec<(String, Vec<CallRef>)>,
+    /// Each call is held once per file (the same call recurs in many callees' flows).
+    pub arg_asks: Vec<(Name, Vec<std::sync::Arc<CallRef>>)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -1116,11 +1117,18 @@ impl FileDemand {
     /// Replaces the names this demand holds by the index's copies (kept for every parsed
     /// file until pass 2: the same callees recur in every file).
     pub fn share_names(&mut self, index: &mut ProjectIndex) {
-        self.for_each_name(&mut |n| index.share_name(n));
+        self.share_names_with(index.interner());
     }
 
     /// [`FileDemand::share_names`] through the interner of a run's pass 1.
     pub fn share_names_with(&mut self, names: &mut crate::index::Interned) {
+        let mut local = crate::index::LocalCalls::default();
+        for (callee, calls) in &mut self.arg_asks {
+            names.name(callee);
+            for r in calls {
+                names.call(r, &mut local);
+            }
+        }
         self.for_each_name(&mut |n| names.name(n));
     }
 
@@ -1132,7 +1140,6 @@ impl FileDemand {
             .asks
             .iter_mut()
             .chain(self.lambda_calls.iter_mut().map(|(c, _)| c))
-            .chain(self.arg_asks.iter_mut().flat_map(|(_, v)| v.iter_mut()))
         {
             share(&mut r.callee);
             if let Some(x) = &mut r.receiver {
@@ -1305,9 +1312,20 @@ impl FileDemand {
                     .extend(asked);
             }
         }
+        let mut one: BTreeMap<CallRef, std::sync::Arc<CallRef>> = BTreeMap::new();
         let arg_asks = by_callee
             .into_iter()
-            .map(|(c, a)| (c.to_string(), a.into_iter().collect()))
+            .map(|(c, a)| {
+                let calls = a
+                    .into_iter()
+                    .map(|r| {
+                        one.entry(r)
+                            .or_insert_with_key(|r| r.clone().into())
+                            .clone()
+                    })
+                    .collect();
+                (Name::from(c), calls)
+            })
             .collect();
         let asks_everything = crate::flow::budget_exhausted();
         // `@Idempotent(keyExpression = ".. T(java.time.LocalDateTime).now()")`.
@@ -2007,7 +2025,7 @@ pub fn demanded_names<'a>(
     // declarations, wherever the function is.
     for decls in index.functions.values() {
         for f in decls {
-            fresh.extend(f.mint_via_fresh.iter().map(|r| {
+            fresh.extend(f.rare().mint_via_fresh.iter().map(|r| {
                 (
                     &*r.callee,
                     Some(r.arity),
@@ -2030,7 +2048,7 @@ pub fn demanded_names<'a>(
             };
             eprintln!(
                 "demand: key name {n}: mints {:?}, key params {:?}, reads header {:?}",
-                why(&|f| f.mints.is_some() || !f.mint_via_fresh.is_empty()),
+                why(&|f| f.mints.is_some() || !f.rare().mint_via_fresh.is_empty()),
                 why(&|f| !f.key_params.is_empty()),
                 why(&|f| f.reads_key_header),
             );
