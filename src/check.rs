@@ -857,8 +857,8 @@ pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
     )
 }
 
-/// After pass 1 of a file at least this large (bytes), the heap's free pages are given
-/// back to the operating system ([`release_free_memory`]). Such a file's parse tree and
+/// After pass 1 or pass 2 of a file at least this large (bytes), the heap's free pages
+/// are given back to the operating system ([`release_free_memory`]). Such a file's parse tree and
 /// model (tens of bytes per source byte) are freed between the summaries that outlive
 /// them, and glibc keeps those pages resident otherwise: on openai-java this lowered the
 /// peak RSS from 116 to 102 MiB at no measurable cost in time (BENCHMARKS.md, eighteenth
@@ -1664,6 +1664,8 @@ fn run_in_pool(
         })
         .collect();
     drop(parsed);
+    // Pass 1's per-file demands are gone: their pages go back before pass 2 analyses again.
+    release_free_memory();
     report.checked = todo.len();
     if let Some(p) = progress {
         p.start(Phase::Checking, todo.len());
@@ -1963,6 +1965,9 @@ fn check_one(
         crate::fix::align_help(&fix_ctx, &mut findings);
         (findings, exhausted)
     }));
+    if text.len() >= RELEASE_AFTER_BYTES {
+        release_free_memory();
+    }
     match r {
         Ok((f, exhausted)) => {
             let t = (!f.is_empty())

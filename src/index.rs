@@ -112,7 +112,7 @@ pub struct FnDecl {
     /// body itself, under no condition, loop, lambda or `catch`), normalised
     /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
     /// that overwrites what an earlier setter of the chain put there.
-    pub overwrites: ThinVec<String>,
+    pub overwrites: ThinVec<Name>,
     /// What few declarations have (retry and key parameters, handled calls, minting
     /// calls): boxed, so the many plain declarations of a large project pay 8 bytes for it
     /// (`None`) rather than one empty list each. Read it with [`Self::rare`].
@@ -1059,8 +1059,8 @@ pub fn summarize(
             }
             if let Some(d) = decls.get_mut(&f) {
                 let n = crate::catalogue::normalize_name(&a.name);
-                if !d.overwrites.contains(&n) {
-                    d.overwrites.push(n);
+                if !d.overwrites.iter().any(|o| **o == *n) {
+                    d.overwrites.push(names.get(&n));
                 }
             }
         }
@@ -2606,7 +2606,12 @@ impl Interned {
         ] {
             self.name(n);
         }
-        for n in f.type_supers.iter_mut().chain(f.param_names.iter_mut()) {
+        for n in f
+            .type_supers
+            .iter_mut()
+            .chain(f.param_names.iter_mut())
+            .chain(f.overwrites.iter_mut())
+        {
             self.name(n);
         }
         self.calls(&mut f.call_refs, local);
@@ -3808,7 +3813,10 @@ impl ProjectIndex {
     pub fn overwrites(&self, call: &Call, from_path: &str, field: &str) -> bool {
         let n = crate::catalogue::normalize_name(field);
         let cands = self.candidates(call, from_path);
-        !cands.is_empty() && cands.iter().all(|(_, d)| d.overwrites.contains(&n))
+        !cands.is_empty()
+            && cands
+                .iter()
+                .all(|(_, d)| d.overwrites.iter().any(|o| **o == *n))
     }
 
     /// Whether every declaration a call may refer to that mints a key sends it only from
