@@ -361,8 +361,9 @@ pub struct RetrySite {
     /// Callees (simple names) of the calls inside the boundary.
     pub calls: Vec<String>,
     /// For a lambda passed to a project function (a possible retry combinator, known only
-    /// once the index is built): the callee, the argument position and the argument count.
-    pub via: Option<(String, usize, usize)>,
+    /// once the index is built): the callee, the argument position, the argument count and
+    /// the argument's name when it is a Kotlin named argument ([`lambda_param`]).
+    pub via: Option<(String, usize, usize, Option<String>)>,
 }
 
 /// A registration of an interceptor / middleware on a client builder.
@@ -1396,7 +1397,7 @@ pub fn summarize(
                 out.retry_sites.push(RetrySite {
                     location: location(path, lines, text, call.name_span.start),
                     calls: Vec::new(),
-                    via: Some((call.callee.clone(), ai, call.args.len())),
+                    via: Some((call.callee.clone(), ai, call.args.len(), arg.name.clone())),
                 });
             }
         }
@@ -2862,16 +2863,27 @@ pub(crate) fn narrowable(r: &CallRef) -> bool {
     }
 }
 
-/// The 0-based parameter of `d` that argument `arg` of a call with `args` arguments binds,
-/// as [`ProjectIndex::retried_arg`] reads it: a trailing lambda (the last argument) binds
-/// the last parameter when `d` has more parameters than the call has arguments
-/// (defaults before it).
-pub(crate) fn lambda_param(d: &FnDecl, arg: usize, args: usize) -> usize {
-    if arg + 1 == args && d.arity > args {
+/// The 0-based parameter of `d` that argument `arg` (0-based) of a call with `args`
+/// arguments binds, as [`ProjectIndex::retried_arg`] reads it. A Kotlin named argument
+/// (`name`: `guarded(onGiveUp = { .. }, block = { .. })`) binds the parameter of that
+/// name, `None` when `d` has none (Kotlin reference, "Named arguments"); otherwise a
+/// trailing lambda (the last argument) binds the last parameter when `d` has more
+/// parameters than the call has arguments (defaults before it), and any other argument
+/// the parameter at its position.
+pub(crate) fn lambda_param(
+    d: &FnDecl,
+    arg: usize,
+    args: usize,
+    name: Option<&str>,
+) -> Option<usize> {
+    if let Some(n) = name {
+        return d.param_names.iter().position(|p| **p == *n);
+    }
+    Some(if arg + 1 == args && d.arity > args {
         d.arity - 1
     } else {
         arg
-    }
+    })
 }
 
 /// True when `d` can never retry its parameter `p`, whatever else the project declares:
@@ -3877,7 +3889,8 @@ impl ProjectIndex {
         }
         let mut reason = None;
         for (i, d) in cands {
-            let p = lambda_param(d, arg, call.args.len());
+            let name = call.args.get(arg).and_then(|a| a.name.as_deref());
+            let p = lambda_param(d, arg, call.args.len(), name)?;
             let (_, why, via) = states[i].iter().find(|(x, _, _)| *x == p)?;
             reason.get_or_insert_with(|| (why.clone(), via.clone()));
         }
@@ -4004,21 +4017,22 @@ impl ProjectIndex {
                 }
             }
         }
-        let retried = |(name, arg, args): &(String, usize, usize)| -> bool {
-            let (Some(states), Some(decls)) = (self.retry.get(name), self.functions.get(name))
-            else {
-                return false;
+        let retried =
+            |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
+                let (Some(states), Some(decls)) = (self.retry.get(name), self.functions.get(name))
+                else {
+                    return false;
+                };
+                decls.iter().zip(states).any(|(d, st)| {
+                    let p = lambda_param(d, *arg, *args, arg_name.as_deref());
+                    d.jvm
+                        && st.iter().any(|(x, _, b)| {
+                            Some(*x) == p
+                                && b.as_ref()
+                                    .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+                        })
+                })
             };
-            decls.iter().zip(states).any(|(d, st)| {
-                let p = lambda_param(d, *arg, *args);
-                d.jvm
-                    && st.iter().any(|(x, _, b)| {
-                        *x == p
-                            && b.as_ref()
-                                .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
-                    })
-            })
-        };
         let mut out: Vec<String> = sites
             .iter()
             .filter(|s| s.via.as_ref().is_none_or(retried))

@@ -982,6 +982,10 @@ impl NameScan {
     }
 }
 
+/// A lambda argument of a call: its 0-based position and, for a Kotlin named argument,
+/// its name ([`crate::index::lambda_param`]).
+pub type LambdaArg = (usize, Option<Name>);
+
 /// What pass 1 keeps of a parsed file besides its [`FileSummary`]: the names later rounds
 /// may look for, and the facts [`needs_check`] decides on. Small: names, not models.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -1046,9 +1050,9 @@ pub struct FileDemand {
     /// whether the lambda is a retry scope.
     pub combinator_callees: Vec<String>,
     /// Of those, the calls given such a lambda (or a local bound to one), as
-    /// [`ProjectIndex::candidates`] reads them, each with the 0-based positions of those
-    /// arguments (sorted): pass 2 asks [`ProjectIndex::retried_arg`] about exactly these.
-    pub lambda_calls: Vec<(CallRef, Vec<usize>)>,
+    /// [`ProjectIndex::candidates`] reads them, each with those arguments (sorted by
+    /// position): pass 2 asks [`ProjectIndex::retried_arg`] about exactly these.
+    pub lambda_calls: Vec<(CallRef, Vec<LambdaArg>)>,
     /// Of those, the callees of `super` calls in scheduled methods (template methods).
     pub super_callees: Vec<String>,
 }
@@ -1135,6 +1139,11 @@ impl FileDemand {
     fn for_each_name(&mut self, share: &mut dyn FnMut(&mut Name)) {
         for c in &mut self.callees {
             share(c);
+        }
+        for (_, args) in &mut self.lambda_calls {
+            for n in args.iter_mut().filter_map(|(_, n)| n.as_mut()) {
+                share(n);
+            }
         }
         for r in self
             .asks
@@ -1227,9 +1236,9 @@ impl FileDemand {
             })
             .map(|b| b.name.as_str())
             .collect();
-        let mut lambda_calls: BTreeMap<CallRef, BTreeSet<usize>> = BTreeMap::new();
+        let mut lambda_calls: BTreeMap<CallRef, BTreeSet<LambdaArg>> = BTreeMap::new();
         for call in &model.calls {
-            let lambda_args: BTreeSet<usize> = call
+            let lambda_args: BTreeSet<LambdaArg> = call
                 .args
                 .iter()
                 .enumerate()
@@ -1253,7 +1262,7 @@ impl FileDemand {
                         })
                     })
                 })
-                .map(|(i, _)| i)
+                .map(|(i, a)| (i, a.name.as_deref().map(Name::from)))
                 .collect();
             if !lambda_args.is_empty()
                 && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str())
@@ -1969,20 +1978,20 @@ pub fn demanded_names<'a>(
                 for (c, args) in &d.lambda_calls {
                     let params = |f: &FnDecl| {
                         args.iter()
-                            .map(|a| crate::index::lambda_param(f, *a, c.arity))
+                            .map(|(a, n)| crate::index::lambda_param(f, *a, c.arity, n.as_deref()))
                             .collect::<Vec<_>>()
                     };
                     let cands = resolve_call(index, c, &d.path, &mut out, |_, f| {
                         params(f)
                             .into_iter()
-                            .all(|p| crate::index::never_retries(f, Some(p)))
+                            .all(|p| crate::index::never_retries(f, p))
                     });
                     for (_, f) in cands {
                         let ps = params(f);
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .filter(|pp| ps.contains(&pp.param))
+                                .filter(|pp| ps.contains(&Some(pp.param)))
                                 .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                         );
                     }

@@ -907,6 +907,52 @@ fn combinator_demand_follows_the_lambdas_parameter_only() {
     );
 }
 
+/// A Kotlin named lambda argument binds the parameter of its name, in pass 2 and in the
+/// prefilter's demand alike: `withFallback(onGiveUp = { .. }, block = { .. })` retries the
+/// second lambda, not the first, and through a wrapper (`charging(work = { .. }, label =
+/// ..)`) the lambda binds `work`, which the wrapper hands to `block`.
+#[test]
+fn named_lambda_arguments_bind_by_name_in_both_modes() {
+    let dir = scratch("prefilter_named_lambda");
+    let files: &[(&str, &str)] = &[
+        (
+            "Pay.kt",
+            "import okhttp3.Request\nimport java.util.UUID\n\
+             fun pay(b: Request.Builder) = withFallback(\n\
+             \x20   onGiveUp = { b.header(\"Idempotency-Key\", UUID.randomUUID().toString()).build() },\n\
+             \x20   block = { b.header(\"Idempotency-Key\", UUID.randomUUID().toString()).build() }\n\
+             )\n\
+             fun renew(b: Request.Builder) = charging(work = {\n\
+             \x20   b.header(\"Idempotency-Key\", UUID.randomUUID().toString()).build()\n\
+             }, label = \"renew\")\n",
+        ),
+        (
+            "Helpers.kt",
+            "fun <T> charging(label: String, work: () -> T): T =\n\
+             \x20   withFallback(onGiveUp = { throw IllegalStateException(label) }, block = work)\n",
+        ),
+        (
+            "Retry.kt",
+            "fun <T> withFallback(block: () -> T, onGiveUp: () -> T): T {\n\
+             \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+             \x20   return onGiveUp()\n\
+             }\n",
+        ),
+    ];
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let (with, _) = assert_same(vec![dir], "named lambda arguments");
+    let mut lines: Vec<usize> = with
+        .findings
+        .iter()
+        .filter(|f| f.rule == "key-in-retry-scope" && f.path.ends_with("Pay.kt"))
+        .map(|f| f.line)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, vec![5, 8], "{:#?}", findings(&with));
+}
+
 /// A call whose candidate declaration is parsed and waits only on names nobody scanned
 /// for yet is held back one round: `Key::deser_default()` returns `Self { v: Some(None) }`,
 /// and once `Some` is known to have no declaration the local declaration settles the name,
