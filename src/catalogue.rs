@@ -114,6 +114,9 @@ impl CallMatch {
         if self.max_args.is_some_and(|m| call.args.len() > m) {
             return false;
         }
+        if self.receiver.is_empty() && self.receiver_contains.is_empty() {
+            return true;
+        }
         let receiver = receiver_text(call);
         if !self.receiver.is_empty() {
             match receiver.as_deref() {
@@ -142,10 +145,11 @@ impl CallMatch {
 }
 
 /// The receiver as the catalogue sees it: the receiver text, or the Rust path joined by `::`.
-pub fn receiver_text(call: &Call) -> Option<String> {
+pub fn receiver_text(call: &Call) -> Option<std::borrow::Cow<'_, str>> {
     match &call.receiver {
-        Some(r) => Some(r.clone()),
-        None if !call.path.is_empty() => Some(call.path.join("::")),
+        Some(r) => Some(std::borrow::Cow::Borrowed(r.as_str())),
+        None if call.path.len() == 1 => Some(std::borrow::Cow::Borrowed(call.path[0].as_str())),
+        None if !call.path.is_empty() => Some(std::borrow::Cow::Owned(call.path.join("::"))),
         None => None,
     }
 }
@@ -186,24 +190,20 @@ fn trailing_call_open(r: &str) -> Option<usize> {
 
 /// `*` matches any run of characters; everything else matches itself.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
+    let Some((first, tail)) = pattern.split_once('*') else {
         return pattern == text;
-    }
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            match rest.strip_prefix(part) {
-                Some(r) => rest = r,
-                None => return false,
-            }
-        } else if i == parts.len() - 1 {
+    };
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let mut parts = tail.split('*').peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
             return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(pos) => rest = &rest[pos + part.len()..],
-                None => return false,
-            }
+        }
+        match rest.find(part) {
+            Some(pos) => rest = &rest[pos + part.len()..],
+            None => return false,
         }
     }
     true
@@ -1127,7 +1127,7 @@ impl Catalogue {
                     let r = if lang == Language::Rust {
                         r.rsplit("::").next().unwrap_or(&r).to_string()
                     } else {
-                        r
+                        r.into_owned()
                     };
                     let sep = if call.receiver.is_some() && lang == Language::Rust {
                         "."

@@ -60,6 +60,10 @@ pub struct Options {
     pub path_problems: Vec<FileError>,
     /// Parse every file instead of only those the prefilter selects ([`crate::prefilter`]).
     pub no_prefilter: bool,
+    /// Analyse every parsed file in pass 2, not only those [`crate::prefilter::needs_check`]
+    /// selects: slower, with the same findings. The reference that tests hold the
+    /// selection to (`--check-every-file`, a hidden flag).
+    pub check_every_file: bool,
     /// Report only this part of the files (the project index still covers all of them).
     pub shard: Option<Shard>,
     /// Counters the CLI's progress bar reads (`None`: no progress is kept).
@@ -1659,8 +1663,9 @@ fn run_in_pool(
         .enumerate()
         .filter_map(|(i, p)| {
             let p = p.as_ref()?;
-            (in_shard[i] && (p.suppressions || needs_check(&p.demand, &index)))
-                .then_some((i, p.hash))
+            (in_shard[i]
+                && (opts.check_every_file || p.suppressions || needs_check(&p.demand, &index)))
+            .then_some((i, p.hash))
         })
         .collect();
     drop(parsed);

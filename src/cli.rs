@@ -229,6 +229,10 @@ enum Command {
         /// also reports syntax errors in files that cannot matter).
         #[arg(long)]
         no_prefilter: bool,
+        /// Analyse every parsed file, not only those that can have a finding (same
+        /// findings, slower): the reference the selection is tested against.
+        #[arg(long, hide = true)]
+        check_every_file: bool,
         /// Check only shard I of N (1-based, e.g. `--shard 2/4`): a deterministic split of
         /// the files by path hash for CI matrices. Every shard reads the whole project.
         #[arg(long, value_name = "I/N")]
@@ -551,6 +555,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             stats,
             cache_dir,
             no_prefilter,
+            check_every_file,
             max_file_size,
             no_ignore,
             shard,
@@ -678,6 +683,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 jobs,
                 parse_only,
                 no_prefilter,
+                check_every_file,
                 shard,
                 config_file: config,
                 selection,

@@ -513,7 +513,7 @@ impl<'m> Flow<'m> {
         }
         let own_receiver = match crate::catalogue::receiver_text(call) {
             None => true,
-            Some(r) => matches!(r.as_str(), "this" | "self" | "Self")
+            Some(r) => matches!(&*r, "this" | "self" | "Self")
                 || m.scopes.iter().any(
                     |s| matches!(&s.kind, ScopeKind::Type(t) | ScopeKind::Object(t) if t.name == r),
                 ),

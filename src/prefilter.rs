@@ -1020,6 +1020,10 @@ pub struct FileDemand {
     /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one,
     /// or a catalogue retry lambda with parameters.
     pub has_sources: bool,
+    /// Of those, the origins [`needs_check`] does not narrow by the flows of pass 1 (attempt
+    /// counters, retry lambdas' parameters, a SpEL key expression with a clock): taken as
+    /// reaching a sink whenever the file has one.
+    pub origin_without_flow: bool,
     /// Callees of calls given a lambda with parameters: when one is an inferred retry
     /// combinator, the parameters are passed in per attempt (an origin).
     pub param_lambda_callees: Vec<String>,
@@ -1044,6 +1048,14 @@ pub struct FileDemand {
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
+    /// The flow from some sink or named write reaches an origin of its own (a catalogue
+    /// source, a time bucket, an attempt counter) with no helper's help. Pass 2's flows
+    /// explore no further (a fresh helper only ends a path), so a catalogue source that
+    /// reaches no sink here reaches none in pass 2 either.
+    pub sink_origin: bool,
+    /// Callees with a positional argument whose flow reaches such an origin, sorted: a
+    /// sink when the callee has a key parameter.
+    pub origin_arg_callees: Vec<Name>,
     /// Callees that may be project retry combinators: calls given a lambda that no
     /// catalogue entry classified, and calls a function passes one of its parameters to
     /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
@@ -1283,16 +1295,19 @@ impl FileDemand {
         // when its callee has a key parameter) ask about. With no answer from the oracle
         // a flow explores at least as far as with any answers (a fresh call ends a path),
         // so these cover what pass 2 asks, unless the step budget ran out.
-        let flow = crate::flow::Flow::new(model, cat);
+        // Time buckets are kept as origins (as pass 2 keeps them): an origin found here is
+        // one pass 2 can find (`sink_origin`, `origin_arg_callees`).
+        let flow = crate::flow::Flow::new(model, cat).keeping_windows();
         let was_exhausted = crate::flow::budget_exhausted();
         crate::flow::reset_budget();
         let rec = RefRecorder::default();
+        let mut sink_origin = false;
         for sink in &facts.sinks {
-            flow.origins(sink.value, &rec);
+            sink_origin |= !flow.origins(sink.value, &rec).is_empty();
         }
         // A named write is a sink once the index knows its name.
         for w in &facts.named_writes {
-            flow.origins(w.value, &rec);
+            sink_origin |= !flow.origins(w.value, &rec).is_empty();
         }
         let asks: Vec<CallRef> = rec
             .asked
@@ -1302,15 +1317,23 @@ impl FileDemand {
             .into_iter()
             .collect();
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
+        let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
         for call in &model.calls {
             let rec = RefRecorder::default();
             for arg in call.args.iter().filter(|a| a.name.is_none()) {
                 let v = &model.values[arg.value];
-                if v.atoms
+                let origin = if v
+                    .atoms
                     .iter()
                     .any(|a| !matches!(a, crate::model::Atom::Source(_)))
                 {
-                    flow.origins(arg.value, &rec);
+                    !flow.origins(arg.value, &rec).is_empty()
+                } else {
+                    // Only catalogue sources: each is an origin (no flow needed).
+                    !v.atoms.is_empty()
+                };
+                if origin {
+                    origin_arg_callees.insert(call.callee.as_str());
                 }
             }
             let asked = rec.asked.into_inner();
@@ -1339,6 +1362,17 @@ impl FileDemand {
         let asks_everything = crate::flow::budget_exhausted();
         // `@Idempotent(keyExpression = ".. T(java.time.LocalDateTime).now()")`.
         let spel_clock_key = crate::rules::time_in_key::has_spel_clock_key(model);
+        // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
+        // attempt -> .. }`) is an origin without a catalogue source.
+        let origin_without_flow = spel_clock_key
+            || model.scopes.iter().any(|s| match &s.kind {
+                crate::model::ScopeKind::Loop(l) => l.is_retry(),
+                _ => false,
+            })
+            || model.calls.iter().any(|c| c.callee == "repeat")
+            // A parameter of a lambda a retry construct runs per attempt (known for
+            // inferred combinators only once the index is built: see `needs_check`).
+            || !crate::classify::attempt_lambdas(model, facts).is_empty();
         if was_exhausted {
             // Leave the thread's flag as pass 1 found it.
             crate::flow::mark_exhausted();
@@ -1348,6 +1382,8 @@ impl FileDemand {
             asks,
             arg_asks,
             asks_everything,
+            sink_origin,
+            origin_arg_callees: origin_arg_callees.into_iter().map(Name::from).collect(),
             combinator_callees: sorted(combinator_callees),
             lambda_calls: lambda_calls
                 .into_iter()
@@ -1400,16 +1436,8 @@ impl FileDemand {
             },
             // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
             // attempt -> .. }`) is an origin without a catalogue source.
-            has_sources: !model.sources.is_empty()
-                || spel_clock_key
-                || model.scopes.iter().any(|s| match &s.kind {
-                    crate::model::ScopeKind::Loop(l) => l.is_retry(),
-                    _ => false,
-                })
-                || model.calls.iter().any(|c| c.callee == "repeat")
-                // A parameter of a lambda a retry construct runs per attempt (known for
-                // inferred combinators only once the index is built: see `needs_check`).
-                || !crate::classify::attempt_lambdas(model, facts).is_empty(),
+            has_sources: !model.sources.is_empty() || origin_without_flow,
+            origin_without_flow,
             param_lambda_callees: sorted(
                 model
                     .scopes
@@ -1431,13 +1459,35 @@ impl FileDemand {
         }
     }
 
+    /// A field here has a default that a web handler sends as a key
+    /// ([`crate::index::BoundKeyField`]): a sink pass 1 could not see.
+    fn bound_defaults(&self, index: &ProjectIndex) -> bool {
+        !index.bound_key_fields.is_empty()
+            && self.default_fields.iter().any(|(t, f)| {
+                index.bound_key_field(t, f).is_some() || index.bound_key_field(t, "*").is_some()
+            })
+    }
+
+    /// A catalogue source (or another origin) here can reach a key: some flow from a sink,
+    /// a named write or a positional argument of a function with a key parameter reaches
+    /// it in pass 1 (whose flows explore at least as far as pass 2's), or it is an origin
+    /// pass 1 does not narrow, or a field default is a sink, or a flow ran out of budget.
+    fn sourced(&self, index: &ProjectIndex) -> bool {
+        self.has_sources
+            && (self.asks_everything
+                || self.origin_without_flow
+                || self.sink_origin
+                || self
+                    .origin_arg_callees
+                    .iter()
+                    .any(|c| index.has_key_params(c))
+                || self.bound_defaults(index))
+    }
+
     /// A sink here, or a call of a function with a key parameter: key flows can start here.
     fn keyed(&self, index: &ProjectIndex) -> bool {
         self.has_sinks
-            || (!index.bound_key_fields.is_empty()
-                && self.default_fields.iter().any(|(t, f)| {
-                    index.bound_key_field(t, f).is_some() || index.bound_key_field(t, "*").is_some()
-                }))
+            || self.bound_defaults(index)
             || self.callees.iter().any(|c| index.has_key_params(c))
             || self.named_writes.iter().any(|(n, q, k)| {
                 let jvm =
@@ -2309,7 +2359,7 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
                 index.has_key_params(callee) && asked.iter().any(|c| index.is_fresh_ref(c, &d.path))
             })
     };
-    let origin = d.has_sources
+    let origin = d.sourced(index)
         || fresh_call
         || d.param_lambda_callees
             .iter()
@@ -2319,10 +2369,22 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
     if std::env::var_os("IDEMLINT_TRACE_CHECK").is_some() {
         let keyed = d.keyed(index);
         if (keyed && origin) || mint {
+            let fresh_ask = d
+                .asks
+                .iter()
+                .chain(
+                    d.arg_asks
+                        .iter()
+                        .filter(|(callee, _)| index.has_key_params(callee))
+                        .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
+                )
+                .find(|c| index.is_fresh_ref(c, &d.path))
+                .map(|c| &*c.callee);
             eprintln!(
-                "check: {} keyed {keyed} sources {} fresh {fresh_call} boundary {} inferred {:?} mints {:?}",
+                "check: {} keyed {keyed} sources {} sourced {} fresh {fresh_call} {fresh_ask:?} boundary {} inferred {:?} mints {:?}",
                 d.path,
                 d.has_sources,
+                d.sourced(index),
                 d.has_boundary,
                 d.combinator_callees
                     .iter()

@@ -43,17 +43,39 @@ fn findings(r: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Every file parsed and every parsed file analysed in pass 2: what the prefilter and
+/// `needs_check` must agree with.
+fn check_everything(paths: Vec<PathBuf>) -> Report {
+    run(
+        &Options {
+            paths,
+            no_prefilter: true,
+            check_every_file: true,
+            ..Options::default()
+        },
+        &Catalogue::builtin(),
+    )
+    .expect("run")
+}
+
 fn assert_same(paths: Vec<PathBuf>, what: &str) -> (Report, Report) {
     let with = check(paths.clone(), false);
-    let without = check(paths, true);
-    let (a, b) = (findings(&with), findings(&without));
-    if a != b {
-        let only_with: Vec<_> = a.iter().filter(|x| !b.contains(x)).collect();
-        let only_without: Vec<_> = b.iter().filter(|x| !a.contains(x)).collect();
-        panic!(
-            "{what}: findings differ\nonly with the prefilter:\n{only_with:#?}\nonly without:\n{only_without:#?}"
-        );
+    let without = check(paths.clone(), true);
+    let everything = check_everything(paths);
+    for (other, label) in [
+        (&without, "without the prefilter"),
+        (&everything, "with every file analysed"),
+    ] {
+        let (a, b) = (findings(&with), findings(other));
+        if a != b {
+            let only_with: Vec<_> = a.iter().filter(|x| !b.contains(x)).collect();
+            let only_without: Vec<_> = b.iter().filter(|x| !a.contains(x)).collect();
+            panic!(
+                "{what}: findings differ\nonly with the prefilter:\n{only_with:#?}\nonly {label}:\n{only_without:#?}"
+            );
+        }
     }
+
     assert_eq!(with.files, without.files, "{what}: files");
     assert_eq!(with.bytes, without.bytes, "{what}: bytes");
     (with, without)
@@ -483,6 +505,73 @@ fn demand_follows_the_calls_a_key_comes_from() {
     std::fs::write(dir.join("Fixed.kt"), "fun newKey(): String = \"fixed\"\n").unwrap();
     let (with, _) = assert_same(vec![dir], "demand from key flows, veto");
     assert_eq!(with.parsed, 3);
+}
+
+/// Pass 2 analyses a file with a catalogue source only where a flow of pass 1 takes the
+/// source to a sink, a named write or a positional argument of a key-parameter function:
+/// a random value that is only logged beside a key-parameter call leaves its file out,
+/// while the same value passed as the key is analysed and found.
+#[test]
+fn a_source_that_reaches_no_key_leaves_its_file_unchecked() {
+    let dir = scratch("prefilter_source_reaching_no_key");
+    std::fs::write(
+        dir.join("Retry.kt"),
+        "suspend fun <T> withRetry(block: suspend () -> T): T {\n\
+         \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+         \x20   return block()\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Api.kt"),
+        "import okhttp3.Request\n\
+         fun submit(b: Request.Builder, idempotencyKey: String) =\n\
+         \x20   b.header(\"Idempotency-Key\", idempotencyKey).build()\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Logged.kt"),
+        "import java.util.UUID\n\
+         import okhttp3.Request\n\
+         suspend fun order(b: Request.Builder) = withRetry {\n\
+         \x20   println(UUID.randomUUID())\n\
+         \x20   submit(b, \"order-42\")\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Minted.kt"),
+        "import java.util.UUID\n\
+         import okhttp3.Request\n\
+         suspend fun refund(b: Request.Builder) = withRetry {\n\
+         \x20   submit(b, UUID.randomUUID().toString())\n\
+         }\n",
+    )
+    .unwrap();
+    let (with, without) = assert_same(vec![dir.clone()], "source reaching no key");
+    let found: Vec<(String, &str)> = with
+        .findings
+        .iter()
+        .map(|f| (f.path.clone(), f.rule))
+        .collect();
+    assert!(
+        found
+            .iter()
+            .any(|(p, r)| p.ends_with("Minted.kt") && *r == "key-in-retry-scope"),
+        "{found:?}"
+    );
+    assert!(
+        !found.iter().any(|(p, _)| p.ends_with("Logged.kt")),
+        "{found:?}"
+    );
+    assert_eq!(without.parsed, 4);
+    assert_eq!(
+        (with.checked, without.checked),
+        (1, 1),
+        "only Minted.kt is analysed again: Logged.kt's random value reaches no key"
+    );
+    let everything = check_everything(vec![dir]);
+    assert_eq!(everything.checked, 4);
 }
 
 /// A call of a common name through a receiver of a declared type asks only for the files
