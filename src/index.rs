@@ -2810,20 +2810,27 @@ pub fn is_test_or_bench_source(path: &str) -> bool {
 
 fn test_layout(path: &str, examples: bool) -> bool {
     // Directories only: the file name itself says nothing (`src/testing.rs`).
-    let dirs: Vec<&str> = path.split(['/', '\\']).collect();
-    let dirs = &dirs[..dirs.len().saturating_sub(1)];
-    dirs.iter().enumerate().any(|(i, seg)| {
-        matches!(*seg, "tests" | "test" | "benches")
-            || (examples && *seg == "examples")
-            || (*seg == "src"
-                && dirs.get(i + 1).is_some_and(|set| {
-                    set.ends_with("Test")
-                        || *set == "it"
-                        || set
-                            .strip_prefix("test")
-                            .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
-                }))
-    })
+    let Some(end) = path.rfind(['/', '\\']) else {
+        return false;
+    };
+    let mut dirs = path[..end].split(['/', '\\']).peekable();
+    while let Some(seg) = dirs.next() {
+        if matches!(seg, "tests" | "test" | "benches") || (examples && seg == "examples") {
+            return true;
+        }
+        if seg == "src"
+            && dirs.peek().is_some_and(|set| {
+                set.ends_with("Test")
+                    || *set == "it"
+                    || set
+                        .strip_prefix("test")
+                        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
+            })
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether `caller` can call `d`: the same language family, and test code only from
@@ -3050,9 +3057,19 @@ impl ProjectIndex {
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
         idx.retrofit_services.dedup();
-        idx.client_retry_sites = idx.client_retry_sites(&sites);
-        idx.okhttp_retry_sites = idx.http_retry_sites(&sites, HTTP_OKHTTP);
-        idx.spring_retry_sites = idx.http_retry_sites(&sites, HTTP_SPRING);
+        // Three independent reachability questions over the same call graph.
+        let (client, (okhttp, spring)) = rayon::join(
+            || idx.client_retry_sites(&sites),
+            || {
+                rayon::join(
+                    || idx.http_retry_sites(&sites, HTTP_OKHTTP),
+                    || idx.http_retry_sites(&sites, HTTP_SPRING),
+                )
+            },
+        );
+        idx.client_retry_sites = client;
+        idx.okhttp_retry_sites = okhttp;
+        idx.spring_retry_sites = spring;
         idx.http_retry_sites = idx
             .okhttp_retry_sites
             .iter()
@@ -3983,39 +4000,8 @@ impl ProjectIndex {
         client: u8,
         seed: impl Fn(&FnDecl) -> bool,
     ) -> Vec<String> {
-        let mut reach: HashSet<&str> = HashSet::new();
-        for (n, decls) in &self.functions {
-            if decls
-                .iter()
-                .any(|d| d.jvm && d.http & client != 0 && seed(d))
-            {
-                reach.insert(n.as_str());
-            }
-        }
-        // A site that sends a request itself (`restTemplate.exchange(..)` in a
-        // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
-        // function in between.
-        reach.insert(if client == HTTP_OKHTTP {
-            SENDS_OKHTTP
-        } else {
-            SENDS_SPRING
-        });
-        // Reverse call edges: callee name -> caller names (JVM only).
-        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
-        for (n, decls) in &self.functions {
-            for d in decls.iter().filter(|d| d.jvm) {
-                for c in &d.call_refs {
-                    callers.entry(&*c.callee).or_default().push(n.as_str());
-                }
-            }
-        }
-        let mut work: Vec<&str> = reach.iter().copied().collect();
-        while let Some(n) = work.pop() {
-            for c in callers.get(n).into_iter().flatten() {
-                if reach.insert(c) {
-                    work.push(c);
-                }
-            }
+        if sites.is_empty() {
+            return Vec::new();
         }
         let retried =
             |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
@@ -4033,9 +4019,70 @@ impl ProjectIndex {
                         })
                 })
             };
-        let mut out: Vec<String> = sites
+        let sites: Vec<&RetrySite> = sites
             .iter()
             .filter(|s| s.via.as_ref().is_none_or(retried))
+            .collect();
+        // The names the sites' calls reach through JVM declarations (forward), then, among
+        // those, the ones that reach an HTTP call (backward from the functions that make
+        // one): the sites are few, the project's call edges many.
+        let jvm_callees = |n: &str| {
+            self.functions
+                .get(n)
+                .into_iter()
+                .flatten()
+                .filter(|d| d.jvm)
+                .flat_map(|d| d.call_refs.iter().map(|c| &*c.callee))
+        };
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut work: Vec<&str> = sites
+            .iter()
+            .flat_map(|s| s.calls.iter().map(String::as_str))
+            .collect();
+        while let Some(n) = work.pop() {
+            if seen.insert(n) {
+                work.extend(jvm_callees(n).filter(|c| !seen.contains(c)));
+            }
+        }
+        // A site that sends a request itself (`restTemplate.exchange(..)` in a
+        // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
+        // function in between.
+        let sends = if client == HTTP_OKHTTP {
+            SENDS_OKHTTP
+        } else {
+            SENDS_SPRING
+        };
+        let mut reach: HashSet<&str> = seen
+            .iter()
+            .copied()
+            .filter(|n| {
+                *n == sends
+                    || self.functions.get(*n).is_some_and(|decls| {
+                        decls
+                            .iter()
+                            .any(|d| d.jvm && d.http & client != 0 && seed(d))
+                    })
+            })
+            .collect();
+        // Reverse call edges among the names reached: callee -> callers.
+        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for &n in &seen {
+            for c in jvm_callees(n) {
+                if seen.contains(c) {
+                    callers.entry(c).or_default().push(n);
+                }
+            }
+        }
+        let mut work: Vec<&str> = reach.iter().copied().collect();
+        while let Some(n) = work.pop() {
+            for c in callers.get(n).into_iter().flatten() {
+                if reach.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        let mut out: Vec<String> = sites
+            .iter()
             .filter(|s| s.calls.iter().any(|c| reach.contains(c.as_str())))
             .map(|s| s.location.clone())
             .collect();
