@@ -4793,7 +4793,7 @@ impl PhaseClock {
 /// evaluated would compute what it computed then, so only the others are evaluated: at
 /// first all, then those reading a name [`Worklist::touch`]ed since. The states, and the
 /// order they are reached in, are the same as evaluating every declaration every pass.
-struct Worklist {
+pub(crate) struct Worklist {
     /// Per name (by position in the sorted names), the flat position of its first
     /// declaration.
     base: Vec<usize>,
@@ -4806,7 +4806,7 @@ struct Worklist {
 impl Worklist {
     /// `names`: the sorted names the passes go over; `decls`: each name's declarations;
     /// `reads`: the names a declaration's state depends on.
-    fn new<'a, N: AsRef<str>>(
+    pub(crate) fn new<'a, N: AsRef<str>>(
         names: &[N],
         decls: impl Fn(&str) -> &'a [FnDecl],
         reads: impl Fn(&'a FnDecl) -> Vec<&'a str>,
@@ -4835,18 +4835,18 @@ impl Worklist {
 
     /// Whether some declaration of the `k`-th name is to be evaluated (a pass skips the
     /// others' lookups).
-    fn pending(&self, k: usize) -> bool {
+    pub(crate) fn pending(&self, k: usize) -> bool {
         let end = self.base.get(k + 1).copied().unwrap_or(self.dirty.len());
         self.dirty[self.base[k]..end].contains(&true)
     }
 
     /// Whether declaration `i` of the `k`-th name is to be evaluated (and clears that).
-    fn take(&mut self, k: usize, i: usize) -> bool {
+    pub(crate) fn take(&mut self, k: usize, i: usize) -> bool {
         std::mem::replace(&mut self.dirty[self.base[k] + i], false)
     }
 
     /// The state of a declaration of `name` changed: its readers are evaluated again.
-    fn touch(&mut self, name: &str) {
+    pub(crate) fn touch(&mut self, name: &str) {
         if let Some(rs) = self.readers.get(name) {
             for &r in rs {
                 self.dirty[r as usize] = true;

@@ -1538,14 +1538,27 @@ fn settled_of<'a>(index: &'a ProjectIndex, complete: &dyn Fn(&str) -> bool) -> S
         .collect();
     // What each recorded call narrows to does not change between rounds of the fixpoint.
     let mut narrowings: foldhash::HashMap<(&CallRef, &str), Narrowing> = Default::default();
+    // A least fixpoint (states only turn settled, each reading the states of the callees
+    // the declaration returns): a declaration is evaluated again only when one of those
+    // names changed ([`crate::index::Worklist`]).
+    let mut names: Vec<&str> = index.functions.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    let mut work = crate::index::Worklist::new(
+        &names,
+        |n| &index.functions[n],
+        |d| d.fresh_via.iter().map(|r| &*r.callee).collect(),
+    );
     loop {
         let mut changed = false;
-        for (n, ds) in &index.functions {
-            for (i, d) in ds.iter().enumerate() {
-                if s[n.as_str()][i] || d.fresh.is_some() {
+        for (k, &n) in names.iter().enumerate() {
+            if !work.pending(k) {
+                continue;
+            }
+            for (i, d) in index.functions[n].iter().enumerate() {
+                if !work.take(k, i) || s[n][i] || d.fresh.is_some() {
                     continue;
                 }
-                let ok = d.fresh_via.iter().filter(|r| *r.callee != **n).all(|r| {
+                let ok = d.fresh_via.iter().filter(|r| *r.callee != *n).all(|r| {
                     none_fit(index, complete, &r.callee, r.arity, d.jvm)
                         || settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
                             && narrowings
@@ -1554,9 +1567,10 @@ fn settled_of<'a>(index: &'a ProjectIndex, complete: &dyn Fn(&str) -> bool) -> S
                                 .settled(&s, &r.callee)
                 });
                 if ok {
-                    if let Some(v) = s.get_mut(n.as_str()) {
+                    if let Some(v) = s.get_mut(n) {
                         v[i] = true;
                     }
+                    work.touch(n);
                     changed = true;
                 }
             }
