@@ -660,7 +660,7 @@ impl Stats {
         let parsed: usize = self.parsed_per_round.iter().sum();
         let rounds: Vec<String> = self.parsed_per_round.iter().map(usize::to_string).collect();
         let mut out = format!(
-            "idemlint stats: {} files discovered, {} read, {} parsed{} (per round: {}), {} checked\n\
+            "idemlint stats: {} files discovered, {} read, {} parsed{} (per round: {}), {} analysed in pass 2\n\
              idemlint stats: index built {} time(s), {} declarations of {} names\n",
             self.discovered,
             self.read,

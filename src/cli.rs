@@ -528,7 +528,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 );
                 return EXIT_TOOL_ERROR;
             };
-            match crate::rules::rule(&rule.trim().to_ascii_lowercase().replace('_', "-")) {
+            // As `rules` lists it, or as a finding's header names it (`idemlint::RULE`).
+            let wanted = rule.trim().to_ascii_lowercase().replace('_', "-");
+            let wanted = wanted.strip_prefix("idemlint::").unwrap_or(&wanted);
+            match crate::rules::rule(wanted) {
                 Some(r) => {
                     let _ = out.write_all(r.doc.as_bytes());
                     EXIT_CLEAN
@@ -537,7 +540,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     let ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
                     eprintln!(
                         "error: unknown rule `{rule}`{}\n  known rules: {}",
-                        did_you_mean(&rule.trim().to_ascii_lowercase().replace('_', "-"), &ids)
+                        did_you_mean(wanted, &ids)
                             .map(|s| format!("; did you mean `{s}`?"))
                             .unwrap_or_default(),
                         ids.join(", ")

@@ -234,6 +234,12 @@ fn rules_and_explain() {
         .stderr(predicate::str::contains(
             "did you mean `key-in-retry-scope`",
         ));
+    // The id as a finding's header prints it (`idemlint::key-in-retry-scope`).
+    idemlint()
+        .args(["explain", "idemlint::key-in-retry-scope"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("## Why is this bad?"));
     // The hint sees the id as the lookup does: case and `_` normalised first.
     idemlint()
         .args(["explain", "KEY_IN_RETRY"])

@@ -596,7 +596,7 @@ fn timings_print_counts_and_phases_on_stderr() {
         "{stats:?}"
     );
     assert!(
-        stats[0].contains(" parsed (per round: ") && stats[0].ends_with(" checked"),
+        stats[0].contains(" parsed (per round: ") && stats[0].ends_with(" analysed in pass 2"),
         "{stats:?}"
     );
     assert!(
