@@ -3057,19 +3057,9 @@ impl ProjectIndex {
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
         idx.retrofit_services.dedup();
-        // Three independent reachability questions over the same call graph.
-        let (client, (okhttp, spring)) = rayon::join(
-            || idx.client_retry_sites(&sites),
-            || {
-                rayon::join(
-                    || idx.http_retry_sites(&sites, HTTP_OKHTTP),
-                    || idx.http_retry_sites(&sites, HTTP_SPRING),
-                )
-            },
-        );
-        idx.client_retry_sites = client;
-        idx.okhttp_retry_sites = okhttp;
-        idx.spring_retry_sites = spring;
+        idx.client_retry_sites = idx.client_retry_sites(&sites);
+        idx.okhttp_retry_sites = idx.http_retry_sites(&sites, HTTP_OKHTTP);
+        idx.spring_retry_sites = idx.http_retry_sites(&sites, HTTP_SPRING);
         idx.http_retry_sites = idx
             .okhttp_retry_sites
             .iter()
