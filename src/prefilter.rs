@@ -2365,13 +2365,20 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         .any(|c| index.is_combinator_name(c));
     // A fresh helper is an origin only where a flow from a sink asks about its call
     // (`asks`, and the arguments of key-parameter calls), resolved as pass 2 resolves it.
+    let fresh_ask = d
+        .asks
+        .iter()
+        .chain(
+            d.arg_asks
+                .iter()
+                .filter(|(callee, _)| index.has_key_params(callee))
+                .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
+        )
+        .find(|c| index.is_fresh_ref(c, &d.path));
     let fresh_call = if d.asks_everything {
         d.callees.iter().any(|c| index.is_fresh_name(c))
     } else {
-        d.asks.iter().any(|c| index.is_fresh_ref(c, &d.path))
-            || d.arg_asks.iter().any(|(callee, asked)| {
-                index.has_key_params(callee) && asked.iter().any(|c| index.is_fresh_ref(c, &d.path))
-            })
+        fresh_ask.is_some()
     };
     let origin = d.sourced(index)
         || fresh_call
@@ -2383,17 +2390,7 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
     if std::env::var_os("IDEMLINT_TRACE_CHECK").is_some() {
         let keyed = d.keyed(index);
         if (keyed && origin) || mint {
-            let fresh_ask = d
-                .asks
-                .iter()
-                .chain(
-                    d.arg_asks
-                        .iter()
-                        .filter(|(callee, _)| index.has_key_params(callee))
-                        .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
-                )
-                .find(|c| index.is_fresh_ref(c, &d.path))
-                .map(|c| &*c.callee);
+            let fresh_ask = fresh_ask.map(|c| &*c.callee);
             eprintln!(
                 "check: {} keyed {keyed} sources {} sourced {} fresh {fresh_call} {fresh_ask:?} boundary {} inferred {:?} mints {:?}",
                 d.path,
