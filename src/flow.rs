@@ -187,6 +187,59 @@ pub fn budget_exhausted() -> bool {
 }
 
 /// Calls whose lambda argument builds an error, not the value the call yields.
+/// The single abstract methods through which Java and Kotlin code calls a lambda held in
+/// a variable: `java.util.function` (`Supplier.get`, `Function.apply`, `getAsInt`..),
+/// `Callable.call` and Kotlin's `invoke`.
+const FUNCTIONAL_METHODS: &[&str] = &[
+    "get",
+    "getAsInt",
+    "getAsLong",
+    "getAsDouble",
+    "getAsBoolean",
+    "apply",
+    "applyAsInt",
+    "applyAsLong",
+    "call",
+    "invoke",
+];
+
+/// An origin found inside a lambda or getter, moved to where it is evaluated: the call
+/// of the lambda or the read of the property at `span` (shown as `display`, in `scope`),
+/// like a call of a project helper that returns it (from `location`).
+fn read_through(
+    o: Origin,
+    span: Span,
+    display: String,
+    scope: ScopeId,
+    location: String,
+) -> Origin {
+    let (source, location) = match o.helper {
+        Some(h) => (h.source, h.location),
+        None => (o.display, location),
+    };
+    Origin {
+        span,
+        display,
+        kind: o.kind,
+        scope,
+        helper: Some(HelperInfo {
+            kind: o.kind,
+            source,
+            location,
+            ambiguous: None,
+        }),
+        window: o.window,
+    }
+}
+
+/// How a call reads in a message: `mk`, `keys.get`.
+fn call_display(call: &Call) -> String {
+    match call.receiver.as_deref() {
+        Some(r) => format!("{r}.{}", call.callee),
+        None => call.callee.clone(),
+    }
+}
+
 const ERROR_MAPPERS: &[&str] = &[
     "map_err",
     "ok_or_else",
@@ -232,10 +285,17 @@ impl<'m> Flow<'m> {
     pub fn new(model: &'m FileModel, cat: &'m Catalogue) -> Flow<'m> {
         let mut bindings_by_scope: HashMap<(&str, ScopeId), Vec<(usize, usize)>> = HashMap::new();
         for (i, b) in model.bindings.iter().enumerate() {
+            // A local is in effect after its initialiser: in `let k = format!("x-{k}");`
+            // the `k` read is the one declared before (Rust shadowing; in Java and Kotlin
+            // a local read in its own initialiser does not compile).
+            let start = match b.value.map(|v| model.values[v].span) {
+                Some(v) if b.kind == BindingKind::Local && v.start >= b.name_span.end => v.end,
+                _ => b.name_span.start,
+            };
             bindings_by_scope
                 .entry((b.name.as_str(), b.scope))
                 .or_default()
-                .push((b.name_span.start, i));
+                .push((start, i));
         }
         for list in bindings_by_scope.values_mut() {
             list.sort_unstable();
@@ -933,6 +993,24 @@ impl<'m> Flow<'m> {
                             }
                             continue;
                         }
+                        // A Kotlin property with a getter (`val key get() = ..`): each
+                        // read runs the getter, so what it returns is evaluated here.
+                        if let Some(g) = self.getter_of(b) {
+                            if self.carry_depth.get() >= MAX_CARRY_DEPTH {
+                                continue;
+                            }
+                            self.carry_depth.set(self.carry_depth.get() + 1);
+                            let rets: Vec<ValueId> = self.returns_of(g).collect();
+                            let inner = self.origins_from(&rets, helpers, None);
+                            self.carry_depth.set(self.carry_depth.get() - 1);
+                            let at = Span::new(*offset, *offset + name.len());
+                            let scope = self.scope_at(*offset);
+                            out.extend(inner.into_iter().map(|o| {
+                                let location = format!("the getter of `{name}`");
+                                read_through(o, at, name.clone(), scope, location)
+                            }));
+                            continue;
+                        }
                         if let Some(w) = walk.as_deref_mut()
                             && binding.kind == BindingKind::Local
                             && self.mutated_in(name, w.function)
@@ -953,6 +1031,27 @@ impl<'m> Flow<'m> {
                             && self.local_function(call).is_none()
                         {
                             w.unknown = true;
+                        }
+                        // A call of a lambda held in a local or field of this file
+                        // (`let mk = || Uuid::new_v4(); mk()`, `keys.get()` of a
+                        // `Supplier`, `mk.invoke()`): its body runs at the call, so what
+                        // it returns is evaluated here, once per call.
+                        if let Some((l, name)) = self.called_lambda(call) {
+                            // A lambda calling itself through a field recurses: bounded
+                            // as `carried` is.
+                            if self.carry_depth.get() >= MAX_CARRY_DEPTH {
+                                continue;
+                            }
+                            self.carry_depth.set(self.carry_depth.get() + 1);
+                            let rets: Vec<ValueId> = self.returns_of(l).collect();
+                            let inner = self.origins_from(&rets, helpers, None);
+                            self.carry_depth.set(self.carry_depth.get() - 1);
+                            let display = format!("{}()", call_display(call));
+                            out.extend(inner.into_iter().map(|o| {
+                                let location = format!("the lambda `{name}`");
+                                read_through(o, call.span, display.clone(), call.scope, location)
+                            }));
+                            continue;
                         }
                         if let Some(h) = helpers.fresh(m.language, call) {
                             out.push(Origin {
@@ -1019,6 +1118,76 @@ impl<'m> Flow<'m> {
         out.retain(|o| !spans.iter().any(|s| *s != o.span && s.contains(o.span)));
         out.sort_by_key(|o| o.span);
         out
+    }
+
+    /// The getter of the Kotlin property bound by `b`: the first scope declared at or after
+    /// the property in the same type, when it is a function named `get` and no other
+    /// member is declared in between (a getter on the next line is not inside the
+    /// property's declaration node).
+    fn getter_of(&self, b: usize) -> Option<ScopeId> {
+        let m = self.model;
+        let binding = &m.bindings[b];
+        if m.language != Language::Kotlin || binding.kind != BindingKind::Field {
+            return None;
+        }
+        let sp = binding.span;
+        let i = self
+            .scope_order
+            .partition_point(|s| m.scopes[*s].span.start < sp.start);
+        let g = self.scope_order[i..]
+            .iter()
+            .copied()
+            .find(|s| m.scopes[*s].parent == Some(binding.scope))?;
+        let gs = m.scopes[g].span;
+        if !matches!(&m.scopes[g].kind, ScopeKind::Function(f) if f.name == "get") {
+            return None;
+        }
+        let between = |x: Span| x.start > sp.start && x.start < gs.start;
+        let other = m
+            .bindings
+            .iter()
+            .enumerate()
+            .any(|(i, o)| i != b && o.scope == binding.scope && between(o.name_span));
+        (!other).then_some(g)
+    }
+
+    /// The lambda `call` runs, with the name holding it: a call of a local or field of
+    /// this file whose initialiser is a lambda, by its name (`mk()`, Rust and Kotlin) or
+    /// by a functional interface's single method on it (`keys.get()`, `mk.invoke()`).
+    /// A name assigned again (`mk = ..`) is left out: which lambda runs is not known.
+    fn called_lambda(&self, call: &Call) -> Option<(ScopeId, String)> {
+        let m = self.model;
+        if call.is_new || call.receiver_call.is_some() {
+            return None;
+        }
+        let name: &str = match call.receiver.as_deref() {
+            None if call.path.len() <= 1 => &call.callee,
+            Some(r) if FUNCTIONAL_METHODS.contains(&call.callee.as_str()) => r,
+            _ => return None,
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        let b = self.lookup(name, call.span.start)?;
+        let binding = &m.bindings[b];
+        if binding.kind == BindingKind::Param || self.assigns_by_name.contains_key(name) {
+            return None;
+        }
+        let v = &m.values[binding.value?];
+        if !v.atoms.is_empty() {
+            return None;
+        }
+        let i = self
+            .scope_order
+            .partition_point(|s| m.scopes[*s].span.start < v.span.start);
+        self.scope_order[i..]
+            .iter()
+            .take_while(|s| m.scopes[**s].span.start == v.span.start)
+            .find(|s| {
+                m.scopes[**s].span.end == v.span.end
+                    && matches!(m.scopes[**s].kind, ScopeKind::Lambda(_))
+            })
+            .map(|s| (*s, name.to_string()))
     }
 
     /// The scope of the local a memoizing call keeps its value in, when its receiver is a

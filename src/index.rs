@@ -3904,17 +3904,34 @@ impl ProjectIndex {
         reason
     }
 
-    /// 0-based key parameter positions (and names) of the function a call refers to.
-    pub fn key_params(&self, call: &Call, from_path: &str) -> Vec<(usize, String)> {
+    /// The arguments of `call` bound to key parameters of the function it refers to, as
+    /// `(argument index, parameter index, parameter name)`, all 0-based: a positional
+    /// argument by its position (while no named argument comes before it), a Kotlin named
+    /// argument by its name (`charge(token = k)` into `fun charge(amount: Long = 1,
+    /// token: String)`).
+    pub fn key_args(&self, call: &Call, from_path: &str) -> Vec<(usize, usize, String)> {
         if !self.with_key_params.contains(&call.callee) {
             return Vec::new();
         }
-        let args = call.args.len();
-        let mut out: Vec<(usize, String)> = self
+        let first_named = call
+            .args
+            .iter()
+            .position(|a| a.name.is_some())
+            .unwrap_or(call.args.len());
+        let mut out: Vec<(usize, usize, String)> = self
             .candidates(call, from_path)
             .into_iter()
-            .flat_map(|(_, d)| d.key_params.iter().cloned())
-            .filter(|(i, _)| *i < args)
+            .flat_map(|(_, d)| d.key_params.iter())
+            .filter_map(|(p, name)| {
+                let arg = if *p < first_named {
+                    *p
+                } else {
+                    call.args
+                        .iter()
+                        .position(|a| a.name.as_deref() == Some(name.as_str()))?
+                };
+                Some((arg, *p, name.clone()))
+            })
             .collect();
         out.sort_unstable();
         out.dedup();

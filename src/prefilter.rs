@@ -1041,7 +1041,7 @@ pub struct FileDemand {
     /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
     /// receiver as [`resolution_receiver`] shortens it).
     pub asks: Vec<CallRef>,
-    /// Per callee: the calls the flows of its positional arguments pass through. They
+    /// Per callee: the calls the flows of its arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks).
     /// Each call is held once per file (the same call recurs in many callees' flows).
     pub arg_asks: Vec<(Name, Vec<std::sync::Arc<CallRef>>)>,
@@ -1053,7 +1053,7 @@ pub struct FileDemand {
     /// explore no further (a fresh helper only ends a path), so a catalogue source that
     /// reaches no sink here reaches none in pass 2 either.
     pub sink_origin: bool,
-    /// Callees with a positional argument whose flow reaches such an origin, sorted: a
+    /// Callees with an argument (positional or named) whose flow reaches such an origin, sorted: a
     /// sink when the callee has a key parameter.
     pub origin_arg_callees: Vec<Name>,
     /// Callees that may be project retry combinators: calls given a lambda that no
@@ -1291,7 +1291,7 @@ impl FileDemand {
                     .extend(lambda_args);
             }
         }
-        // The calls the flows from each sink (and from each positional argument, a sink
+        // The calls the flows from each sink (and from each argument, a sink
         // when its callee has a key parameter) ask about. With no answer from the oracle
         // a flow explores at least as far as with any answers (a fresh call ends a path),
         // so these cover what pass 2 asks, unless the step budget ran out.
@@ -1320,7 +1320,9 @@ impl FileDemand {
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
         for call in &model.calls {
             let rec = RefRecorder::default();
-            for arg in call.args.iter().filter(|a| a.name.is_none()) {
+            // Named arguments too: a Kotlin `charge(token = k)` binds a key parameter by
+            // name ([`crate::index::ProjectIndex::key_args`]).
+            for arg in &call.args {
                 let v = &model.values[arg.value];
                 let origin = if v
                     .atoms

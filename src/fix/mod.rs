@@ -303,24 +303,36 @@ fn names_in_function(m: &FileModel, scope: ScopeId) -> Vec<&str> {
 
 /// The first name the value's atoms read that is declared inside `boundary` (a lambda
 /// parameter, a local of the attempt), which a hoist would move out of reach.
+/// A call's callee or receiver counts as read too: `mk()` of a closure declared in the
+/// attempt, `keys.get()` of a local `Supplier`.
 fn reads_boundary_locals(m: &FileModel, span: Span, boundary: ScopeId) -> Option<String> {
-    m.values
+    let declared_inside = |name: &str, offset: usize| {
+        m.bindings
+            .iter()
+            .any(|b| b.name == name && m.is_within(b.scope, boundary) && b.name_span.start < offset)
+    };
+    let read = m
+        .values
         .iter()
         .filter(|v| span.contains(v.span))
         .flat_map(|v| v.atoms.iter())
         .find_map(|a| match a {
             Atom::Name { name, offset }
-                if span.contains(Span::new(*offset, *offset))
-                    && m.bindings.iter().any(|b| {
-                        b.name == *name
-                            && m.is_within(b.scope, boundary)
-                            && b.name_span.start < *offset
-                    }) =>
+                if span.contains(Span::new(*offset, *offset)) && declared_inside(name, *offset) =>
             {
                 Some(name.clone())
             }
             _ => None,
-        })
+        });
+    read.or_else(|| {
+        m.calls
+            .iter()
+            .filter(|c| span.contains(c.span))
+            .find_map(|c| {
+                let name = c.receiver.as_deref().unwrap_or(&c.callee);
+                declared_inside(name, c.span.start).then(|| name.to_string())
+            })
+    })
 }
 
 /// The words of [`reads_attempt_local`] that [`align_help`] recognises.

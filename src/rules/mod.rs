@@ -765,11 +765,8 @@ pub fn flows(ctx: &Ctx) -> Flows {
         if call.args.is_empty() || overwritten_later(ctx, cid) {
             continue;
         }
-        for (i, pname) in ctx.index.key_params(call, ctx.path) {
-            let arg = &call.args[i];
-            if arg.name.is_some() {
-                continue;
-            }
+        for (a, i, pname) in ctx.index.key_args(call, ctx.path) {
+            let arg = &call.args[a];
             let into = ctx
                 .index
                 .key_param_sink(call, ctx.path, i)
