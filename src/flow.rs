@@ -131,6 +131,12 @@ pub struct Flow<'m> {
     /// Nesting of [`Flow::carried`] computations (a chain of functions each returning the
     /// next one's result); past [`MAX_CARRY_DEPTH`] the answer is "unknown".
     carry_depth: std::cell::Cell<usize>,
+    /// Within one outermost origins query: the origins of each lambda or getter body run
+    /// by a call or read ([`Flow::body_origins`]), so a body read in many places (or
+    /// reading other such bodies) is walked once, not once per path to it.
+    body_memo: std::cell::RefCell<HashMap<ScopeId, std::rc::Rc<Vec<Origin>>>>,
+    /// Nesting of origins queries: the memo is dropped when the outermost one ends.
+    query_depth: std::cell::Cell<usize>,
 }
 
 /// Deepest chain of same-file functions [`Flow::carried`] follows.
@@ -354,6 +360,8 @@ impl<'m> Flow<'m> {
             calls_by_receiver,
             calls_by_start,
             carry_depth: std::cell::Cell::new(0),
+            body_memo: std::cell::RefCell::new(HashMap::new()),
+            query_depth: std::cell::Cell::new(0),
         }
     }
 
@@ -823,6 +831,37 @@ impl<'m> Flow<'m> {
         &self,
         values: &[ValueId],
         helpers: &dyn HelperOracle,
+        walk: Option<&mut ParamWalk>,
+    ) -> Vec<Origin> {
+        self.query_depth.set(self.query_depth.get() + 1);
+        let out = self.origins_walk(values, helpers, walk);
+        self.query_depth.set(self.query_depth.get() - 1);
+        if self.query_depth.get() == 0 {
+            self.body_memo.borrow_mut().clear();
+        }
+        out
+    }
+
+    /// The origins of what the lambda or getter `body` returns, where the body is (the
+    /// caller moves them to the call or read), memoised for the outermost query. A body
+    /// reached again while it is walked (recursion) adds nothing.
+    fn body_origins(&self, body: ScopeId, helpers: &dyn HelperOracle) -> std::rc::Rc<Vec<Origin>> {
+        if let Some(known) = self.body_memo.borrow().get(&body) {
+            return known.clone();
+        }
+        self.body_memo
+            .borrow_mut()
+            .insert(body, std::rc::Rc::new(Vec::new()));
+        let rets: Vec<ValueId> = self.returns_of(body).collect();
+        let found = std::rc::Rc::new(self.origins_from(&rets, helpers, None));
+        self.body_memo.borrow_mut().insert(body, found.clone());
+        found
+    }
+
+    fn origins_walk(
+        &self,
+        values: &[ValueId],
+        helpers: &dyn HelperOracle,
         mut walk: Option<&mut ParamWalk>,
     ) -> Vec<Origin> {
         let m = self.model;
@@ -996,16 +1035,10 @@ impl<'m> Flow<'m> {
                         // A Kotlin property with a getter (`val key get() = ..`): each
                         // read runs the getter, so what it returns is evaluated here.
                         if let Some(g) = self.getter_of(b) {
-                            if self.carry_depth.get() >= MAX_CARRY_DEPTH {
-                                continue;
-                            }
-                            self.carry_depth.set(self.carry_depth.get() + 1);
-                            let rets: Vec<ValueId> = self.returns_of(g).collect();
-                            let inner = self.origins_from(&rets, helpers, None);
-                            self.carry_depth.set(self.carry_depth.get() - 1);
+                            let inner = self.body_origins(g, helpers);
                             let at = Span::new(*offset, *offset + name.len());
                             let scope = self.scope_at(*offset);
-                            out.extend(inner.into_iter().map(|o| {
+                            out.extend(inner.iter().cloned().map(|o| {
                                 let location = format!("the getter of `{name}`");
                                 read_through(o, at, name.clone(), scope, location)
                             }));
@@ -1037,17 +1070,9 @@ impl<'m> Flow<'m> {
                         // `Supplier`, `mk.invoke()`): its body runs at the call, so what
                         // it returns is evaluated here, once per call.
                         if let Some((l, name)) = self.called_lambda(call) {
-                            // A lambda calling itself through a field recurses: bounded
-                            // as `carried` is.
-                            if self.carry_depth.get() >= MAX_CARRY_DEPTH {
-                                continue;
-                            }
-                            self.carry_depth.set(self.carry_depth.get() + 1);
-                            let rets: Vec<ValueId> = self.returns_of(l).collect();
-                            let inner = self.origins_from(&rets, helpers, None);
-                            self.carry_depth.set(self.carry_depth.get() - 1);
+                            let inner = self.body_origins(l, helpers);
                             let display = format!("{}()", call_display(call));
-                            out.extend(inner.into_iter().map(|o| {
+                            out.extend(inner.iter().cloned().map(|o| {
                                 let location = format!("the lambda `{name}`");
                                 read_through(o, call.span, display.clone(), call.scope, location)
                             }));

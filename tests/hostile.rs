@@ -629,3 +629,39 @@ fn shards_partition_the_files_and_together_give_the_whole_output() {
         );
     }
 }
+
+/// Properties whose getters read the previous one twice, and lambdas calling the previous
+/// lambda: each getter or lambda body is walked once per query, not once per path to it
+/// (2^60 paths here). Before, a real Android project took minutes on such chains.
+#[test]
+fn chains_of_getters_and_lambdas_are_walked_once() {
+    let dir = scratch("getter_chains");
+    let mut src = String::from(
+        "import java.util.UUID\nclass Svc(private val client: okhttp3.OkHttpClient) {\n    val p0: String get() = UUID.randomUUID().toString()\n    val f0 = { p0 }\n",
+    );
+    for i in 1..60 {
+        src.push_str(&format!(
+            "    val p{i}: String get() = p{j} + p{j}\n    val f{i} = {{ f{j}() + f{j}() + p{i} }}\n",
+            j = i - 1
+        ));
+    }
+    src.push_str(
+        "    fun run() {\n        repeat(3) {\n            try {\n                val req = okhttp3.Request.Builder().url(\"https://x/charges\").header(\"Idempotency-Key\", f59()).build()\n                client.newCall(req).execute(); return\n            } catch (e: Exception) {}\n        }\n    }\n}\n",
+    );
+    std::fs::write(dir.join("Chains.kt"), &src).unwrap();
+    std::fs::write(dir.join("Good.kt"), GOOD).unwrap();
+    let (code, v) = json(&dir, &["."]);
+    assert_eq!(code, 1, "{v:#}");
+    assert_good_still_analysed(&v);
+    let line = src.lines().position(|l| l.contains("f59()")).unwrap() + 1;
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "Chains.kt"
+                && f["line"] == line
+                && f["rule"] == "key-in-retry-scope"),
+        "{v:#}"
+    );
+}
