@@ -307,7 +307,7 @@ impl Pass1Cache {
             }
         }
         found.map(|p| Parsed {
-            summary: Some(p.summary),
+            summary: Some(Box::new(p.summary)),
             demand: p.demand,
             suppressions: p.suppressions,
             hash,
@@ -318,7 +318,7 @@ impl Pass1Cache {
     fn put(&self, display: &str, id: (u64, usize, u64), text: &str, p: &Parsed) {
         let Some(summary) = &p.summary else { return };
         let entry = CachedParse {
-            summary: summary.clone(),
+            summary: (**summary).clone(),
             demand: p.demand.clone(),
             suppressions: p.suppressions,
             errors: p.errors.clone(),
@@ -1363,10 +1363,11 @@ fn configure(
     Ok(out)
 }
 
-/// A file parsed in pass 1: what the rest of the run keeps of it.
+/// A file parsed in pass 1: what the rest of the run keeps of it (boxed in the per-file
+/// slots: most slots of a prefiltered run stay empty, and an empty one is then 8 bytes).
 struct Parsed {
     /// Taken (moved into the project index) when the index is next brought up to date.
-    summary: Option<FileSummary>,
+    summary: Option<Box<FileSummary>>,
     demand: FileDemand,
     /// The file may hold suppressions: pass 2 checks it whatever else it has.
     suppressions: bool,
@@ -1425,7 +1426,7 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
         let summary = summarize(&c.display, text, &lines, &model, &facts, cat);
         let demand = FileDemand::of(&c.display, &model, &facts, &summary, cat);
         Parsed {
-            summary: Some(summary),
+            summary: Some(Box::new(summary)),
             demand,
             suppressions: crate::prefilter::mentions_idemlint(text),
             hash: text_hash(text),
@@ -1438,11 +1439,11 @@ fn parse_one(c: &Candidate, text: &str, cat: &Catalogue) -> Result<Parsed, FileE
 /// Moves the summaries of files parsed since the last call into `index` and resolves it
 /// again (the result does not depend on the order files were added in). Returns whether
 /// anything was added.
-fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Parsed>]) -> bool {
+fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Box<Parsed>>]) -> bool {
     let mut new: Vec<FileSummary> = Vec::new();
     for p in parsed.iter_mut().flatten() {
         if let Some(s) = p.summary.take() {
-            new.push(s);
+            new.push(*s);
             p.demand.share_names(index);
         }
     }
@@ -1561,7 +1562,7 @@ fn run_in_pool(
         })
         .collect();
 
-    let mut parsed: Vec<Option<Parsed>> = Vec::with_capacity(candidates.len());
+    let mut parsed: Vec<Option<Box<Parsed>>> = Vec::with_capacity(candidates.len());
     let mut readable = vec![false; candidates.len()];
     let mut deferred = Vec::new();
     let mut any_sink = false;
@@ -1584,7 +1585,7 @@ fn run_in_pool(
                 }
                 any_sink |= words.sink;
                 match p {
-                    Some(Ok(p)) => slot = Some(p),
+                    Some(Ok(p)) => slot = Some(Box::new(p)),
                     Some(Err(e)) => {
                         readable[i] = false;
                         if in_shard[i] {
@@ -1722,7 +1723,7 @@ struct Rounds<'a> {
     names: &'a SharedNames,
     /// Per candidate, its configuration's [`config_key`] (with a cache only).
     config_keys: &'a [Option<u64>],
-    parsed: Vec<Option<Parsed>>,
+    parsed: Vec<Option<Box<Parsed>>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
     in_shard: &'a [bool],
@@ -1776,7 +1777,7 @@ impl Rounds<'_> {
         for (i, p) in results {
             match p {
                 Ok(p) => {
-                    self.parsed[i] = Some(p);
+                    self.parsed[i] = Some(Box::new(p));
                     n += 1;
                 }
                 Err(e) => {

@@ -2535,7 +2535,9 @@ pub(crate) type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync:
 #[derive(Clone, Debug, Default)]
 pub struct Interned {
     names: HashSet<Name>,
-    calls: HashMap<CallRef, std::sync::Arc<CallRef>>,
+    /// Each distinct call once, found by its content (a key that is itself the shared
+    /// copy: 8 bytes a slot, not a second `CallRef`).
+    calls: HashSet<std::sync::Arc<CallRef>>,
 }
 
 impl Interned {
@@ -2577,8 +2579,8 @@ impl Interned {
                 self.name(&mut c.callee);
                 self.opt_name(&mut c.receiver);
                 self.opt_name(&mut c.receiver_type);
-                let a = std::sync::Arc::new(c.clone());
-                self.calls.insert(c, a.clone());
+                let a = std::sync::Arc::new(c);
+                self.calls.insert(a.clone());
                 a
             }
         };
@@ -2706,6 +2708,12 @@ fn kotlin_code_bytes(t: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Whether declaration `i` of `name` has a state in a sparse per-declaration map
+/// ([`ProjectIndex::fresh`], [`ProjectIndex::mints`]: a missing name has none).
+fn state_at<T>(states: &HashMap<String, Vec<Option<T>>>, name: &str, i: usize) -> bool {
+    states.get(name).is_some_and(|v| v[i].is_some())
 }
 
 pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
@@ -3466,6 +3474,11 @@ impl ProjectIndex {
     /// Retry combinators through wrappers: a function that passes its parameter on to a
     /// parameter some declaration of the callee retries (every arity-compatible
     /// declaration of that callee in the caller's language must agree) retries it too.
+    /// The retried parameters of declaration `i` of `name` ([`Self::retry`] is sparse).
+    fn retry_at(&self, name: &str, i: usize) -> &[RetryState] {
+        self.retry.get(name).map_or(&[], |v| &v[i])
+    }
+
     fn resolve_retry(&mut self) {
         let mut names: Vec<String> = self.functions.keys().cloned().collect();
         names.sort();
@@ -3494,8 +3507,13 @@ impl ProjectIndex {
                     }
                     st
                 })
-                .collect();
-            self.retry.insert(n.clone(), v);
+                .collect::<Vec<Vec<RetryState>>>();
+            // Sparse: only names with a retried parameter (a missing name has none).
+            if v.iter().any(|st| !st.is_empty()) {
+                self.retry.insert(n.clone(), v);
+            } else {
+                self.retry.remove(n);
+            }
         }
         // A least fixpoint: every round adds a state, and there are finitely many, so it
         // ends; no cap, or a long wrapper chain would depend on how files were batched.
@@ -3521,7 +3539,7 @@ impl ProjectIndex {
                     let mut add = Vec::new();
                     for pp in &d.passes_params {
                         let (pi, callee) = (&pp.param, &*pp.call.callee);
-                        if self.retry[n][i].iter().any(|(x, _, _)| x == pi)
+                        if self.retry_at(n, i).iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
                         {
                             continue;
@@ -3535,12 +3553,12 @@ impl ProjectIndex {
                             let Some(ai) = pp.position_in(c) else {
                                 return false;
                             };
-                            self.retry[callee][j].iter().any(|(x, _, _)| *x == ai)
+                            self.retry_at(callee, j).iter().any(|(x, _, _)| *x == ai)
                         };
                         // The boundary the first retrying declaration hands it to.
                         let via = |j: usize, c: &FnDecl| -> Option<ParamBoundary> {
                             let ai = pp.position_in(c)?;
-                            self.retry[callee][j]
+                            self.retry_at(callee, j)
                                 .iter()
                                 .find(|(x, _, _)| *x == ai)
                                 .and_then(|(_, _, b)| b.clone())
@@ -3586,9 +3604,11 @@ impl ProjectIndex {
                     }
                     if !add.is_empty() {
                         changed = true;
-                        if let Some(v) = self.retry.get_mut(n) {
-                            v[i].extend(add);
-                        }
+                        let len = self.functions[n].len();
+                        self.retry
+                            .entry(n.clone())
+                            .or_insert_with(|| vec![Vec::new(); len])[i]
+                            .extend(add);
                         work.touch(n);
                     }
                 }
@@ -3672,14 +3692,15 @@ impl ProjectIndex {
         let mut names: Vec<&String> = self.functions.keys().collect();
         names.sort();
         // Mints.
+        // Sparse, as `mints` is: only names with a minting declaration.
         let mut mh: HashMap<String, Vec<bool>> = HashMap::new();
-        for n in &names {
-            let v = self.functions[*n]
+        for (n, st) in &self.mints {
+            let v = self.functions[n]
                 .iter()
-                .enumerate()
-                .map(|(i, d)| self.mints[*n][i].is_some() && !d.sink_unhandled && !d.bodiless)
+                .zip(st)
+                .map(|(d, m)| m.is_some() && !d.sink_unhandled && !d.bodiless)
                 .collect();
-            mh.insert((*n).clone(), v);
+            mh.insert(n.clone(), v);
         }
         // A state reads the states of the body's calls' names.
         let mut work = Worklist::new(
@@ -3694,7 +3715,7 @@ impl ProjectIndex {
                     continue;
                 }
                 for i in 0..self.functions[*n].len() {
-                    if !mh[*n][i] || !work.take(k, i) {
+                    if !mh.get(*n).is_some_and(|v| v[i]) || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[*n][i];
@@ -3704,7 +3725,7 @@ impl ProjectIndex {
                                 self.candidates_of_ref(r, &d.path).iter().any(|(j, _)| {
                                     !(*r.callee == ***n && *j == i)
                                         && st[*j].is_some()
-                                        && !mh[&*r.callee][*j]
+                                        && !mh.get(&*r.callee).is_some_and(|v| v[*j])
                                 })
                             })
                     };
@@ -3758,8 +3779,11 @@ impl ProjectIndex {
                         })
                         .collect()
                 })
-                .collect();
-            kh.insert((*n).clone(), v);
+                .collect::<Vec<Vec<usize>>>();
+            // Sparse: only names with a key parameter in some declaration.
+            if v.iter().any(|x| !x.is_empty()) {
+                kh.insert((*n).clone(), v);
+            }
         }
         // A state reads the states of the names the parameters are passed on to.
         let mut work = Worklist::new(
@@ -3779,7 +3803,8 @@ impl ProjectIndex {
                     }
                     let d = &self.functions[*n][i];
                     let mut drop = Vec::new();
-                    for &p in &kh[*n][i] {
+                    let held: &[usize] = kh.get(*n).map_or(&[], |v| &v[i]);
+                    for &p in held {
                         let mut evidence = d.rare().param_sinks_handled.contains(&p);
                         let mut fails = false;
                         for pp in d.passes_params.iter().filter(|pp| pp.param == p) {
@@ -3799,9 +3824,9 @@ impl ProjectIndex {
                             }
                             evidence = true;
                             if !pp.handled
-                                && !keyed
-                                    .iter()
-                                    .all(|(j, ai)| kh[&*pp.call.callee][*j].contains(ai))
+                                && !keyed.iter().all(|(j, ai)| {
+                                    kh.get(&*pp.call.callee).is_some_and(|v| v[*j].contains(ai))
+                                })
                             {
                                 fails = true;
                             }
@@ -4273,11 +4298,10 @@ impl ProjectIndex {
     fn resolve(&mut self) {
         let mut names: Vec<String> = self.functions.keys().cloned().collect();
         names.sort();
-        for n in &names {
-            let len = self.functions[n].len();
-            self.fresh.insert(n.clone(), vec![None; len]);
-            self.mints.insert(n.clone(), vec![None; len]);
-        }
+        // Sparse: a name is in `fresh` / `mints` once one of its declarations is (most
+        // names never are; a missing name reads as all `None`).
+        self.fresh.clear();
+        self.mints.clear();
         // Names with a fresh declaration so far: [`Self::ref_fresh`] exits early on the
         // others (most calls). Complete once the fixpoint ends.
         self.with_fresh.clear();
@@ -4300,7 +4324,7 @@ impl ProjectIndex {
                     continue;
                 }
                 for i in 0..self.functions[n].len() {
-                    if self.fresh[n][i].is_some() || !work.take(k, i) {
+                    if state_at(&self.fresh, n, i) || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[n][i];
@@ -4311,9 +4335,10 @@ impl ProjectIndex {
                             .find_map(|r| self.ref_fresh(r, d, &mut cache).cloned())
                     });
                     if let Some(info) = info {
-                        if let Some(v) = self.fresh.get_mut(n) {
-                            v[i] = Some(Box::new(info));
-                        }
+                        let len = self.functions[n].len();
+                        self.fresh
+                            .entry(n.clone())
+                            .or_insert_with(|| vec![None; len])[i] = Some(Box::new(info));
                         if !self.with_fresh.contains(n) {
                             self.with_fresh.insert(n.clone());
                         }
@@ -4347,7 +4372,7 @@ impl ProjectIndex {
                     continue;
                 }
                 for i in 0..self.functions[n].len() {
-                    if self.mints[n][i].is_some() || !work.take(k, i) {
+                    if state_at(&self.mints, n, i) || !work.take(k, i) {
                         continue;
                     }
                     let d = &self.functions[n][i];
@@ -4408,9 +4433,10 @@ impl ProjectIndex {
                             });
                     }
                     if let Some(info) = info {
-                        if let Some(v) = self.mints.get_mut(n) {
-                            v[i] = Some(Box::new(info));
-                        }
+                        let len = self.functions[n].len();
+                        self.mints
+                            .entry(n.clone())
+                            .or_insert_with(|| vec![None; len])[i] = Some(Box::new(info));
                         minting.insert(n.clone());
                         work.touch(n);
                         changed = true;

@@ -1126,6 +1126,7 @@ fn camel_processors(model: &FileModel) -> Vec<String> {
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v.dedup();
+    v.shrink_to_fit();
     v
 }
 
@@ -1454,7 +1455,13 @@ impl FileDemand {
             ),
             library_mints: !facts.library_mints.is_empty(),
             has_boundary: facts.boundaries.iter().any(Option::is_some),
-            callees: sorted(model.calls.iter().map(|c| c.callee.clone()).collect())
+            // Collected from a set, so the vector is as long as the distinct names (an
+            // in-place collect from one `String` per call kept that capacity).
+            callees: model
+                .calls
+                .iter()
+                .map(|c| c.callee.as_str())
+                .collect::<BTreeSet<&str>>()
                 .into_iter()
                 .map(Name::from)
                 .collect(),
