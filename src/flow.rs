@@ -134,7 +134,7 @@ pub struct Flow<'m> {
     /// Within one outermost origins query: the origins of each lambda or getter body run
     /// by a call or read ([`Flow::body_origins`]), so a body read in many places (or
     /// reading other such bodies) is walked once, not once per path to it.
-    body_memo: std::cell::RefCell<HashMap<ScopeId, std::rc::Rc<Vec<Origin>>>>,
+    body_memo: std::cell::RefCell<HashMap<ScopeId, BodyOrigins>>,
     /// Nesting of origins queries: the memo is dropped when the outermost one ends.
     query_depth: std::cell::Cell<usize>,
 }
@@ -237,6 +237,10 @@ fn read_through(
         window: o.window,
     }
 }
+
+/// What [`Flow::body_origins`] finds: each origin, and whether every run of the body
+/// evaluates it.
+type BodyOrigins = std::rc::Rc<Vec<(Origin, bool)>>;
 
 /// How a call reads in a message: `mk`, `keys.get`.
 fn call_display(call: &Call) -> String {
@@ -842,18 +846,40 @@ impl<'m> Flow<'m> {
         out
     }
 
-    /// The origins of what the lambda or getter `body` returns, where the body is (the
-    /// caller moves them to the call or read), memoised for the outermost query. A body
-    /// reached again while it is walked (recursion) adds nothing.
-    fn body_origins(&self, body: ScopeId, helpers: &dyn HelperOracle) -> std::rc::Rc<Vec<Origin>> {
+    /// The origins of what the lambda or getter `body` returns, memoised for the outermost
+    /// query, each with whether it is evaluated on every run of the body: inside the body
+    /// and not stored into a field there (a memoising getter). The caller moves those to
+    /// the call or read; the others (a captured local or a field minted once, read by the
+    /// body) stay where they are evaluated. A body reached again while it is walked
+    /// (recursion) adds nothing.
+    fn body_origins(
+        &self,
+        body: ScopeId,
+        helpers: &dyn HelperOracle,
+    ) -> BodyOrigins {
         if let Some(known) = self.body_memo.borrow().get(&body) {
             return known.clone();
         }
         self.body_memo
             .borrow_mut()
             .insert(body, std::rc::Rc::new(Vec::new()));
+        let m = self.model;
         let rets: Vec<ValueId> = self.returns_of(body).collect();
-        let found = std::rc::Rc::new(self.origins_from(&rets, helpers, None));
+        let stored = |o: &Origin| {
+            m.assigns.iter().any(|a| {
+                self.field_names.contains(a.name.as_str())
+                    && m.values[a.value].span.contains(o.span)
+            })
+        };
+        let found: Vec<(Origin, bool)> = self
+            .origins_from(&rets, helpers, None)
+            .into_iter()
+            .map(|o| {
+                let per_run = m.is_within(o.scope, body) && !stored(&o);
+                (o, per_run)
+            })
+            .collect();
+        let found = std::rc::Rc::new(found);
         self.body_memo.borrow_mut().insert(body, found.clone());
         found
     }
@@ -1038,7 +1064,10 @@ impl<'m> Flow<'m> {
                             let inner = self.body_origins(g, helpers);
                             let at = Span::new(*offset, *offset + name.len());
                             let scope = self.scope_at(*offset);
-                            out.extend(inner.iter().cloned().map(|o| {
+                            out.extend(inner.iter().cloned().map(|(o, per_run)| {
+                                if !per_run {
+                                    return o;
+                                }
                                 let location = format!("the getter of `{name}`");
                                 read_through(o, at, name.clone(), scope, location)
                             }));
@@ -1072,7 +1101,10 @@ impl<'m> Flow<'m> {
                         if let Some((l, name)) = self.called_lambda(call) {
                             let inner = self.body_origins(l, helpers);
                             let display = format!("{}()", call_display(call));
-                            out.extend(inner.iter().cloned().map(|o| {
+                            out.extend(inner.iter().cloned().map(|(o, per_run)| {
+                                if !per_run {
+                                    return o;
+                                }
                                 let location = format!("the lambda `{name}`");
                                 read_through(o, call.span, display.clone(), call.scope, location)
                             }));

@@ -522,6 +522,15 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             bd.label
         ));
     }
+    // `Callable.call()` declares `throws Exception`: out of the attempt's `try`, a method
+    // that does not declare it no longer compiles.
+    if m.language == Language::Java
+        && text
+            .get(f.span.start..f.span.end)
+            .is_some_and(|t| t.trim_end().ends_with(".call()"))
+    {
+        return Err("`Callable.call()` declares `throws Exception`: moved before the retry, out of the attempt's `try`, it would not compile unless the method declares it too".to_string());
+    }
     let (insert_at, inline) = insertion_point(ctx, b, bd.owner_call, bd.flavor == "reactive")?;
     let indent: String = if inline {
         String::new()
