@@ -847,16 +847,12 @@ impl<'m> Flow<'m> {
     }
 
     /// The origins of what the lambda or getter `body` returns, memoised for the outermost
-    /// query, each with whether it is evaluated on every run of the body: inside the body
-    /// and not stored into a field there (a memoising getter). The caller moves those to
+    /// query, each with whether it is evaluated on every run of the body: inside a body
+    /// that writes no field (a memoising getter keeps what it made in one). The caller moves those to
     /// the call or read; the others (a captured local or a field minted once, read by the
     /// body) stay where they are evaluated. A body reached again while it is walked
     /// (recursion) adds nothing.
-    fn body_origins(
-        &self,
-        body: ScopeId,
-        helpers: &dyn HelperOracle,
-    ) -> BodyOrigins {
+    fn body_origins(&self, body: ScopeId, helpers: &dyn HelperOracle) -> BodyOrigins {
         if let Some(known) = self.body_memo.borrow().get(&body) {
             return known.clone();
         }
@@ -865,17 +861,18 @@ impl<'m> Flow<'m> {
             .insert(body, std::rc::Rc::new(Vec::new()));
         let m = self.model;
         let rets: Vec<ValueId> = self.returns_of(body).collect();
-        let stored = |o: &Origin| {
-            m.assigns.iter().any(|a| {
-                self.field_names.contains(a.name.as_str())
-                    && m.values[a.value].span.contains(o.span)
-            })
-        };
+        // A body that writes a field keeps what it made there (a memoising getter:
+        // `cached ?: UUID..also { cached = it }`, `if (c == null) c = ..; return c!!`):
+        // nothing it returns is taken as made anew on each run.
+        let memoises = m
+            .assigns
+            .iter()
+            .any(|a| self.field_names.contains(a.name.as_str()) && m.is_within(a.scope, body));
         let found: Vec<(Origin, bool)> = self
             .origins_from(&rets, helpers, None)
             .into_iter()
             .map(|o| {
-                let per_run = m.is_within(o.scope, body) && !stored(&o);
+                let per_run = !memoises && m.is_within(o.scope, body);
                 (o, per_run)
             })
             .collect();
