@@ -697,6 +697,16 @@ impl Stats {
                 ))
             ));
         }
+        let peak = self.phases.iter().filter_map(|(_, _, k)| *k).max();
+        out.push_str(&format!(
+            "idemlint stats: {:<10} {:>8.3} s{}\n",
+            "total",
+            total.as_secs_f64(),
+            peak.map_or(String::new(), |k| format!(
+                "           peak RSS {:.0} MiB",
+                k as f64 / 1024.0
+            ))
+        ));
         out
     }
 }

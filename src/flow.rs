@@ -1214,9 +1214,17 @@ impl<'m> Flow<'m> {
         if call.is_new || call.receiver_call.is_some() {
             return None;
         }
+        // `this.mk()` / `self.mk()` (Kotlin) and `this.keys.get()` (Java) name the
+        // field as the bare name does.
+        let own = |r: &str| matches!(r, "this" | "self");
         let name: &str = match call.receiver.as_deref() {
             None if call.path.len() <= 1 => &call.callee,
-            Some(r) if FUNCTIONAL_METHODS.contains(&call.callee.as_str()) => r,
+            Some(r) if own(r) && !FUNCTIONAL_METHODS.contains(&call.callee.as_str()) => {
+                &call.callee
+            }
+            Some(r) if FUNCTIONAL_METHODS.contains(&call.callee.as_str()) => {
+                r.strip_prefix("this.").unwrap_or(r)
+            }
             _ => return None,
         };
         if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {

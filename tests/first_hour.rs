@@ -611,15 +611,32 @@ fn timings_print_counts_and_phases_on_stderr() {
             "{phase}: {stats:?}"
         );
     }
+    // A total line last: the phases' seconds summed (each printed rounded to 1 ms).
+    let secs = |l: &str| -> f64 {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        words
+            .iter()
+            .position(|w| *w == "s")
+            .and_then(|i| words.get(i.checked_sub(1)?)?.parse().ok())
+            .unwrap_or_else(|| panic!("no seconds in {l:?}"))
+    };
+    let total = stats.last().unwrap();
+    assert!(total.starts_with("idemlint stats: total "), "{stats:?}");
+    let phases: f64 = stats[stats.len() - 6..stats.len() - 1]
+        .iter()
+        .map(|l| secs(l))
+        .sum();
+    assert!((secs(total) - phases).abs() < 0.01, "{stats:?}");
     // Linux has `/proc/self/status`: each phase line ends with the peak RSS so far, which
-    // never falls.
+    // never falls; the total line repeats the highest.
     if cfg!(target_os = "linux") {
         let peaks: Vec<u64> = stats
             .iter()
             .filter_map(|l| l.split("peak RSS ").nth(1))
             .map(|x| x.trim_end_matches(" MiB").parse().unwrap())
             .collect();
-        assert_eq!(peaks.len(), 5, "{stats:?}");
+        assert_eq!(peaks.len(), 6, "{stats:?}");
+        assert_eq!(peaks[5], peaks[4], "{stats:?}");
         assert!(
             peaks.windows(2).all(|w| w[0] <= w[1]) && peaks[0] > 0,
             "{stats:?}"
