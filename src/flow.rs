@@ -1188,9 +1188,12 @@ impl<'m> Flow<'m> {
         let i = self
             .scope_order
             .partition_point(|s| m.scopes[*s].span.start < sp.start);
+        // Only scopes starting inside the declaring type can be its members.
+        let owner_end = m.scopes[binding.scope].span.end;
         let g = self.scope_order[i..]
             .iter()
             .copied()
+            .take_while(|s| m.scopes[*s].span.start < owner_end)
             .find(|s| m.scopes[*s].parent == Some(binding.scope))?;
         let gs = m.scopes[g].span;
         if !matches!(&m.scopes[g].kind, ScopeKind::Function(f) if f.name == "get") {
