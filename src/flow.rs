@@ -192,7 +192,6 @@ pub fn budget_exhausted() -> bool {
     EXHAUSTED.with(|e| e.get())
 }
 
-/// Calls whose lambda argument builds an error, not the value the call yields.
 /// The single abstract methods through which Java and Kotlin code calls a lambda held in
 /// a variable: `java.util.function` (`Supplier.get`, `Function.apply`, `getAsInt`..),
 /// `Callable.call` and Kotlin's `invoke`.
@@ -250,6 +249,7 @@ fn call_display(call: &Call) -> String {
     }
 }
 
+/// Calls whose lambda argument builds an error, not the value the call yields.
 const ERROR_MAPPERS: &[&str] = &[
     "map_err",
     "ok_or_else",
@@ -881,6 +881,28 @@ impl<'m> Flow<'m> {
         found
     }
 
+    /// The origins of running `body` (a lambda or getter) at `span`, in `scope`: those
+    /// every run evaluates moved there ([`read_through`], shown as `display`, from
+    /// `location`), the others as they are ([`Self::body_origins`]).
+    fn run_at(
+        &self,
+        body: ScopeId,
+        helpers: &dyn HelperOracle,
+        span: Span,
+        display: &str,
+        scope: ScopeId,
+        location: &str,
+    ) -> Vec<Origin> {
+        self.body_origins(body, helpers)
+            .iter()
+            .cloned()
+            .map(|(o, per_run)| match per_run {
+                true => read_through(o, span, display.to_string(), scope, location.to_string()),
+                false => o,
+            })
+            .collect()
+    }
+
     fn origins_walk(
         &self,
         values: &[ValueId],
@@ -1058,16 +1080,10 @@ impl<'m> Flow<'m> {
                         // A Kotlin property with a getter (`val key get() = ..`): each
                         // read runs the getter, so what it returns is evaluated here.
                         if let Some(g) = self.getter_of(b) {
-                            let inner = self.body_origins(g, helpers);
                             let at = Span::new(*offset, *offset + name.len());
                             let scope = self.scope_at(*offset);
-                            out.extend(inner.iter().cloned().map(|(o, per_run)| {
-                                if !per_run {
-                                    return o;
-                                }
-                                let location = format!("the getter of `{name}`");
-                                read_through(o, at, name.clone(), scope, location)
-                            }));
+                            let location = format!("the getter of `{name}`");
+                            out.extend(self.run_at(g, helpers, at, name, scope, &location));
                             continue;
                         }
                         if let Some(w) = walk.as_deref_mut()
@@ -1096,15 +1112,11 @@ impl<'m> Flow<'m> {
                         // `Supplier`, `mk.invoke()`): its body runs at the call, so what
                         // it returns is evaluated here, once per call.
                         if let Some((l, name)) = self.called_lambda(call) {
-                            let inner = self.body_origins(l, helpers);
                             let display = format!("{}()", call_display(call));
-                            out.extend(inner.iter().cloned().map(|(o, per_run)| {
-                                if !per_run {
-                                    return o;
-                                }
-                                let location = format!("the lambda `{name}`");
-                                read_through(o, call.span, display.clone(), call.scope, location)
-                            }));
+                            let location = format!("the lambda `{name}`");
+                            out.extend(
+                                self.run_at(l, helpers, call.span, &display, call.scope, &location),
+                            );
                             continue;
                         }
                         if let Some(h) = helpers.fresh(m.language, call) {

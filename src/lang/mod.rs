@@ -22,10 +22,8 @@ pub fn lower(language: Language, text: &str) -> FileModel {
     if language != Language::Rust {
         status_checked_loops(&mut m, text);
         drain_loops(&mut m, text);
-        flag_exits(&mut m, None);
-    } else {
-        flag_exits(&mut m, Some(text));
     }
+    flag_exits(&mut m, language, text);
     normalize_identifiers(&mut m);
     qualify_member_imports(&mut m, &members);
     receiver_types(&mut m, text);
@@ -326,10 +324,10 @@ fn status_checked_loops(m: &mut FileModel, text: &str) {
 /// Sets [`crate::model::LoopInfo::has_exit`] for a `while` / `do` loop whose condition
 /// reads a local that the body assigns outside its `catch` clauses: `while (!done) { try {
 /// charge(); done = true; } catch (e: IOException) { .. } }` ends on success through the
-/// flag instead of a `break`. In Rust (`text` given), which has no `catch` to tell a
+/// flag instead of a `break`. In Rust, which has no `catch` to tell a
 /// failure handler by, only a flag set to a success test counts: `done = res.is_ok();`,
 /// `done = resp.status().is_success();`, or `done = true;` (as in an `Ok(_) =>` arm).
-fn flag_exits(m: &mut FileModel, text: Option<&str>) {
+fn flag_exits(m: &mut FileModel, language: Language, text: &str) {
     let mut exits = Vec::new();
     for (i, s) in m.scopes.iter().enumerate() {
         let crate::model::ScopeKind::Loop(li) = &s.kind else {
@@ -347,13 +345,13 @@ fn flag_exits(m: &mut FileModel, text: Option<&str>) {
                     && !matches!(*w, "true" | "false" | "null" | "this")
             })
             .collect();
-        let success_test = |a: &crate::model::Assign| match text {
-            None => true,
-            Some(t) => {
-                let v = m.values[a.value].span;
-                let v = t.get(v.start..v.end).unwrap_or("").trim();
-                v == "true" || v.ends_with(".is_ok()") || v.ends_with(".is_success()")
-            }
+        let success_test = |a: &crate::model::Assign| {
+            let v = m.values[a.value].span;
+            let v = text.get(v.start..v.end).unwrap_or("").trim();
+            language != Language::Rust
+                || v == "true"
+                || v.ends_with(".is_ok()")
+                || v.ends_with(".is_success()")
         };
         let flagged = m.assigns.iter().any(|a| {
             names.contains(&a.name.as_str())
