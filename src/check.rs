@@ -629,8 +629,8 @@ pub struct Stats {
     /// Files checked in pass 2.
     pub checked: usize,
     /// Wall time per phase, in order, with the process's peak resident set size at the
-    /// phase's end in KiB (`VmHWM` of `/proc/self/status`; `None` where the system has no
-    /// such file).
+    /// phase's end in KiB (the highest `VmHWM` of `/proc/self/status` read so far, so it
+    /// never falls; `None` where the system has no such file).
     pub phases: Vec<(&'static str, std::time::Duration, Option<u64>)>,
     /// With a cache directory ([`Pass1Cache::on_disk`]): pass-1 results found there,
     /// written there, and not written (an I/O error; the run goes on).
@@ -640,7 +640,15 @@ pub struct Stats {
 impl Stats {
     fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
         let now = std::time::Instant::now();
-        self.phases.push((name, now - *since, peak_rss_kib()));
+        // proc(5): the kernel counts RSS per thread and sums lazily, so `VmHWM` read at
+        // two moments can fall by a few hundred KiB. The peak so far is the highest
+        // reading so far.
+        let before = self.phases.iter().filter_map(|(_, _, k)| *k).max();
+        let peak = match (peak_rss_kib(), before) {
+            (Some(k), b) => Some(k.max(b.unwrap_or(0))),
+            (None, b) => b,
+        };
+        self.phases.push((name, now - *since, peak));
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         if std::env::var_os("IDEMLINT_TRACE_HEAP").is_some() {
             // SAFETY: mallinfo2 only reads the allocator's counters.
