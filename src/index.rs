@@ -4564,6 +4564,11 @@ impl ProjectIndex {
             .is_some_and(|v| v.iter().any(|p| !p.is_empty()))
     }
 
+    /// The `i`-th declaration of `name` mints a key, in the fixpoint's state.
+    pub(crate) fn mints_at(&self, name: &str, i: usize) -> Option<&MintInfo> {
+        self.mints.get(name)?.get(i)?.as_deref()
+    }
+
     pub fn is_mint_name(&self, name: &str) -> bool {
         self.with_mints.contains(name)
     }

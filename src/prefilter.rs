@@ -753,10 +753,23 @@ fn is_space(b: u8) -> bool {
 /// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
-    // The word before, across whitespace.
+    // The word before, across whitespace and across whole lines that hold only a line
+    // comment (`// known endpoint` above `assertThat(`): such a line is no context, and
+    // its `//` cannot be inside a literal, since a literal would start the line. A line
+    // with code before its comment stays unclear (below).
     let mut i = start;
-    while i > 0 && is_space(bytes[i - 1]) {
-        i -= 1;
+    loop {
+        while i > 0 && is_space(bytes[i - 1]) {
+            i -= 1;
+        }
+        if !bytes[i..start].contains(&b'\n') {
+            break;
+        }
+        let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
+        if !bytes[line_start..i].trim_ascii_start().starts_with(b"//") {
+            break;
+        }
+        i = line_start;
     }
     let before = if i > 0 { bytes[i - 1] } else { b'\n' };
     let mut w = i;
@@ -792,6 +805,8 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         // A block comment's inner line (` * text`), or an operand of `*` (times, a
         // Kotlin spread): never a declaration's name.
         b'*' => return false,
+        // A lambda's arrow (`forEach { (a, b) ->` then `check(a)`): a body starts.
+        b'>' if i >= 2 && bytes[i - 2] == b'-' => return false,
         // `fun Recv.name`, `val Recv.name`: a Kotlin extension's header, whose receiver
         // type may span lines and hold generics (`fun<T>\n  List<T>.name`).
         b'.' => return extension_header_before(bytes, i - 1),
@@ -2130,7 +2145,12 @@ pub fn demanded_names<'a>(
             };
             eprintln!(
                 "demand: key name {n}: mints {:?}, key params {:?}, reads header {:?}",
-                why(&|f| f.mints.is_some() || !f.rare().mint_via_fresh.is_empty()),
+                (0..decls.len()).find_map(|i| index.mints_at(n, i).map(|m| (
+                    decls[i].location(),
+                    &m.source,
+                    &m.location,
+                    m.kind
+                ))),
                 why(&|f| !f.key_params.is_empty()),
                 why(&|f| f.reads_key_header),
             );
@@ -2462,6 +2482,22 @@ mod tests {
             "fun // retried *\nresilient(block: () -> T): T",
             "resilient"
         ));
+        // A lambda's arrow starts a body, not a declaration; generics still may.
+        assert!(!decl(
+            "xs.forEach { (a, b) ->\n  assertThat(a)",
+            "assertThat"
+        ));
+        assert!(!decl("Runnable r = () -> mint();", "mint"));
+        assert!(decl("fun <T>\n  mint(x: T) = x", "mint"));
+        // A line that holds only a comment is skipped: what comes before it decides.
+        assert!(!decl(
+            "  )\n  // a known endpoint\n  assertThat(x)",
+            "assertThat"
+        ));
+        assert!(!decl("  f(a)\n  // one\n\n  // two\n  check(x)", "check"));
+        assert!(decl("  static String\n  // one\n  mint() {", "mint"));
+        assert!(decl("fun\n// one\nmint() = 1", "mint"));
+        assert!(decl("// the first line\nmint() {", "mint"));
     }
 
     #[test]
