@@ -2034,6 +2034,11 @@ pub fn demanded_names<'a>(
     }
     for d in demands.clone() {
         let before = trace.then_some((out.decls.len(), out.typed.len(), combinators.len()));
+        let decls_before = if trace {
+            out.decls.clone()
+        } else {
+            BTreeSet::new()
+        };
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
@@ -2107,10 +2112,11 @@ pub fn demanded_names<'a>(
             && (out.decls.len(), out.typed.len(), combinators.len()) != (a, b, c)
         {
             eprintln!(
-                "demand: {} asks: decls {} -> {}, typed {} -> {}, combinators {} -> {}",
+                "demand: {} asks: decls {} -> {} (new: {:?}), typed {} -> {}, combinators {} -> {}",
                 d.path,
                 a,
                 out.decls.len(),
+                out.decls.difference(&decls_before).collect::<Vec<_>>(),
                 b,
                 out.typed.len(),
                 c,
