@@ -2803,7 +2803,9 @@ fn normalized(s: &str) -> String {
 /// Test, example and benchmark code: a file under a Gradle/Maven test source set
 /// (`src/test/`, `src/androidTest/`, `src/testFixtures/`, `src/integrationTest/`,
 /// `src/jvmTest/`, `src/it/`), or a `tests/`, `test/`, `benches/` or `examples/`
-/// directory (Cargo's test, bench and example targets; plain JVM layouts). Production
+/// directory (Cargo's test, bench and example targets; plain JVM layouts) above any
+/// source set's language root (`src/main/java/com/acme/tests/` is a package named
+/// `tests` in production code, not a test directory). Production
 /// code cannot call into it: Gradle and Maven compile the main source set without the
 /// test one, and Cargo's library target does not see its test, bench or example targets.
 pub fn is_test_source(path: &str) -> bool {
@@ -2827,19 +2829,34 @@ fn test_layout(path: &str, examples: bool) -> bool {
             return true;
         }
         if seg == "src"
-            && dirs.peek().is_some_and(|set| {
-                set.ends_with("Test")
-                    || *set == "it"
-                    || set
-                        .strip_prefix("test")
-                        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
-            })
+            && let Some(set) = dirs.peek()
         {
-            return true;
+            if set.ends_with("Test")
+                || *set == "it"
+                || set
+                    .strip_prefix("test")
+                    .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
+            {
+                return true;
+            }
+            // `src/main/java/`, `src/jvmMain/kotlin/`: a Gradle/Maven source set's
+            // language root. What follows is the package's directories, whose names say
+            // nothing of the layout (`com/playtomic/tests/wallet` is production code).
+            let mut ahead = dirs.clone();
+            ahead.next();
+            if ahead
+                .next()
+                .is_some_and(|root| JVM_SOURCE_ROOTS.contains(&root))
+            {
+                return false;
+            }
         }
     }
     false
 }
+
+/// The language roots of a Gradle/Maven source set (`src/<set>/<root>/`).
+const JVM_SOURCE_ROOTS: &[&str] = &["java", "kotlin", "groovy", "scala"];
 
 /// Whether `caller` can call `d`: the same language family, and test code only from
 /// test code (see [`is_test_source`]).
@@ -4785,6 +4802,8 @@ mod tests {
             "crate/tests/retry.rs",
             "crate/benches/b.rs",
             "crate/examples/event.rs",
+            "tests/e2e/src/main/java/a/B.java",
+            "svc/src/test/java/com/acme/main/B.java",
         ] {
             assert!(is_test_source(p), "{p}");
         }
@@ -4794,6 +4813,9 @@ mod tests {
             "crate/src/lib.rs",
             "crate/src/testing_utils.rs",
             "svc/src/main/java/contest/Entry.java",
+            // Packages named `test(s)` inside a main source set are production code.
+            "svc/src/main/java/com/acme/tests/wallet/Pay.java",
+            "mpp/src/commonMain/kotlin/org/test/Key.kt",
         ] {
             assert!(!is_test_source(p), "{p}");
         }

@@ -1242,6 +1242,71 @@ public class RefundRequestBuilder {
     );
 }
 
+/// A package named `tests` inside a main source set (`src/main/java/com/acme/tests/`) is
+/// production code: only the directories above the source set's language root say what
+/// the layout is (a corpus project's `com.playtomic.tests.wallet` hid its findings).
+#[test]
+fn packages_named_tests_in_main_sources_are_production_code() {
+    let service = r#"package com.acme.tests.pay;
+
+import org.springframework.retry.annotation.Retryable;
+
+public class RefundService {
+    private final RefundRequestBuilder requestBuilder = new RefundRequestBuilder();
+
+    @Retryable
+    public void refund(String id) {
+        requestBuilder.build();
+    }
+}
+"#;
+    let builder = r#"package com.acme.tests.pay;
+
+import java.util.UUID;
+
+public class RefundRequestBuilder {
+    private String idempotencyKey;
+
+    public RefundRequestBuilder build() {
+        this.idempotencyKey = UUID.randomUUID().toString();
+        return this;
+    }
+}
+"#;
+    let files = [
+        (
+            "src/main/java/com/acme/tests/pay/RefundService.java",
+            service,
+        ),
+        (
+            "src/main/java/com/acme/tests/pay/RefundRequestBuilder.java",
+            builder,
+        ),
+    ];
+    let dir = project("tests_package_in_main", &files);
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/main/java/com/acme/tests/pay/RefundService.java".to_string(),
+            10,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+    // The builder in the test source set stays invisible to production code.
+    let files = [
+        (
+            "src/main/java/com/acme/tests/pay/RefundService.java",
+            service,
+        ),
+        (
+            "src/test/java/com/acme/tests/pay/RefundRequestBuilder.java",
+            builder,
+        ),
+    ];
+    let dir = project("tests_package_in_test", &files);
+    assert_eq!(findings(&dir), Vec::<(String, u64, String)>::new());
+}
+
 /// A paced loop in test or benchmark code (a load test's signal sender) runs in one
 /// process, not on every replica: `unlocked-scheduled-job` is a production-code rule. The
 /// same loop under `src/` or in an example program (which users copy) is reported.
