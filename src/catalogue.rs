@@ -81,6 +81,11 @@ pub struct CallMatch {
     /// The lower-cased receiver text contains one of these.
     #[serde(default)]
     pub receiver_contains: Vec<String>,
+    /// The receiver's last segment (as for `receiver`), lower-cased with `_` and `-`
+    /// removed ([`normalize_name`]), is none of these: the entry does not apply to such a
+    /// receiver (`idempotencykey`: `idempotencyKey.get()` unwraps the key itself).
+    #[serde(default)]
+    pub receiver_not: Vec<String>,
     #[serde(default)]
     pub free: bool,
     /// Only constructor invocations (`new Date()`, Kotlin `Date()`).
@@ -114,10 +119,21 @@ impl CallMatch {
         if self.max_args.is_some_and(|m| call.args.len() > m) {
             return false;
         }
-        if self.receiver.is_empty() && self.receiver_contains.is_empty() {
+        if self.receiver.is_empty()
+            && self.receiver_contains.is_empty()
+            && self.receiver_not.is_empty()
+        {
             return true;
         }
         let receiver = receiver_text(call);
+        if let Some(r) = receiver.as_deref()
+            && !self.receiver_not.is_empty()
+        {
+            let last = normalize_name(last_segment(r));
+            if self.receiver_not.contains(&last) {
+                return false;
+            }
+        }
         if !self.receiver.is_empty() {
             match receiver.as_deref() {
                 None => {
@@ -434,6 +450,7 @@ impl BoundaryEntry {
             && self.call.callee.is_empty()
             && self.call.receiver.is_empty()
             && self.call.receiver_contains.is_empty()
+            && self.call.receiver_not.is_empty()
             && self.imports.is_empty()
     }
 
@@ -637,6 +654,7 @@ pub const CALL_KEYS: &[&str] = &[
     "callee_glob",
     "receiver",
     "receiver_contains",
+    "receiver_not",
     "free",
     "new",
     "max_args",

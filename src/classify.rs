@@ -698,6 +698,9 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         }
                         if model.language == Language::Rust {
                             format!("`{} {}` retry loop", l.keyword, h)
+                        } else if l.keyword == "do" {
+                            // Its condition comes last: `do { … } while (++tries < 3)`.
+                            format!("`do … while ({h})` retry loop")
                         } else {
                             format!("`{} ({})` retry loop", l.keyword, h)
                         }

@@ -2831,11 +2831,15 @@ fn test_layout(path: &str, examples: bool) -> bool {
         if seg == "src"
             && let Some(set) = dirs.peek()
         {
-            if set.ends_with("Test")
-                || *set == "it"
-                || set
-                    .strip_prefix("test")
-                    .is_some_and(|r| r.is_empty() || r.starts_with(char::is_uppercase))
+            // `test`, `testFixtures`, `jvmTest`, `integrationTest`, and build-variant
+            // sets such as `androidTestDebug` or `testRelease`: the word `test` starts
+            // the name or `Test` starts a camel-case part of it.
+            let word_at = |at: usize| {
+                set[at + 4..].is_empty() || set[at + 4..].starts_with(char::is_uppercase)
+            };
+            if *set == "it"
+                || set.starts_with("test") && word_at(0)
+                || set.match_indices("Test").any(|(at, _)| word_at(at))
             {
                 return true;
             }
@@ -4804,6 +4808,8 @@ mod tests {
             "crate/examples/event.rs",
             "tests/e2e/src/main/java/a/B.java",
             "svc/src/test/java/com/acme/main/B.java",
+            "app/src/androidTestDebug/java/com/acme/tests/Keys.java",
+            "app/src/testRelease/kotlin/a/K.kt",
         ] {
             assert!(is_test_source(p), "{p}");
         }
@@ -4816,6 +4822,7 @@ mod tests {
             // Packages named `test(s)` inside a main source set are production code.
             "svc/src/main/java/com/acme/tests/wallet/Pay.java",
             "mpp/src/commonMain/kotlin/org/test/Key.kt",
+            "app/src/latestApi/java/a/B.java",
         ] {
             assert!(!is_test_source(p), "{p}");
         }

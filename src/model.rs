@@ -223,6 +223,41 @@ pub struct LoopInfo {
     pub drains: bool,
 }
 
+/// Whether a loop condition (lower-cased) tests a response for a failure: a status or
+/// code compared against an error value (`statusCode() >= 500`, `code == 503`,
+/// `status != 200`), a server-error predicate (`is5xxServerError()`,
+/// `is_server_error()`), or a negated success test (`!resp.isSuccessful`). A test for a
+/// pending status (`== 202`) or a job state (`status != DONE`) is not one: those loops
+/// poll, they do not retry.
+fn failure_status_test(h: &str) -> bool {
+    let h: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    const PREDICATES: [&str; 4] = [
+        "is5xx",
+        "isservererror",
+        "is_server_error",
+        "is4xxclienterror",
+    ];
+    if PREDICATES.iter().any(|w| h.contains(w)) {
+        return true;
+    }
+    // `!resp.isSuccessful`, `!response.status().is_success()`: the operand of the `!`
+    // runs from it to the predicate through names, dots, calls and `?`.
+    for w in ["issuccess", "is_success"] {
+        for (at, _) in h.match_indices(w) {
+            let before =
+                h[..at].trim_end_matches(|c: char| c.is_alphanumeric() || "_.()?$".contains(c));
+            if before.ends_with('!') {
+                return true;
+            }
+        }
+    }
+    const FAILURES: [&str; 14] = [
+        ">=500", ">499", ">=400", ">399", ">=300", ">299", "==500", "==502", "==503", "==504",
+        "==429", "!=200", "<200", "!=ok",
+    ];
+    (h.contains("status") || h.contains("code")) && FAILURES.iter().any(|w| h.contains(w))
+}
+
 /// Words that name attempts in a loop header.
 const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
 
@@ -254,7 +289,11 @@ impl LoopInfo {
                 return false;
             }
         }
-        !self.drains && self.handles_error && (self.has_exit || hint)
+        // A `while`/`do` whose condition tests the last response for a failure status
+        // (`while (resp == null || resp.statusCode() >= 500 && tries < 3)`) goes round
+        // again on a failure and leaves on success through the condition itself.
+        let status = matches!(self.keyword.as_str(), "while" | "do") && failure_status_test(&h);
+        !self.drains && (self.handles_error || status) && (self.has_exit || hint || status)
     }
 
     /// A range or C-style header: `0..3`, `1..=max`, `until`, `downTo`, `for (;;)`.
@@ -885,5 +924,45 @@ impl ScopeLookup {
         let mid = (lo + hi) / 2;
         self.rightmost_above(2 * node + 1, mid, hi, limit, offset)
             .or_else(|| self.rightmost_above(2 * node, lo, mid, limit, offset))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn while_loop(keyword: &str, header: &str) -> LoopInfo {
+        LoopInfo {
+            keyword: keyword.to_string(),
+            header: header.to_string(),
+            ..LoopInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_condition_testing_for_a_failure_status_retries() {
+        for (k, h) in [
+            (
+                "while",
+                "resp == null || (resp.statusCode() >= 500 && tries < 3)",
+            ),
+            ("do", "resp.statusCode() >= 500 && tries < 3"),
+            ("while", "!resp.isSuccessful && n < 3"),
+            ("while", "response.code == 503"),
+            ("while", "!response.status().is_success()"),
+            ("while", "status.is5xxServerError()"),
+        ] {
+            assert!(while_loop(k, h).is_retry(), "{k} ({h})");
+        }
+        for (k, h) in [
+            // Polling a pending request or a job's state is not a retry.
+            ("while", "resp.statusCode() == 202"),
+            ("while", "job.getStatus() != Status.DONE"),
+            ("while", "page != null && resp.isSuccessful()"),
+            // A `for` over items stays what it was.
+            ("for", "Order o : orders"),
+        ] {
+            assert!(!while_loop(k, h).is_retry(), "{k} ({h})");
+        }
     }
 }

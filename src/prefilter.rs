@@ -754,9 +754,11 @@ fn is_space(b: u8) -> bool {
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
     // The word before, across whitespace and across whole lines that hold only a line
-    // comment (`// known endpoint` above `assertThat(`): such a line is no context, and
-    // its `//` cannot be inside a literal, since a literal would start the line. A line
-    // with code before its comment stays unclear (below).
+    // comment (`// known endpoint` above `assertThat(`): such a line is no context. Only
+    // a line that surely is one comment is skipped: one holding `*/` or `"""` may end
+    // a block comment or a text block and go on with code (`// old */ static String`),
+    // and a lone CR ends a Java line inside it (JLS 3.4). A line with code before its
+    // comment stays unclear (below).
     let mut i = start;
     loop {
         while i > 0 && is_space(bytes[i - 1]) {
@@ -766,7 +768,12 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
             break;
         }
         let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
-        if !bytes[line_start..i].trim_ascii_start().starts_with(b"//") {
+        let line = bytes[line_start..i].trim_ascii_start();
+        if !line.starts_with(b"//")
+            || memchr::memmem::find(line, b"*/").is_some()
+            || memchr::memmem::find(line, b"\"\"\"").is_some()
+            || line.contains(&b'\r')
+        {
             break;
         }
         i = line_start;
@@ -2504,6 +2511,18 @@ mod tests {
         assert!(decl("  static String\n  // one\n  mint() {", "mint"));
         assert!(decl("fun\n// one\nmint() = 1", "mint"));
         assert!(decl("// the first line\nmint() {", "mint"));
+        // A comment line that may close a block comment or a text block, or that a lone
+        // CR ends, is not skipped (what follows on it may be code).
+        assert!(decl(
+            "  /* helpers (\n  // legacy */ static String\n  mint() {",
+            "mint"
+        ));
+        assert!(decl("/* a (\n// b */ fun\nmint() = 1", "mint"));
+        assert!(decl(
+            "  s = \"\"\"\n  call(\n  // x \"\"\"; static String\n  mint() {",
+            "mint"
+        ));
+        assert!(decl("  f(\n  // note\r  static String\n  mint() {", "mint"));
     }
 
     #[test]
