@@ -1831,6 +1831,7 @@ impl Rounds<'_> {
         let mut asked: BTreeSet<String> = Default::default();
         let mut asked_decls: BTreeSet<String> = Default::default();
         let mut asked_pairs: BTreeSet<(String, String)> = Default::default();
+        let mut asked_named_for: BTreeSet<(String, String)> = Default::default();
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         loop {
             let t0 = std::time::Instant::now();
@@ -1838,10 +1839,15 @@ impl Rounds<'_> {
             let t1 = std::time::Instant::now();
             // A name scanned for in full has every declaration parsed.
             let complete = |n: &str| asked.contains(n) || asked_decls.contains(n);
+            // A declaration wanted with a type named for a receiver was scanned for.
+            let named_for_done = |c: &str, n: &str| {
+                complete(c) || asked_named_for.contains(&(c.to_string(), n.to_string()))
+            };
             let demand = demanded_names(
                 &self.index,
                 self.parsed.iter().flatten().map(|p| &p.demand),
                 &complete,
+                &named_for_done,
             );
             let deferred = demand.deferred;
             if trace {
@@ -1873,16 +1879,30 @@ impl Rounds<'_> {
                             .any(|s| s.contains(&p.0))
                 })
                 .collect();
-            if names.is_empty() && decls.is_empty() && pairs.is_empty() {
+            // Likewise a declaration wanted with a type named for the receiver.
+            let named_for: BTreeSet<(String, String)> = demand
+                .named_for
+                .into_iter()
+                .filter(|p| {
+                    !asked_named_for.contains(p)
+                        && ![&asked, &asked_decls, &names, &decls]
+                            .iter()
+                            .any(|s| s.contains(&p.0))
+                })
+                .collect();
+            if names.is_empty() && decls.is_empty() && pairs.is_empty() && named_for.is_empty() {
                 break;
             }
             if trace {
-                eprintln!("demand: names {names:?}\n  decls {decls:?}\n  pairs {pairs:?}");
+                eprintln!(
+                    "demand: names {names:?}\n  decls {decls:?}\n  pairs {pairs:?}\n  named for {named_for:?}"
+                );
             }
-            let scan = NameScan::of(&names, &decls, &pairs);
+            let scan = NameScan::of(&names, &decls, &pairs).with_named_for(&named_for);
             asked.extend(names);
             asked_decls.extend(decls);
             asked_pairs.extend(pairs);
+            asked_named_for.extend(named_for);
             let rest = self.unparsed();
             if rest.is_empty() || scan.is_empty() {
                 break;

@@ -73,8 +73,12 @@
 //!   file (parsed) if it has any, else anywhere the callee is a token, through the
 //!   supertypes of the file's types (merged by simple name over every type so named: the
 //!   files declaring those names and, round by round, their supertypes are demanded, so
-//!   the chain the index reads is the whole project's); a receiver naming no
-//!   type under a common or capitalised name, none at all; any other call, anywhere the
+//!   the chain the index reads is the whole project's); a receiver that is not a getter,
+//!   under a common or capitalised name, only in a type named for the receiver (by
+//!   normalised name: equal to a called receiver's method, or containing or contained
+//!   in a named receiver), so in files with the callee and a type-declaring keyword (or
+//!   Rust `impl` self type) followed by such a name ([`Demand::named_for`], anything
+//!   unclear a yes); any other call, anywhere the
 //!   callee is a token. So every candidate of the whole project is in P, and the
 //!   candidates in P are those of the whole project. (The answer counts the fresh
 //!   candidates: all of them fresh is a finding, some of them an ambiguous finding at a
@@ -90,7 +94,12 @@
 //!   candidates are fresh, `ProjectIndex::narrowed_fresh`), a settled candidate in a
 //!   narrowing that can only grow ([`narrowed_settled`]); its state is "not fresh" in
 //!   every project containing P (one non-fresh declaration defeats each unanimity), so a
-//!   call followed through `fresh_via` that is settled so needs no more declarations. A
+//!   call followed through `fresh_via` that is settled so needs no more declarations
+//!   than its narrowing's (for a receiver of the kind above, the files that may declare
+//!   a type named for it). A followed call of a common name through such a receiver
+//!   is answered only when it has a candidate (`ProjectIndex::ref_fresh`): the files
+//!   that may declare one are scanned for first, and the name's declarations only once
+//!   one is parsed. A
 //!   call of a name scanned for in full in an earlier round (every declaration of it is
 //!   in P) with no fitting declaration is never fresh, so it is settled too
 //!   (`none_fit`: `Some(..)`, `Ok(..)`). A followed call whose candidates are parsed and
@@ -711,6 +720,9 @@ pub struct NameScan {
     ac: Option<AhoCorasick>,
     /// Languages whose every file matches (a synthetic callee is among the names).
     all_of: Vec<Language>,
+    /// A declared word (index into `words`) wanted in a file that may declare a type named
+    /// for a receiver ([`Demand::named_for`]).
+    named_for: Vec<(usize, String)>,
 }
 
 /// True when the token at `start` may be the name of a Rust function declaration: `fn`
@@ -951,12 +963,141 @@ impl NameScan {
             decl,
             pairs: pair_ids,
             all_of,
+            named_for: Vec::new(),
         }
+    }
+
+    /// Adds [`Demand::named_for`]: a declaration of the first name in a file with an
+    /// identifier normalising to the second.
+    pub fn with_named_for(mut self, named_for: &BTreeSet<(String, String)>) -> NameScan {
+        let wanted: Vec<&(String, String)> = named_for
+            .iter()
+            .filter(|(c, n)| !c.is_empty() && !n.is_empty())
+            .collect();
+        if wanted.is_empty() {
+            return self;
+        }
+        for (c, n) in wanted {
+            let found =
+                (self.alone..self.words.len()).find(|&i| self.words[i] == *c && self.decl[i]);
+            let i = match found {
+                Some(i) => i,
+                None => {
+                    self.words.push(c.clone());
+                    self.decl.push(true);
+                    self.words.len() - 1
+                }
+            };
+            self.named_for.push((i, n.clone()));
+        }
+        self.ac = build_ac(&self.words, false);
+        self
     }
 
     /// True when there is nothing to look for.
     pub fn is_empty(&self) -> bool {
         self.words.is_empty() && self.all_of.is_empty()
+    }
+
+    /// Whether `text` (a file of `language`) may declare a type whose name satisfies
+    /// `spec` ([`Demand::named_for`]: `=n`, the name normalises to `n`; `~n`, either
+    /// normalised name contains the other, as `crate::index::receiver_names_norm`).
+    /// A method's type is the name a Java `class`, `interface`, `enum` or `record`, or a
+    /// Kotlin `class`, `interface` or `object` declares (`Companion` for an unnamed
+    /// companion), or the self type of a Rust `impl` (the tokens after its first `for`
+    /// when it has one, before any `where`) or a Rust `trait`'s name. Conservative: a
+    /// comment or backtick where a name is read, or a comment in an `impl` header, is a
+    /// yes.
+    fn may_declare_type_named(language: Language, text: &[u8], spec: &str) -> bool {
+        let (exact, norm) = match spec.split_at(1) {
+            ("=", n) => (true, n),
+            (_, n) => (false, n),
+        };
+        let fits = |token: &[u8]| -> bool {
+            let t = match std::str::from_utf8(token) {
+                Ok(t) => crate::catalogue::normalize_name(t),
+                Err(_) => return true,
+            };
+            if exact {
+                t == norm
+            } else {
+                crate::index::receiver_names_norm(norm, &t)
+            }
+        };
+        let ident = |b: u8| is_ident_byte(b) || b == b'$' || b >= 0x80;
+        // The identifier tokens of `text[a..b]`.
+        let tokens = |a: usize, b: usize| {
+            let mut out: Vec<(usize, usize)> = Vec::new();
+            let mut i = a;
+            while i < b {
+                if !ident(text[i]) {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < b && ident(text[i]) {
+                    i += 1;
+                }
+                out.push((start, i));
+            }
+            out
+        };
+        let keywords: &[&[u8]] = match language {
+            Language::Rust => &[b"trait"],
+            Language::Java => &[b"class", b"interface", b"enum", b"record"],
+            Language::Kotlin => &[b"class", b"interface", b"object"],
+        };
+        if language == Language::Kotlin
+            && fits(b"Companion")
+            && text.windows(9).any(|w| w == b"companion")
+        {
+            return true;
+        }
+        if language != Language::Rust && text.contains(&b'`') {
+            return true;
+        }
+        let all = tokens(0, text.len());
+        for (k, &(a, b)) in all.iter().enumerate() {
+            let word = &text[a..b];
+            if keywords.contains(&word) {
+                // The next token, with nothing but whitespace before it.
+                let mut j = b;
+                while j < text.len() && is_space(text[j]) {
+                    j += 1;
+                }
+                if text[j..].starts_with(b"/") {
+                    return true;
+                }
+                if let Some(&(c, d)) = all.get(k + 1)
+                    && c == j
+                    && fits(&text[c..d])
+                {
+                    return true;
+                }
+            } else if language == Language::Rust && word == b"impl" {
+                let end = memchr::memchr(b'{', &text[b..]).map_or(text.len(), |e| b + e);
+                let header = &text[b..end];
+                if memchr::memmem::find(header, b"//").is_some()
+                    || memchr::memmem::find(header, b"/*").is_some()
+                {
+                    return true;
+                }
+                let hs: Vec<(usize, usize)> = tokens(b, end);
+                let cut = hs
+                    .iter()
+                    .position(|&(x, y)| &text[x..y] == b"where")
+                    .unwrap_or(hs.len());
+                let hs = &hs[..cut];
+                let from = hs
+                    .iter()
+                    .position(|&(x, y)| &text[x..y] == b"for")
+                    .map_or(0, |f| f + 1);
+                if hs[from..].iter().any(|&(x, y)| fits(&text[x..y])) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// True when `text` contains one of the names as a token (a declared one, for a
@@ -997,10 +1138,13 @@ impl NameScan {
             }
             hit[w] = true;
         }
-        self.pairs
+        if let Some((a, b)) = self.pairs.iter().find(|(a, b)| hit[*a] && hit[*b]) {
+            return Some(format!("{}+{}", self.words[*a], self.words[*b]));
+        }
+        self.named_for
             .iter()
-            .find(|(a, b)| hit[*a] && hit[*b])
-            .map(|(a, b)| format!("{}+{}", self.words[*a], self.words[*b]))
+            .find(|(a, n)| hit[*a] && Self::may_declare_type_named(language, bytes, n))
+            .map(|(a, n)| format!("{}+type{n}", self.words[*a]))
     }
 }
 
@@ -1543,6 +1687,14 @@ pub struct Demand {
     /// A call through a receiver of a declared type resolves to declarations in that type
     /// or in a type that lists it as a supertype: such a file has both tokens.
     pub typed: BTreeSet<(String, String)>,
+    /// A call whose candidates are the declarations in types named for its receiver, and
+    /// only those ([`named_for_of`]): a file that declares the callee and may declare
+    /// such a type ([`NameScan`]). The second string is `=n` (a receiver that is a call,
+    /// `UUID.randomUUID().toString()`: a type whose normalised name is `n`,
+    /// `crate::index::getter_names_type`) or `~n` (a named receiver: a type whose
+    /// normalised name contains `n` or is contained in it,
+    /// `crate::index::receiver_names_norm`).
+    pub named_for: BTreeSet<(String, String)>,
     /// Some name was held back this round (see [`demanded_names`]): another round is
     /// needed once the names in `names` and `decls` are scanned for, even if that scan
     /// parses no file.
@@ -1821,6 +1973,7 @@ fn resolve_call<'a>(
         Nothing,
         Name,
         Typed(String),
+        NamedFor(String),
     }
     let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
     let decls: &[FnDecl] = index
@@ -1927,6 +2080,11 @@ fn resolve_call<'a>(
                         return Vec::new();
                     }
                     (Want::Name, true)
+                } else if let Some(spec) = named_for_of(c) {
+                    // Only declarations in a type named for the receiver are candidates
+                    // (no fallback to every declaration of the name): the files that
+                    // declare the callee and may declare such a type.
+                    (Want::NamedFor(spec), true)
                 } else if decls
                     .iter()
                     .any(|d| fits(d) && !d.type_name.is_empty() && names_type(d))
@@ -1957,6 +2115,9 @@ fn resolve_call<'a>(
         }
         Want::Typed(t) => {
             out.typed.insert((c.callee.to_string(), t));
+        }
+        Want::NamedFor(t) => {
+            out.named_for.insert((c.callee.to_string(), t));
         }
     }
     cands
@@ -2021,6 +2182,7 @@ pub fn demanded_names<'a>(
     index: &ProjectIndex,
     demands: impl Iterator<Item = &'a FileDemand> + Clone,
     complete: &dyn Fn(&str) -> bool,
+    named_for_done: &dyn Fn(&str, &str) -> bool,
 ) -> Demand {
     let mut out = Demand {
         names: index.key_names().map(str::to_string).collect(),
@@ -2200,6 +2362,25 @@ pub fn demanded_names<'a>(
                 continue;
             }
             let (n, args, jvm, via) = item;
+            // A name common on library types called through a receiver that is a call
+            // (`UUID.randomUUID().toString()`): the index answers it only when some
+            // declaration lies in a type named for the receiver's method
+            // (`ProjectIndex::ref_fresh` wants a candidate), so the name's other
+            // declarations matter only once such a one is seen: the files that may
+            // declare one are scanned for first ([`Demand::named_for`]).
+            if let Some((r, p)) = via
+                && !complete(n)
+                && crate::index::COMMON_NAMES.contains(&n)
+                && let Some(norm) = named_for_of(r)
+            {
+                if !named_for_done(n, &norm) {
+                    out.named_for.insert((n.to_string(), norm));
+                    continue;
+                }
+                if index.candidates_of_ref(r, p).is_empty() {
+                    continue;
+                }
+            }
             if let (Some(a), Some(j), Some(_)) = (args, jvm, via)
                 && none_fit(index, complete, n, a, j)
             {
@@ -2229,9 +2410,12 @@ pub fn demanded_names<'a>(
                     .as_deref()
                     .map(|t| t.rsplit('.').next().unwrap_or(t))
                     .filter(|t| !t.is_empty() && t.bytes().all(is_ident_byte));
-                match t {
-                    Some(t) => out.typed.insert((n.to_string(), t.to_string())),
-                    None => out.decls.insert(n.to_string()),
+                match (t, named_for_of(r)) {
+                    (Some(t), _) => out.typed.insert((n.to_string(), t.to_string())),
+                    (None, Some(spec)) if !complete(n) => {
+                        out.named_for.insert((n.to_string(), spec))
+                    }
+                    _ => out.decls.insert(n.to_string()),
                 };
                 push_candidates_fresh_via(index, n, r, p, &mut fresh);
                 continue;
@@ -2333,6 +2517,7 @@ pub fn demanded_names<'a>(
     out.names.remove("");
     out.decls.remove("");
     out.typed.retain(|(c, _)| !c.is_empty());
+    out.named_for.retain(|(c, _)| !c.is_empty());
     // A synthetic callee matches files without its token: wanted by name instead.
     let synthetic: Vec<(String, String)> = out
         .typed
@@ -2344,12 +2529,60 @@ pub fn demanded_names<'a>(
         out.typed.remove(&p);
         out.decls.insert(p.0);
     }
+    let synthetic: Vec<(String, String)> = out
+        .named_for
+        .iter()
+        .filter(|(c, _)| SYNTHETIC_CALLEES.iter().any(|(n, _)| n == c))
+        .cloned()
+        .collect();
+    for p in synthetic {
+        out.named_for.remove(&p);
+        out.decls.insert(p.0);
+    }
     let names = &out.names;
     out.decls.retain(|n| !names.contains(n));
     let decls = &out.decls;
     out.typed
         .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
+    out.named_for
+        .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
     out
+}
+
+/// The method name of a recorded call receiver (`randomUUID()` → `randomUUID`).
+fn name_of_call(last: &str) -> &str {
+    last.split('(').next().unwrap_or(last).trim()
+}
+
+/// When the index resolves the recorded call `r` to the declarations in types named
+/// for its receiver and to nothing else (`ProjectIndex::candidates_of`: a receiver with
+/// no declared type, not `this`/`self`, that is not a getter, under a name that never
+/// resolves by name alone or a capitalised receiver), what such a type's name must be,
+/// as [`Demand::named_for`] spells it: `=n` for a receiver that is a call, `~n` for a
+/// named one. `None` for any other call.
+fn named_for_of(r: &CallRef) -> Option<String> {
+    if r.receiver_type.is_some() {
+        return None;
+    }
+    let recv = r.receiver.as_deref()?.trim();
+    if matches!(recv, "this" | "self" | "super" | "Self") || recv.starts_with('.') {
+        return None;
+    }
+    let last = crate::catalogue::last_segment(recv);
+    let untyped_none = crate::index::COMMON_NAMES.contains(&&*r.callee)
+        || last.starts_with(|ch: char| ch.is_uppercase());
+    let getter = last
+        .strip_prefix("get")
+        .is_some_and(|rest| rest.starts_with(|ch: char| ch.is_uppercase()));
+    if !untyped_none || getter {
+        return None;
+    }
+    let norm = crate::catalogue::normalize_name(name_of_call(last));
+    if recv.ends_with(')') {
+        (!norm.is_empty()).then(|| format!("={norm}"))
+    } else {
+        (norm.len() >= 3).then(|| format!("~{norm}"))
+    }
 }
 
 /// Whether an interceptor's case still depends on files not parsed yet: a file that can
@@ -2523,6 +2756,117 @@ mod tests {
             "mint"
         ));
         assert!(decl("  f(\n  // note\r  static String\n  mint() {", "mint"));
+    }
+
+    #[test]
+    fn types_named_for_a_receiver_are_found_where_declared() {
+        let may = |lang: Language, text: &str, spec: &str| {
+            NameScan::may_declare_type_named(lang, text.as_bytes(), spec)
+        };
+        // Exact (a receiver that is a call): the declared type's normalised name.
+        assert!(may(
+            Language::Java,
+            "public final class RandomUuid {",
+            "=randomuuid"
+        ));
+        assert!(may(
+            Language::Java,
+            "@interface Random_UUID {}",
+            "=randomuuid"
+        ));
+        assert!(!may(
+            Language::Java,
+            "class Charge { String toString() { return randomUuid; } }",
+            "=randomuuid"
+        ));
+        // Either name containing the other (a named receiver).
+        assert!(may(
+            Language::Kotlin,
+            "data class Value(val v: Int)",
+            "~fromvalueopt"
+        ));
+        assert!(may(
+            Language::Kotlin,
+            "object FromValueOptions {",
+            "~fromvalueopt"
+        ));
+        assert!(!may(Language::Kotlin, "object : Value {", "~fromvalueopt"));
+        // An unnamed Kotlin companion is `Companion`.
+        assert!(may(
+            Language::Kotlin,
+            "companion object {",
+            "~companionkeys"
+        ));
+        // Rust: the self type of an `impl` (after its `for`), or a trait.
+        assert!(!may(
+            Language::Rust,
+            "impl FromValueOpt for Charge {",
+            "~fromvalueopt"
+        ));
+        assert!(may(
+            Language::Rust,
+            "impl<T> FromValueOpt for Option<T> {",
+            "~optional"
+        ));
+        assert!(may(Language::Rust, "impl FromValueOpt {", "~fromvalueopt"));
+        assert!(may(
+            Language::Rust,
+            "pub trait FromValueOpt: Sized {",
+            "~fromvalueopt"
+        ));
+        assert!(may(
+            Language::Rust,
+            "impl<F: for<'a> Fn(&'a str)> Tr for FromValueOpt {",
+            "~fromvalueopt"
+        ));
+        assert!(!may(
+            Language::Rust,
+            "impl Charge where T: for<'a> FromValueOpt<'a> {",
+            "~fromvalueopt"
+        ));
+        // What cannot be read is a yes: a comment where the name is, a backticked name.
+        assert!(may(
+            Language::Java,
+            "class /* x */ RandomUuid {",
+            "=randomuuid"
+        ));
+        assert!(may(
+            Language::Rust,
+            "impl Tr /* for */ for Charge {",
+            "~fromvalueopt"
+        ));
+        assert!(may(
+            Language::Kotlin,
+            "class `Random Uuid` {",
+            "=randomuuid"
+        ));
+    }
+
+    #[test]
+    fn only_receivers_that_decide_the_candidates_are_named_for() {
+        let r = |callee: &str, receiver: Option<&str>, ty: Option<&str>| CallRef {
+            callee: Name::from(callee),
+            arity: 0,
+            receiver: receiver.map(Name::from),
+            receiver_type: ty.map(Name::from),
+        };
+        assert_eq!(
+            named_for_of(&r("toString", Some("randomUUID()"), None)).as_deref(),
+            Some("=randomuuid")
+        );
+        assert_eq!(
+            named_for_of(&r("from_value", Some("FromValueOpt"), None)).as_deref(),
+            Some("~fromvalueopt")
+        );
+        // A name that resolves by name, a getter, `this`, a declared type, a short name.
+        assert_eq!(named_for_of(&r("charge", Some("client"), None)), None);
+        assert_eq!(
+            named_for_of(&r("toString", Some("getClient()"), None)),
+            None
+        );
+        assert_eq!(named_for_of(&r("toString", Some("this"), None)), None);
+        assert_eq!(named_for_of(&r("toString", Some("key"), Some("Key"))), None);
+        assert_eq!(named_for_of(&r("toString", Some("id"), None)), None);
     }
 
     #[test]
