@@ -1809,6 +1809,58 @@ impl Rounds<'_> {
         n
     }
 
+    /// Picks the files to parse for [`crate::prefilter::Demand::sampled`]: for each name,
+    /// the first `sample_size[name]` unparsed files (8 at first, doubling each time the
+    /// name is sampled again) that may declare it. A name whose every such file is
+    /// picked is complete: it joins `asked_decls`.
+    fn sample(
+        &self,
+        sampled: &std::collections::BTreeSet<String>,
+        sample_size: &mut std::collections::BTreeMap<String, usize>,
+        asked_decls: &mut std::collections::BTreeSet<String>,
+        trace: bool,
+    ) -> Vec<usize> {
+        let words: Vec<&String> = sampled.iter().collect();
+        let scan = NameScan::of(&Default::default(), sampled, &Default::default());
+        let candidates = self.candidates;
+        let overlays = self.overlays;
+        let mut hits: Vec<(usize, Vec<usize>)> = self
+            .unparsed()
+            .par_iter()
+            .filter_map(|&i| {
+                let (c, config) = &candidates[i];
+                let text = read_candidate(c, config, overlays[i].as_ref()).ok()?;
+                let w = scan.all_matching(c.language, &text);
+                (!w.is_empty()).then_some((i, w))
+            })
+            .collect();
+        hits.sort_by_key(|(i, _)| *i);
+        let mut picked = Vec::new();
+        for (k, name) in words.iter().enumerate() {
+            let size = sample_size.entry((*name).clone()).or_insert(4);
+            *size *= 2;
+            let files: Vec<usize> = hits
+                .iter()
+                .filter(|(_, w)| w.contains(&k))
+                .map(|(i, _)| *i)
+                .collect();
+            if files.len() <= *size {
+                asked_decls.insert((*name).clone());
+            }
+            if trace {
+                eprintln!(
+                    "demand: sample {name}: {} of {} files",
+                    files.len().min(*size),
+                    files.len()
+                );
+            }
+            picked.extend(files.into_iter().take(*size));
+        }
+        picked.sort_unstable();
+        picked.dedup();
+        picked
+    }
+
     /// Brings the index up to date with the files parsed so far.
     fn update_index(&mut self) {
         if update_index(&mut self.index, &mut self.parsed) {
@@ -1832,6 +1884,8 @@ impl Rounds<'_> {
         let mut asked_decls: BTreeSet<String> = Default::default();
         let mut asked_pairs: BTreeSet<(String, String)> = Default::default();
         let mut asked_named_for: BTreeSet<(String, String)> = Default::default();
+        // How many declarations of a sampled name the next sample parses.
+        let mut sample_size: std::collections::BTreeMap<String, usize> = Default::default();
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         loop {
             let t0 = std::time::Instant::now();
@@ -1890,7 +1944,21 @@ impl Rounds<'_> {
                             .any(|s| s.contains(&p.0))
                 })
                 .collect();
-            if names.is_empty() && decls.is_empty() && pairs.is_empty() && named_for.is_empty() {
+            let sampled: BTreeSet<String> = demand
+                .sampled
+                .into_iter()
+                .filter(|n| {
+                    ![&asked, &asked_decls, &names, &decls]
+                        .iter()
+                        .any(|s| s.contains(n))
+                })
+                .collect();
+            if names.is_empty()
+                && decls.is_empty()
+                && pairs.is_empty()
+                && named_for.is_empty()
+                && sampled.is_empty()
+            {
                 break;
             }
             if trace {
@@ -1904,11 +1972,25 @@ impl Rounds<'_> {
             asked_pairs.extend(pairs);
             asked_named_for.extend(named_for);
             let rest = self.unparsed();
-            if rest.is_empty() || scan.is_empty() {
+            if rest.is_empty() || (scan.is_empty() && sampled.is_empty()) {
                 break;
             }
             let t2 = std::time::Instant::now();
-            let n = self.parse_more(&rest, Some(&scan));
+            let mut n = if scan.is_empty() {
+                0
+            } else {
+                self.parse_more(&rest, Some(&scan))
+            };
+            if !sampled.is_empty() {
+                // The first declarations of each sampled name (in discovery order), as
+                // many as its sample size; a name with no more than that is complete.
+                let picked = self.sample(&sampled, &mut sample_size, &mut asked_decls, trace);
+                let picked: Vec<usize> = picked
+                    .into_iter()
+                    .filter(|i| self.parsed[*i].is_none())
+                    .collect();
+                n += self.parse_more(&picked, None);
+            }
             if trace {
                 eprintln!(
                     "demand: round: scanned {} and parsed {n} in {:.3} s",

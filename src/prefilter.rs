@@ -99,10 +99,16 @@
 //!   a type named for it). A followed call of a common name through such a receiver
 //!   is answered only when it has a candidate (`ProjectIndex::ref_fresh`): the files
 //!   that may declare one are scanned for first, and the name's declarations only once
-//!   one is parsed. A
+//!   one is parsed; once they are scanned for and none is, the call is settled
+//!   (`never_a_candidate`). A
 //!   call of a name scanned for in full in an earlier round (every declaration of it is
 //!   in P) with no fitting declaration is never fresh, so it is settled too
-//!   (`none_fit`: `Some(..)`, `Ok(..)`). A followed call whose candidates are parsed and
+//!   (`none_fit`: `Some(..)`, `Ok(..)`). A name followed by name only for the
+//!   unanimity is sampled ([`Demand::sampled`]): the first files (in discovery order)
+//!   that may declare it, twice as many each round while no settled declaration decides
+//!   it, until a sample takes the rest, after which it counts as scanned in full. A
+//!   settled declaration decides the unanimity in every larger project, so sampling,
+//!   like holding back, only delays a demand. A followed call whose candidates are parsed and
 //!   wait only on callees not scanned for yet is held back one round (those callees are
 //!   demanded; [`Demand::deferred`] keeps the rounds going): the candidates may then
 //!   settle it without every declaration of its name. A held-back call whose callees are
@@ -1100,6 +1106,36 @@ impl NameScan {
         false
     }
 
+    /// The words wanted alone that `text` holds as a token (a declared one, for a
+    /// declaration), as indices into the names and declarations [`NameScan::of`] was
+    /// given (names first, in order). For sampling declarations ([`Demand::sampled`]).
+    pub fn all_matching(&self, language: Language, text: &str) -> Vec<usize> {
+        let decoded = java_decoded(language, text);
+        let text = decoded.as_deref().unwrap_or(text);
+        let bytes = text.as_bytes();
+        let Some(ac) = &self.ac else {
+            return Vec::new();
+        };
+        let mut out: Vec<usize> = Vec::new();
+        for m in ac.find_overlapping_iter(bytes) {
+            let w = m.pattern().as_usize();
+            if w >= self.alone || out.contains(&w) || !at_boundaries(bytes, m.start(), m.end()) {
+                continue;
+            }
+            if self.decl[w]
+                && if language == Language::Rust {
+                    !declared_after_fn(bytes, m.start())
+                } else {
+                    !declared_jvm(bytes, m.start(), m.end())
+                }
+            {
+                continue;
+            }
+            out.push(w);
+        }
+        out
+    }
+
     /// True when `text` contains one of the names as a token (a declared one, for a
     /// declaration in a Rust file), or both words of a pair.
     pub fn matches(&self, language: Language, text: &str) -> bool {
@@ -1699,6 +1735,11 @@ pub struct Demand {
     /// needed once the names in `names` and `decls` are scanned for, even if that scan
     /// parses no file.
     pub deferred: bool,
+    /// Followed by name for the fixpoint's unanimity only (a call a candidate returns):
+    /// one declaration that can never be fresh settles the name ([`settled_of`]), so a
+    /// few of its declarations are parsed first and more only while none settles it
+    /// (`check` doubles the sample each round until every declaration is parsed).
+    pub sampled: BTreeSet<String>,
 }
 
 /// Declarations whose fresh-value state is "not fresh" in the fixpoint of every project
@@ -1713,7 +1754,11 @@ pub struct Demand {
 /// order declarations are settled in here).
 type Settled<'a> = foldhash::HashMap<&'a str, Vec<bool>>;
 
-fn settled_of<'a>(index: &'a ProjectIndex, complete: &dyn Fn(&str) -> bool) -> Settled<'a> {
+fn settled_of<'a>(
+    index: &'a ProjectIndex,
+    complete: &dyn Fn(&str) -> bool,
+    named_for_done: &dyn Fn(&str, &str) -> bool,
+) -> Settled<'a> {
     let mut s: Settled = index
         .functions
         .iter()
@@ -1742,7 +1787,8 @@ fn settled_of<'a>(index: &'a ProjectIndex, complete: &dyn Fn(&str) -> bool) -> S
                     continue;
                 }
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != *n).all(|r| {
-                    none_fit(index, complete, &r.callee, r.arity, d.jvm)
+                    never_a_candidate(index, named_for_done, r, &d.path)
+                        || none_fit(index, complete, &r.callee, r.arity, d.jvm)
                         || settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
                             && narrowings
                                 .entry((r, &*d.path))
@@ -2188,7 +2234,7 @@ pub fn demanded_names<'a>(
         names: index.key_names().map(str::to_string).collect(),
         ..Demand::default()
     };
-    let settled = settled_of(index, complete);
+    let settled = settled_of(index, complete, named_for_done);
     let mut types: BTreeSet<&str> = BTreeSet::new();
     let mut fresh: Vec<Follow> = Vec::new();
     // A possible combinator: by name (every declaration), or as a parameter is passed on
@@ -2426,7 +2472,12 @@ pub fn demanded_names<'a>(
             if trace && !out.decls.contains(n) {
                 eprintln!("demand: follow {n}/{args:?} from {:?}", via.map(|v| v.1));
             }
-            out.decls.insert(n.to_string());
+            // A synthetic callee matches every file of its language: wanted in full.
+            if via.is_some() && !complete(n) && !SYNTHETIC_CALLEES.iter().any(|(s, _)| *s == n) {
+                out.sampled.insert(n.to_string());
+            } else {
+                out.decls.insert(n.to_string());
+            }
             for f in index.functions.get(n).into_iter().flatten() {
                 if args.is_some_and(|a| !crate::index::arity_ok(f, a))
                     || jvm.is_some_and(|j| f.jvm != j)
@@ -2438,13 +2489,16 @@ pub fn demanded_names<'a>(
             }
         }
         // A held-back call stays held only while one of its pending callees is scanned for
-        // in full (in `names` or `decls`, which makes it complete next round).
+        // in full (in `names` or `decls`, which makes it complete next round) or sampled
+        // (each sample is larger, so it is settled or complete within a few rounds).
         let mut again = false;
         for (item, pending) in std::mem::take(&mut held) {
-            if pending
-                .iter()
-                .any(|x| out.decls.contains(*x) || out.names.contains(*x))
-            {
+            if pending.iter().any(|x| {
+                out.decls.contains(*x)
+                    || out.names.contains(*x)
+                    || out.sampled.contains(*x)
+                    || out.named_for.iter().any(|(c, _)| c == x)
+            }) {
                 out.deferred = true;
             } else {
                 no_defer.insert(item);
@@ -2546,12 +2600,30 @@ pub fn demanded_names<'a>(
         .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
     out.named_for
         .retain(|(c, _)| !names.contains(c) && !decls.contains(c));
+    out.sampled.remove("");
+    out.sampled
+        .retain(|n| !names.contains(n) && !decls.contains(n));
     out
 }
 
 /// The method name of a recorded call receiver (`randomUUID()` → `randomUUID`).
 fn name_of_call(last: &str) -> &str {
     last.split('(').next().unwrap_or(last).trim()
+}
+
+/// Whether the recorded call `r` (made from `path`) of a common name through a receiver
+/// of [`named_for_of`]'s kind can never be fresh, whatever files are added: the files
+/// that may declare a type named for the receiver were scanned for, and no candidate
+/// is parsed (`ProjectIndex::ref_fresh` answers such a call only from a candidate).
+fn never_a_candidate(
+    index: &ProjectIndex,
+    named_for_done: &dyn Fn(&str, &str) -> bool,
+    r: &CallRef,
+    path: &str,
+) -> bool {
+    crate::index::COMMON_NAMES.contains(&&*r.callee)
+        && named_for_of(r).is_some_and(|spec| named_for_done(&r.callee, &spec))
+        && index.candidates_of_ref(r, path).is_empty()
 }
 
 /// When the index resolves the recorded call `r` to the declarations in types named

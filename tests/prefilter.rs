@@ -1064,6 +1064,38 @@ fn a_call_waiting_only_on_unscanned_names_is_held_back() {
     assert_eq!(with.parsed, 1, "keyed.rs alone");
 }
 
+/// A name followed only for the fixpoint's unanimity (a helper returns its result) is
+/// sampled: its first declarations are parsed, and once one of them can never be fresh
+/// the name is settled, so the rest are not (async-stripe: 8 of 881 `from_value`
+/// declarations). When every declaration of a name returns a fresh value, the samples
+/// grow until all are parsed. Both modes report the same findings.
+#[test]
+fn names_followed_for_unanimity_are_sampled() {
+    let keyed = "use uuid::Uuid;\n\nfn make_key() -> String {\n    render_key()\n}\n\npub async fn charge(client: &reqwest::Client) {\n    for _ in 0..3 {\n        let key = Uuid::new_v4().to_string();\n        if client.post(\"https://api.example.com/charges\").header(\"Idempotency-Key\", key).send().await.is_ok() {\n            break;\n        }\n    }\n    let _ = client.post(\"https://api.example.com/refunds\").header(\"Idempotency-Key\", make_key()).send().await;\n}\n";
+    for (label, body, parsed) in [
+        // Settled by the first sample: 1 + 8 of 13 files.
+        ("settled", "String::new()", 9),
+        // Every declaration is fresh: the samples grow until all of them are parsed.
+        ("fresh", "uuid::Uuid::new_v4().to_string()", 13),
+    ] {
+        let dir = scratch(&format!("prefilter_sampled_{label}"));
+        std::fs::write(dir.join("keyed.rs"), keyed).unwrap();
+        for i in 0..12 {
+            std::fs::write(
+                dir.join(format!("render{i:02}.rs")),
+                format!("pub fn render_key() -> String {{\n    {body}\n}}\n"),
+            )
+            .unwrap();
+        }
+        let (with, without) = assert_same(vec![dir], label);
+        assert_eq!(without.parsed, 13, "{label}");
+        assert_eq!(with.parsed, parsed, "{label}");
+        // The key minted in the retry loop; the refund's is sent once.
+        let lines: Vec<usize> = with.findings.iter().map(|f| f.line).collect();
+        assert_eq!(lines, vec![9], "{label}: {:#?}", findings(&with));
+    }
+}
+
 /// A call through a receiver is settled by a candidate only where pass 2 would take that
 /// candidate too (found by a break-it run): a call receiver (`fastRunner()`) names a type
 /// by the getter's name exactly, not `Runner` by substring; a test-source type does not
