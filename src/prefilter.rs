@@ -1019,86 +1019,118 @@ impl NameScan {
             ("=", n) => (true, n),
             (_, n) => (false, n),
         };
-        let fits = |token: &[u8]| -> bool {
-            let t = match std::str::from_utf8(token) {
-                Ok(t) => crate::catalogue::normalize_name(t),
-                Err(_) => return true,
-            };
+        let Ok(text) = std::str::from_utf8(text) else {
+            return true;
+        };
+        let fits = |token: &str| -> bool {
+            let t = crate::catalogue::normalize_name(token.strip_prefix("r#").unwrap_or(token));
             if exact {
                 t == norm
             } else {
                 crate::index::receiver_names_norm(norm, &t)
             }
         };
-        let ident = |b: u8| is_ident_byte(b) || b == b'$' || b >= 0x80;
-        // The identifier tokens of `text[a..b]`.
-        let tokens = |a: usize, b: usize| {
-            let mut out: Vec<(usize, usize)> = Vec::new();
-            let mut i = a;
-            while i < b {
-                if !ident(text[i]) {
-                    i += 1;
-                    continue;
+        if language == Language::Kotlin && fits("Companion") && text.contains("companion") {
+            return true;
+        }
+        if language != Language::Rust && text.contains('`') {
+            return true;
+        }
+        // Identifier tokens (Unicode letters and digits, `_`, `$`; Rust's `r#` kept on
+        // the token), as byte ranges: any other character, Unicode whitespace and a
+        // byte-order mark included, separates them.
+        let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+        let mut all: Vec<(usize, usize)> = Vec::new();
+        let mut start: Option<usize> = None;
+        for (i, c) in text.char_indices() {
+            match (ident(c), start) {
+                (true, None) => start = Some(i),
+                (false, Some(a)) => {
+                    let raw = c == '#' && &text[a..i] == "r" && language == Language::Rust;
+                    if !raw {
+                        all.push((a, i));
+                        start = None;
+                    }
                 }
-                let start = i;
-                while i < b && ident(text[i]) {
-                    i += 1;
-                }
-                out.push((start, i));
+                _ => {}
             }
-            out
-        };
-        let keywords: &[&[u8]] = match language {
-            Language::Rust => &[b"trait"],
-            Language::Java => &[b"class", b"interface", b"enum", b"record"],
-            Language::Kotlin => &[b"class", b"interface", b"object"],
-        };
-        if language == Language::Kotlin
-            && fits(b"Companion")
-            && text.windows(9).any(|w| w == b"companion")
-        {
-            return true;
         }
-        if language != Language::Rust && text.contains(&b'`') {
-            return true;
+        if let Some(a) = start {
+            all.push((a, text.len()));
         }
-        let all = tokens(0, text.len());
+        let keywords: &[&str] = match language {
+            Language::Rust => &["trait"],
+            Language::Java => &["class", "interface", "enum", "record"],
+            Language::Kotlin => &["class", "interface", "object"],
+        };
+        let bytes = text.as_bytes();
         for (k, &(a, b)) in all.iter().enumerate() {
             let word = &text[a..b];
             if keywords.contains(&word) {
-                // The next token, with nothing but whitespace before it.
+                // The next token, with nothing but ASCII whitespace before it; a comment
+                // or any other character there that is not ASCII is unclear.
+                let Some(&(c, d)) = all.get(k + 1) else {
+                    continue;
+                };
+                let gap = &text[b..c];
+                if gap.contains('/') || !gap.is_ascii() {
+                    return true;
+                }
+                if gap.bytes().all(is_space) && fits(&text[c..d]) {
+                    return true;
+                }
+            } else if language == Language::Rust && word == "impl" {
+                // The header runs to the first `{` outside `<..>`, `(..)` and `[..]`
+                // (a const generic's block is inside them); its self type is after the
+                // first `for` outside them, if any, and before any `where`.
+                let mut depth = 0i32;
+                let mut end = bytes.len();
                 let mut j = b;
-                while j < text.len() && is_space(text[j]) {
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'<' | b'(' | b'[' => depth += 1,
+                        b'>' if j > 0 && matches!(bytes[j - 1], b'-' | b'=') => {}
+                        b'>' | b')' | b']' => depth -= 1,
+                        b'{' if depth <= 0 => {
+                            end = j;
+                            break;
+                        }
+                        _ => {}
+                    }
                     j += 1;
                 }
-                if text[j..].starts_with(b"/") {
-                    return true;
-                }
-                if let Some(&(c, d)) = all.get(k + 1)
-                    && c == j
-                    && fits(&text[c..d])
-                {
-                    return true;
-                }
-            } else if language == Language::Rust && word == b"impl" {
-                let end = memchr::memchr(b'{', &text[b..]).map_or(text.len(), |e| b + e);
                 let header = &text[b..end];
-                if memchr::memmem::find(header, b"//").is_some()
-                    || memchr::memmem::find(header, b"/*").is_some()
-                {
+                if header.contains("//") || header.contains("/*") {
                     return true;
                 }
-                let hs: Vec<(usize, usize)> = tokens(b, end);
+                // Each header token with its depth inside `<..>`, `(..)` and `[..]`.
+                let depth_at = |x: usize| -> i32 {
+                    let mut d = 0;
+                    for j in b..x {
+                        match bytes[j] {
+                            b'<' | b'(' | b'[' => d += 1,
+                            b'>' if matches!(bytes[j - 1], b'-' | b'=') => {}
+                            b'>' | b')' | b']' => d -= 1,
+                            _ => {}
+                        }
+                    }
+                    d
+                };
+                let hs: Vec<(usize, usize, i32)> = all[k + 1..]
+                    .iter()
+                    .take_while(|(x, _)| *x < end)
+                    .map(|&(x, y)| (x, y, depth_at(x)))
+                    .collect();
                 let cut = hs
                     .iter()
-                    .position(|&(x, y)| &text[x..y] == b"where")
+                    .position(|&(x, y, d)| d <= 0 && &text[x..y] == "where")
                     .unwrap_or(hs.len());
                 let hs = &hs[..cut];
                 let from = hs
                     .iter()
-                    .position(|&(x, y)| &text[x..y] == b"for")
+                    .position(|&(x, y, d)| d <= 0 && &text[x..y] == "for")
                     .map_or(0, |f| f + 1);
-                if hs[from..].iter().any(|&(x, y)| fits(&text[x..y])) {
+                if hs[from..].iter().any(|&(x, y, _)| fits(&text[x..y])) {
                     return true;
                 }
             }
@@ -1850,14 +1882,27 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
     }
     let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
     let decls = index.functions.get(&*r.callee);
+    let test = crate::index::is_test_source(path);
+    // As `ProjectIndex::candidates_of` ties the receiver to a type: only declarations
+    // the call can reach (the caller's arity rule, language family, test sources only
+    // for a test), and a called receiver by the getter's name exactly. Without one, the
+    // index falls back to other declarations, which files not parsed yet may add to.
     let typed = r.receiver_type.is_some()
         || r.receiver.as_deref().is_some_and(|x| {
-            let last = crate::catalogue::normalize_name(crate::catalogue::last_segment(x.trim()));
+            let x = x.trim();
+            let last = crate::catalogue::last_segment(x);
+            let last_norm = crate::catalogue::normalize_name(last);
+            let is_call = x.ends_with(')');
             decls.into_iter().flatten().any(|d| {
                 d.jvm == jvm
-                    && crate::index::arity_ok(d, r.arity)
+                    && crate::index::arity_ok_from(d, r.arity, path)
+                    && (test || !d.test_source)
                     && !d.type_name.is_empty()
-                    && crate::index::receiver_names_norm(&last, &d.type_norm)
+                    && if is_call {
+                        crate::index::getter_names_type(last, &d.type_name)
+                    } else {
+                        crate::index::receiver_names_norm(&last_norm, &d.type_norm)
+                    }
             })
         });
     if !typed {
@@ -2911,6 +2956,34 @@ mod tests {
             Language::Kotlin,
             "class `Random Uuid` {",
             "=randomuuid"
+        ));
+        // Found by a break-it run: a const generic's block, a higher-ranked type in the
+        // self type, a raw name, Unicode whitespace and a byte-order mark.
+        assert!(may(
+            Language::Rust,
+            "impl Tr<{ 1 + 1 }> for KeyFactory {",
+            "~keyfactory"
+        ));
+        assert!(may(
+            Language::Rust,
+            "impl KeyFactory<for<'z> fn(&'z u8)> {",
+            "~keyfactory"
+        ));
+        assert!(may(Language::Rust, "pub trait r#IdGen {", "~idgen"));
+        assert!(may(
+            Language::Rust,
+            "impl\u{2028}KeyFactory {",
+            "~keyfactory"
+        ));
+        assert!(may(
+            Language::Kotlin,
+            "\u{feff}object KeyFactory {",
+            "~keyfactory"
+        ));
+        assert!(may(
+            Language::Java,
+            "public class\u{a0}KeyFactory {",
+            "~keyfactory"
         ));
     }
 
