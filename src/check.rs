@@ -1922,37 +1922,25 @@ impl Rounds<'_> {
                 .into_iter()
                 .filter(|n| !asked.contains(n) && !asked_decls.contains(n) && !names.contains(n))
                 .collect();
-            // A pair whose callee was wanted alone already was scanned for then.
+            // A name wanted alone (in full) this round or before covers its pairs, its
+            // declarations with a type named for a receiver, and its samples.
+            let in_full = |n: &String| {
+                [&asked, &asked_decls, &names, &decls]
+                    .iter()
+                    .any(|s| s.contains(n))
+            };
             let pairs: BTreeSet<(String, String)> = demand
                 .typed
                 .into_iter()
-                .filter(|p| {
-                    !asked_pairs.contains(p)
-                        && ![&asked, &asked_decls, &names, &decls]
-                            .iter()
-                            .any(|s| s.contains(&p.0))
-                })
+                .filter(|p| !asked_pairs.contains(p) && !in_full(&p.0))
                 .collect();
-            // Likewise a declaration wanted with a type named for the receiver.
             let named_for: BTreeSet<(String, String)> = demand
                 .named_for
                 .into_iter()
-                .filter(|p| {
-                    !asked_named_for.contains(p)
-                        && ![&asked, &asked_decls, &names, &decls]
-                            .iter()
-                            .any(|s| s.contains(&p.0))
-                })
+                .filter(|p| !asked_named_for.contains(p) && !in_full(&p.0))
                 .collect();
-            let sampled: BTreeSet<String> = demand
-                .sampled
-                .into_iter()
-                .filter(|n| {
-                    ![&asked, &asked_decls, &names, &decls]
-                        .iter()
-                        .any(|s| s.contains(n))
-                })
-                .collect();
+            let sampled: BTreeSet<String> =
+                demand.sampled.into_iter().filter(|n| !in_full(n)).collect();
             if names.is_empty()
                 && decls.is_empty()
                 && pairs.is_empty()

@@ -2877,114 +2877,92 @@ mod tests {
 
     #[test]
     fn types_named_for_a_receiver_are_found_where_declared() {
-        let may = |lang: Language, text: &str, spec: &str| {
-            NameScan::may_declare_type_named(lang, text.as_bytes(), spec)
-        };
-        // Exact (a receiver that is a call): the declared type's normalised name.
-        assert!(may(
-            Language::Java,
-            "public final class RandomUuid {",
-            "=randomuuid"
-        ));
-        assert!(may(
-            Language::Java,
-            "@interface Random_UUID {}",
-            "=randomuuid"
-        ));
-        assert!(!may(
-            Language::Java,
-            "class Charge { String toString() { return randomUuid; } }",
-            "=randomuuid"
-        ));
-        // Either name containing the other (a named receiver).
-        assert!(may(
-            Language::Kotlin,
-            "data class Value(val v: Int)",
-            "~fromvalueopt"
-        ));
-        assert!(may(
-            Language::Kotlin,
-            "object FromValueOptions {",
-            "~fromvalueopt"
-        ));
-        assert!(!may(Language::Kotlin, "object : Value {", "~fromvalueopt"));
-        // An unnamed Kotlin companion is `Companion`.
-        assert!(may(
-            Language::Kotlin,
-            "companion object {",
-            "~companionkeys"
-        ));
-        // Rust: the self type of an `impl` (after its `for`), or a trait.
-        assert!(!may(
-            Language::Rust,
-            "impl FromValueOpt for Charge {",
-            "~fromvalueopt"
-        ));
-        assert!(may(
-            Language::Rust,
-            "impl<T> FromValueOpt for Option<T> {",
-            "~optional"
-        ));
-        assert!(may(Language::Rust, "impl FromValueOpt {", "~fromvalueopt"));
-        assert!(may(
-            Language::Rust,
-            "pub trait FromValueOpt: Sized {",
-            "~fromvalueopt"
-        ));
-        assert!(may(
-            Language::Rust,
-            "impl<F: for<'a> Fn(&'a str)> Tr for FromValueOpt {",
-            "~fromvalueopt"
-        ));
-        assert!(!may(
-            Language::Rust,
-            "impl Charge where T: for<'a> FromValueOpt<'a> {",
-            "~fromvalueopt"
-        ));
-        // What cannot be read is a yes: a comment where the name is, a backticked name.
-        assert!(may(
-            Language::Java,
-            "class /* x */ RandomUuid {",
-            "=randomuuid"
-        ));
-        assert!(may(
-            Language::Rust,
-            "impl Tr /* for */ for Charge {",
-            "~fromvalueopt"
-        ));
-        assert!(may(
-            Language::Kotlin,
-            "class `Random Uuid` {",
-            "=randomuuid"
-        ));
-        // Found by a break-it run: a const generic's block, a higher-ranked type in the
-        // self type, a raw name, Unicode whitespace and a byte-order mark.
-        assert!(may(
-            Language::Rust,
-            "impl Tr<{ 1 + 1 }> for KeyFactory {",
-            "~keyfactory"
-        ));
-        assert!(may(
-            Language::Rust,
-            "impl KeyFactory<for<'z> fn(&'z u8)> {",
-            "~keyfactory"
-        ));
-        assert!(may(Language::Rust, "pub trait r#IdGen {", "~idgen"));
-        assert!(may(
-            Language::Rust,
-            "impl\u{2028}KeyFactory {",
-            "~keyfactory"
-        ));
-        assert!(may(
-            Language::Kotlin,
-            "\u{feff}object KeyFactory {",
-            "~keyfactory"
-        ));
-        assert!(may(
-            Language::Java,
-            "public class\u{a0}KeyFactory {",
-            "~keyfactory"
-        ));
+        use Language::{Java, Kotlin, Rust};
+        let cases: &[(Language, &str, &str, bool)] = &[
+            // Exact (a receiver that is a call): the declared type's normalised name.
+            (Java, "public final class RandomUuid {", "=randomuuid", true),
+            (Java, "@interface Random_UUID {}", "=randomuuid", true),
+            (
+                Java,
+                "class Charge { String toString() { return randomUuid; } }",
+                "=randomuuid",
+                false,
+            ),
+            // Either name containing the other (a named receiver).
+            (
+                Kotlin,
+                "data class Value(val v: Int)",
+                "~fromvalueopt",
+                true,
+            ),
+            (Kotlin, "object FromValueOptions {", "~fromvalueopt", true),
+            (Kotlin, "object : Value {", "~fromvalueopt", false),
+            // An unnamed Kotlin companion is `Companion`.
+            (Kotlin, "companion object {", "~companionkeys", true),
+            // Rust: the self type of an `impl` (after its `for`), or a trait.
+            (
+                Rust,
+                "impl FromValueOpt for Charge {",
+                "~fromvalueopt",
+                false,
+            ),
+            (
+                Rust,
+                "impl<T> FromValueOpt for Option<T> {",
+                "~optional",
+                true,
+            ),
+            (Rust, "impl FromValueOpt {", "~fromvalueopt", true),
+            (
+                Rust,
+                "pub trait FromValueOpt: Sized {",
+                "~fromvalueopt",
+                true,
+            ),
+            (
+                Rust,
+                "impl<F: for<'a> Fn(&'a str)> Tr for FromValueOpt {",
+                "~fromvalueopt",
+                true,
+            ),
+            (
+                Rust,
+                "impl Charge where T: for<'a> FromValueOpt<'a> {",
+                "~fromvalueopt",
+                false,
+            ),
+            // What cannot be read is a yes: a comment where the name is, a backticked name.
+            (Java, "class /* x */ RandomUuid {", "=randomuuid", true),
+            (
+                Rust,
+                "impl Tr /* for */ for Charge {",
+                "~fromvalueopt",
+                true,
+            ),
+            (Kotlin, "class `Random Uuid` {", "=randomuuid", true),
+            // Found by a break-it run: a const generic's block, a higher-ranked type in the
+            // self type, a raw name, Unicode whitespace and a byte-order mark.
+            (
+                Rust,
+                "impl Tr<{ 1 + 1 }> for KeyFactory {",
+                "~keyfactory",
+                true,
+            ),
+            (
+                Rust,
+                "impl KeyFactory<for<'z> fn(&'z u8)> {",
+                "~keyfactory",
+                true,
+            ),
+            (Rust, "pub trait r#IdGen {", "~idgen", true),
+            (Rust, "impl\u{2028}KeyFactory {", "~keyfactory", true),
+            (Kotlin, "\u{feff}object KeyFactory {", "~keyfactory", true),
+            (Java, "public class\u{a0}KeyFactory {", "~keyfactory", true),
+        ];
+        for (lang, text, spec, want) in cases {
+            let got = NameScan::may_declare_type_named(*lang, text.as_bytes(), spec);
+            assert_eq!(got, *want, "{lang:?} {text:?} {spec}");
+        }
     }
 
     #[test]
