@@ -2618,25 +2618,16 @@ pub fn demanded_names<'a>(
     out.typed.retain(|(c, _)| !c.is_empty());
     out.named_for.retain(|(c, _)| !c.is_empty());
     // A synthetic callee matches files without its token: wanted by name instead.
-    let synthetic: Vec<(String, String)> = out
-        .typed
-        .iter()
-        .filter(|(c, _)| SYNTHETIC_CALLEES.iter().any(|(n, _)| n == c))
-        .cloned()
-        .collect();
-    for p in synthetic {
-        out.typed.remove(&p);
-        out.decls.insert(p.0);
-    }
-    let synthetic: Vec<(String, String)> = out
-        .named_for
-        .iter()
-        .filter(|(c, _)| SYNTHETIC_CALLEES.iter().any(|(n, _)| n == c))
-        .cloned()
-        .collect();
-    for p in synthetic {
-        out.named_for.remove(&p);
-        out.decls.insert(p.0);
+    for set in [&mut out.typed, &mut out.named_for] {
+        let synthetic: Vec<(String, String)> = set
+            .iter()
+            .filter(|(c, _)| SYNTHETIC_CALLEES.iter().any(|(n, _)| n == c))
+            .cloned()
+            .collect();
+        for p in synthetic {
+            set.remove(&p);
+            out.decls.insert(p.0);
+        }
     }
     let names = &out.names;
     out.decls.retain(|n| !names.contains(n));
