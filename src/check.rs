@@ -27,7 +27,9 @@ use crate::discover::{Candidate, MissingPath};
 use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, summarize};
 use crate::model::{FileModel, Language};
-use crate::prefilter::{FileDemand, FileWords, NameScan, Prefilter, demanded_names, needs_check};
+use crate::prefilter::{
+    FileDemand, FileWords, NameScan, Prefilter, ScanScratch, TokenSig, demanded_names, needs_check,
+};
 use crate::rules::{Ctx, check_file};
 use crate::text::LineIndex;
 
@@ -1404,6 +1406,8 @@ enum Read {
         bytes: u64,
         words: FileWords,
         parsed: Option<Result<Parsed, FileError>>,
+        /// The file's tokens, when the prefilter scanned it and it is not parsed yet.
+        sig: Option<TokenSig>,
     },
 }
 
@@ -1545,7 +1549,7 @@ fn run_in_pool(
     let stage0: Vec<Read> = candidates
         .par_iter()
         .enumerate()
-        .map_init(Vec::new, |scratch, (i, (c, config))| {
+        .map_init(ScanScratch::default, |scratch, (i, (c, config))| {
             if let Some(p) = progress {
                 p.step();
             }
@@ -1562,7 +1566,8 @@ fn run_in_pool(
                     suppression: true,
                 },
             };
-            let parsed = (words.sink || words.suppression).then(|| {
+            let parse_now = words.sink || words.suppression;
+            let parsed = parse_now.then(|| {
                 parse_cached(
                     c,
                     &text,
@@ -1572,20 +1577,24 @@ fn run_in_pool(
                     &names,
                 )
             });
+            let sig = (!parse_now && prefilter_of[i].is_some()).then(|| scratch.signature());
             Read::Ok {
                 bytes: text.len() as u64,
                 words,
                 parsed,
+                sig,
             }
         })
         .collect();
 
     let mut parsed: Vec<Option<Box<Parsed>>> = Vec::with_capacity(candidates.len());
+    let mut sigs: Vec<Option<TokenSig>> = Vec::with_capacity(candidates.len());
     let mut readable = vec![false; candidates.len()];
     let mut deferred = Vec::new();
     let mut any_sink = false;
     for (i, r) in stage0.into_iter().enumerate() {
         let mut slot = None;
+        let mut file_sig = None;
         match r {
             Read::Failed(e) => {
                 if in_shard[i] {
@@ -1596,8 +1605,10 @@ fn run_in_pool(
                 bytes,
                 words,
                 parsed: p,
+                sig,
             } => {
                 readable[i] = true;
+                file_sig = sig;
                 if in_shard[i] {
                     report.bytes += bytes;
                 }
@@ -1616,6 +1627,7 @@ fn run_in_pool(
             }
         }
         parsed.push(slot);
+        sigs.push(file_sig);
     }
     if Cancel::asked(&opts.cancel) {
         report.cancelled = true;
@@ -1635,6 +1647,7 @@ fn run_in_pool(
         names: &names,
         config_keys: &config_keys,
         parsed,
+        sigs,
         readable,
         in_shard: &in_shard,
         errors: &mut report.errors,
@@ -1742,6 +1755,9 @@ struct Rounds<'a> {
     /// Per candidate, its configuration's [`config_key`] (with a cache only).
     config_keys: &'a [Option<u64>],
     parsed: Vec<Option<Box<Parsed>>>,
+    /// Per candidate, the tokens of a file stage 0 scanned and did not parse: a round
+    /// reads again only the files whose tokens may hold what it scans for.
+    sigs: Vec<Option<TokenSig>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
     in_shard: &'a [bool],
@@ -1762,10 +1778,16 @@ impl Rounds<'_> {
         let cache = self.cache;
         let config_keys = self.config_keys;
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
+        let sigs = &self.sigs;
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
+                if let (Some(s), Some(sig)) = (scan, &sigs[i])
+                    && !s.may_match(c.language, sig)
+                {
+                    return None;
+                }
                 let text = match read_candidate(c, config, overlays[i].as_ref()) {
                     Ok(t) => t,
                     Err(e) => return Some((i, Err(read_error(c, e)))),
@@ -1824,11 +1846,17 @@ impl Rounds<'_> {
         let scan = NameScan::of(&Default::default(), sampled, &Default::default());
         let candidates = self.candidates;
         let overlays = self.overlays;
+        let sigs = &self.sigs;
         let mut hits: Vec<(usize, Vec<usize>)> = self
             .unparsed()
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
+                if let Some(sig) = &sigs[i]
+                    && !scan.may_match(c.language, sig)
+                {
+                    return None;
+                }
                 let text = read_candidate(c, config, overlays[i].as_ref()).ok()?;
                 let w = scan.all_matching(c.language, &text);
                 (!w.is_empty()).then_some((i, w))

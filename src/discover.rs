@@ -112,10 +112,17 @@ struct IgnoreRules {
     /// Each directory's matchers, shared (a `Gitignore` holds compiled globs: cloning them
     /// per walk entry cost more than the walk).
     cache: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Matchers>>>,
+    /// Per directory relative to the root, the matchers that apply to its entries,
+    /// innermost directory first: found once per directory rather than per entry.
+    chains: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<PathBuf, Chain>>>,
     errors: std::sync::Arc<std::sync::Mutex<Vec<FileError>>>,
 }
 
 type Matchers = std::sync::Arc<Vec<ignore::gitignore::Gitignore>>;
+
+/// The non-empty [`Matchers`] of a directory and of each directory above it whose rules
+/// apply, innermost first.
+type Chain = std::sync::Arc<Vec<Matchers>>;
 
 impl IgnoreRules {
     fn new(root: &Path) -> IgnoreRules {
@@ -138,6 +145,7 @@ impl IgnoreRules {
             canonical,
             parents,
             cache: Default::default(),
+            chains: Default::default(),
             errors: Default::default(),
         }
     }
@@ -192,17 +200,8 @@ impl IgnoreRules {
         let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
         let abs = self.canonical.join(rel);
         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-        let mut dirs: Vec<PathBuf> = self.parents.clone();
-        let mut d = self.canonical.clone();
-        dirs.push(d.clone());
-        if let Some(parent) = rel.parent() {
-            for c in parent.components() {
-                d.push(c);
-                dirs.push(d.clone());
-            }
-        }
-        for dir in dirs.iter().rev() {
-            for m in self.matchers(dir).iter() {
+        for matchers in self.chain(rel.parent()).iter() {
+            for m in matchers.iter() {
                 match m.matched(&abs, is_dir) {
                     ignore::Match::Ignore(_) => return true,
                     ignore::Match::Whitelist(_) => return false,
@@ -211,6 +210,42 @@ impl IgnoreRules {
             }
         }
         false
+    }
+
+    /// The [`Chain`] of the directory `parent` (relative to the root; `None` for above
+    /// the root): the root's ancestors up to the repository's root, the root, and each
+    /// directory down to `parent`.
+    fn chain(&self, parent: Option<&Path>) -> Chain {
+        let key = parent.map(Path::to_path_buf).unwrap_or_default();
+        if let Some(c) = self
+            .chains
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return c.clone();
+        }
+        let mut dirs: Vec<PathBuf> = self.parents.clone();
+        let mut d = self.canonical.clone();
+        dirs.push(d.clone());
+        if let Some(parent) = parent {
+            for c in parent.components() {
+                d.push(c);
+                dirs.push(d.clone());
+            }
+        }
+        let chain: Chain = std::sync::Arc::new(
+            dirs.iter()
+                .rev()
+                .map(|dir| self.matchers(dir))
+                .filter(|m| !m.is_empty())
+                .collect(),
+        );
+        self.chains
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, chain.clone());
+        chain
     }
 
     fn take_errors(&self) -> Vec<FileError> {

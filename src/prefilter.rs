@@ -7,11 +7,16 @@
 //! replaces every answer by "yes".
 //!
 //! 1. [`Prefilter::scan`] (every file, once): does the file contain a catalogue *source*
-//!    word, a *sink* word, or a ShedLock word? One Aho-Corasick pass over the raw bytes
-//!    (ASCII case-insensitive, overlapping, each hit then checked for case and identifier
-//!    boundaries as its word requires) and one over the file's *normalised view*
-//!    ([`normalized_view`]: lower-cased, `_` and `-` removed, Rust string escapes decoded).
-//! 2. [`NameScan`] (later rounds, files not parsed yet): does the file contain, as a token,
+//!    word, a *sink* word, or a ShedLock word? Each identifier token of the file is looked
+//!    up among the words that must appear as a token (a hash map, behind a table of
+//!    first bytes and lengths), and one overlapping Aho-Corasick pass over the file's
+//!    *normalised view* ([`normalized_view`]: lower-cased, `_` and `-` removed, Rust string
+//!    escapes decoded) finds the normalised words and, in normalised form, the words that
+//!    must appear as a substring (case-sensitively or not): a superset of where those are,
+//!    which only parses more. The same token pass fills the file's [`TokenSig`], a Bloom
+//!    filter of its tokens kept for the files not parsed yet.
+//! 2. [`NameScan`] (later rounds, files not parsed yet; only those whose [`TokenSig`] may
+//!    hold the names are read again, [`NameScan::may_match`]): does the file contain, as a token,
 //!    one of the names pass 1 found ([`demanded_names`]): functions that mint a key, take a
 //!    key parameter or read a key header; constants whose value is a key header and Camel
 //!    exchange properties a route copies into one ([`crate::index::NamedKey`]); the callees a key can come from (those the value
@@ -165,7 +170,7 @@
 //! `--no-prefilter` is given; files that cannot be read or are not UTF-8 are always
 //! reported (every file is read).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
@@ -185,6 +190,13 @@ pub const SYNTHETIC_CALLEES: &[(&str, Language)] = &[
     ("", Language::Kotlin),
     ("", Language::Java),
 ];
+
+/// A word [`Prefilter::view`] finds: an index into the normalised or the raw words.
+#[derive(Clone, Copy, Debug)]
+enum ViewWord {
+    Norm(usize),
+    Raw(usize),
+}
 
 /// How a word must appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,13 +250,20 @@ impl FileWords {
 /// The catalogue's words, compiled for scanning (built once per run).
 pub struct Prefilter {
     raw_words: Vec<(String, WordKind)>,
-    /// Pattern `i` of `raw` stands for these raw words.
-    raw_patterns: Vec<Vec<usize>>,
-    raw: Option<AhoCorasick>,
+    /// Raw [`WordKind::Token`] words made of identifier bytes only, by their bytes: a file's
+    /// tokens are looked up here (the raw words they stand for).
+    token_words: HashMap<Box<[u8]>, Vec<usize>, foldhash::fast::FixedState>,
+    /// Per first byte, a bit per length (bit 63: 63 bytes or more) of the keys of
+    /// `token_words`: most tokens are ruled out before they are hashed.
+    token_shapes: Box<[u64; 256]>,
     norm_words: Vec<String>,
-    /// Pattern `i` of `norm` is normalised word `norm_patterns[i]`.
-    norm_patterns: Vec<usize>,
-    norm: Option<AhoCorasick>,
+    /// Pattern `i` of `view` stands for these words: normalised words, and the raw words
+    /// not in `token_words` in normalised form (found where the raw word is, and maybe
+    /// where it is not: a superset is sound for a prefilter).
+    view_patterns: Vec<Vec<ViewWord>>,
+    view: Option<AhoCorasick>,
+    /// Raw words with no normalised form (all `_` or `-`): taken to be everywhere.
+    raw_everywhere: Vec<usize>,
     sources: Vec<Condition>,
     sinks: Vec<Condition>,
     shedlock: Vec<Condition>,
@@ -465,6 +484,114 @@ fn at_boundaries(text: &[u8], start: usize, end: usize) -> bool {
         && (end >= text.len() || !is_ident_byte(text[end]))
 }
 
+/// The bit of [`Prefilter::token_shapes`] for a token of `len` bytes.
+fn length_bit(len: usize) -> u64 {
+    1u64 << len.min(63)
+}
+
+/// Calls `f` on each identifier token of `bytes`: each maximal run of `[A-Za-z0-9_]`, the
+/// bytes [`at_boundaries`] stops at, so a word made of such bytes is found at identifier
+/// boundaries exactly when it is one of these tokens.
+fn for_each_token(bytes: &[u8], mut f: impl FnMut(&[u8])) {
+    static IDENT: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            t[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
+            b += 1;
+        }
+        t
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        if !IDENT[usize::from(bytes[i])] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && IDENT[usize::from(bytes[i])] {
+            i += 1;
+        }
+        f(&bytes[start..i]);
+    }
+}
+
+/// The hash of one token in a [`TokenSig`].
+fn token_hash(token: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x1de4_11d7).hash_one(token)
+}
+
+/// Reusable buffers of [`Prefilter::scan`], one per worker.
+#[derive(Default)]
+pub struct ScanScratch {
+    /// The normalised view ([`normalized_view`]).
+    view: Vec<u8>,
+    /// The last scanned file's tokens.
+    sig: SigBuilder,
+}
+
+impl ScanScratch {
+    /// The [`TokenSig`] of the file [`Prefilter::scan`] read last.
+    pub fn signature(&self) -> TokenSig {
+        TokenSig {
+            bits: self.sig.bits.as_slice().into(),
+        }
+    }
+}
+
+/// A [`TokenSig`] being filled.
+#[derive(Default)]
+struct SigBuilder {
+    bits: Vec<u64>,
+}
+
+impl SigBuilder {
+    /// Starts the signature of a text of `len` bytes: one bit per 3 bytes, rounded up to a
+    /// power of two (at least 64). A token with its separator takes about 6 bytes and a
+    /// file's distinct tokens are a fraction of its tokens, so this is about 8 to 20 bits
+    /// per distinct token.
+    fn start(&mut self, len: usize) {
+        let bits = (len / 3).max(64).next_power_of_two();
+        self.bits.clear();
+        self.bits.resize(bits / 64, 0);
+    }
+
+    fn insert(&mut self, h: u64) {
+        let mask = (self.bits.len() * 64) as u64 - 1;
+        for p in TokenSig::probes(h, mask) {
+            self.bits[(p / 64) as usize] |= 1 << (p % 64);
+        }
+    }
+}
+
+/// A Bloom filter of one file's identifier tokens ([`for_each_token`], over the text as
+/// [`Prefilter::scan`] reads it: Java unicode escapes decoded). Later prefilter rounds ask
+/// it whether a file may contain the names they scan for ([`NameScan::may_match`]) and
+/// read only the files that may: a "no" is certain; a "yes" for an absent name comes
+/// with a probability of a few percent at most ([`SigBuilder::start`]'s size, 4 probes).
+/// Its size is a third of the file's length in bits.
+#[derive(Clone, Debug)]
+pub struct TokenSig {
+    bits: Box<[u64]>,
+}
+
+const SIG_PROBES: u64 = 4;
+
+impl TokenSig {
+    /// The bit positions of a hash (double hashing), below `mask + 1` (a power of two).
+    fn probes(h: u64, mask: u64) -> impl Iterator<Item = u64> {
+        let step = h.rotate_left(32) | 1;
+        (0..SIG_PROBES).map(move |i| h.wrapping_add(i.wrapping_mul(step)) & mask)
+    }
+
+    /// False when no token of the file hashes to `h` ([`token_hash`]).
+    fn may_contain(&self, h: u64) -> bool {
+        let mask = (self.bits.len() * 64) as u64 - 1;
+        Self::probes(h, mask).all(|p| self.bits[(p / 64) as usize] & (1 << (p % 64)) != 0)
+    }
+}
+
 fn build_ac(patterns: &[String], ascii_ci: bool) -> Option<AhoCorasick> {
     if patterns.is_empty() {
         return None;
@@ -595,33 +722,51 @@ impl Prefilter {
                 cl.norm.iter().for_each(|w| used_norm[*w] = true);
             }
         }
-        // One Aho-Corasick pattern per distinct lower-cased word.
+        // Token words are looked up by a file's tokens. The rest, and the normalised words,
+        // are found in the normalised view, by one Aho-Corasick pattern per distinct
+        // normalised word.
+        let mut token_words: HashMap<Box<[u8]>, Vec<usize>, foldhash::fast::FixedState> =
+            HashMap::with_hasher(foldhash::fast::FixedState::with_seed(0));
+        let mut token_shapes = Box::new([0u64; 256]);
         let mut patterns: Vec<String> = Vec::new();
-        let mut raw_patterns: Vec<Vec<usize>> = Vec::new();
-        for (i, (w, _)) in b.raw_words.iter().enumerate() {
+        let mut view_patterns: Vec<Vec<ViewWord>> = Vec::new();
+        let mut raw_everywhere = Vec::new();
+        let mut add =
+            |pattern: String, w: ViewWord| match patterns.iter().position(|p| *p == pattern) {
+                Some(p) => view_patterns[p].push(w),
+                None => {
+                    patterns.push(pattern);
+                    view_patterns.push(vec![w]);
+                }
+            };
+        for (i, (w, kind)) in b.raw_words.iter().enumerate() {
             if !used_raw[i] {
                 continue;
             }
-            let lw = w.to_ascii_lowercase();
-            match patterns.iter().position(|p| *p == lw) {
-                Some(p) => raw_patterns[p].push(i),
-                None => {
-                    patterns.push(lw);
-                    raw_patterns.push(vec![i]);
-                }
+            if *kind == WordKind::Token && !w.is_empty() && w.bytes().all(is_ident_byte) {
+                token_shapes[usize::from(w.as_bytes()[0])] |= length_bit(w.len());
+                token_words.entry(w.as_bytes().into()).or_default().push(i);
+                continue;
+            }
+            let mut view = Vec::new();
+            normalized_view(w, false, &mut view);
+            match String::from_utf8(view) {
+                Ok(v) if !v.is_empty() => add(v, ViewWord::Raw(i)),
+                _ => raw_everywhere.push(i),
             }
         }
-        let norm_patterns: Vec<usize> = (0..b.norm_words.len()).filter(|i| used_norm[*i]).collect();
-        let norm_texts: Vec<String> = norm_patterns
-            .iter()
-            .map(|i| b.norm_words[*i].clone())
-            .collect();
+        for (i, w) in b.norm_words.iter().enumerate() {
+            if used_norm[i] {
+                add(w.clone(), ViewWord::Norm(i));
+            }
+        }
         Prefilter {
-            raw: build_ac(&patterns, true),
-            raw_patterns,
+            view: build_ac(&patterns, false),
+            view_patterns,
+            raw_everywhere,
+            token_words,
+            token_shapes,
             raw_words: b.raw_words,
-            norm: build_ac(&norm_texts, false),
-            norm_patterns,
             norm_words: b.norm_words,
             sources,
             sinks,
@@ -629,49 +774,48 @@ impl Prefilter {
         }
     }
 
-    /// Scans one file's text. `scratch` is a reusable buffer for the normalised view.
-    pub fn scan(&self, language: Language, text: &str, scratch: &mut Vec<u8>) -> FileWords {
+    /// Scans one file's text: its tokens are looked up among the token words, and one
+    /// Aho-Corasick pass over its normalised view finds the other words. `scratch` holds
+    /// reusable buffers, and afterwards the file's [`TokenSig`] ([`ScanScratch::signature`]).
+    pub fn scan(&self, language: Language, text: &str, scratch: &mut ScanScratch) -> FileWords {
         let decoded = java_decoded(language, text);
         let text = decoded.as_deref().unwrap_or(text);
         let bytes = text.as_bytes();
         let mut raw_hit = vec![false; self.raw_words.len()];
-        match &self.raw {
-            Some(ac) => {
-                for m in ac.find_overlapping_iter(bytes) {
-                    let (s, e) = (m.start(), m.end());
-                    for &w in &self.raw_patterns[m.pattern().as_usize()] {
-                        if raw_hit[w] {
-                            continue;
-                        }
-                        let (word, kind) = &self.raw_words[w];
-                        raw_hit[w] = match kind {
-                            WordKind::CaseInsensitive => true,
-                            WordKind::Substring => &bytes[s..e] == word.as_bytes(),
-                            WordKind::Token => {
-                                &bytes[s..e] == word.as_bytes() && at_boundaries(bytes, s, e)
-                            }
-                        };
-                    }
-                }
-            }
-            None => raw_hit.iter_mut().for_each(|h| *h = true),
+        for w in &self.raw_everywhere {
+            raw_hit[*w] = true;
         }
-
+        scratch.sig.start(bytes.len());
+        for_each_token(bytes, |t| {
+            scratch.sig.insert(token_hash(t));
+            if self.token_shapes[usize::from(t[0])] & length_bit(t.len()) != 0
+                && let Some(ws) = self.token_words.get(t)
+            {
+                ws.iter().for_each(|w| raw_hit[*w] = true);
+            }
+        });
         let mut norm_hit = vec![false; self.norm_words.len()];
-        match &self.norm {
+        let mut hit = |w: &ViewWord| match *w {
+            ViewWord::Norm(i) => norm_hit[i] = true,
+            ViewWord::Raw(i) => raw_hit[i] = true,
+        };
+        match &self.view {
             Some(ac) => {
                 let mut views = vec![false];
                 if language == Language::Rust && memchr::memchr(b'\\', bytes).is_some() {
                     views.push(true);
                 }
                 for decode in views {
-                    normalized_view(text, decode, scratch);
-                    for m in ac.find_overlapping_iter(scratch.as_slice()) {
-                        norm_hit[self.norm_patterns[m.pattern().as_usize()]] = true;
+                    normalized_view(text, decode, &mut scratch.view);
+                    for m in ac.find_overlapping_iter(scratch.view.as_slice()) {
+                        self.view_patterns[m.pattern().as_usize()]
+                            .iter()
+                            .for_each(&mut hit);
                     }
                 }
             }
-            None => norm_hit.iter_mut().for_each(|h| *h = true),
+            None if self.view_patterns.is_empty() => {}
+            None => self.view_patterns.iter().flatten().for_each(&mut hit),
         }
         let holds = |conds: &[Condition]| {
             conds.iter().any(|c| {
@@ -729,6 +873,20 @@ pub struct NameScan {
     /// A declared word (index into `words`) wanted in a file that may declare a type named
     /// for a receiver ([`Demand::named_for`]).
     named_for: Vec<(usize, String)>,
+    /// Per word, the hashes of its identifier tokens ([`for_each_token`]): every one is
+    /// in the [`TokenSig`] of a file the word is found in.
+    token_hashes: Vec<Vec<u64>>,
+}
+
+fn token_hashes_of(words: &[String]) -> Vec<Vec<u64>> {
+    words
+        .iter()
+        .map(|w| {
+            let mut hs = Vec::new();
+            for_each_token(w.as_bytes(), |t| hs.push(token_hash(t)));
+            hs
+        })
+        .collect()
 }
 
 /// True when the token at `start` may be the name of a Rust function declaration: `fn`
@@ -964,6 +1122,7 @@ impl NameScan {
         }
         NameScan {
             ac: build_ac(&words, false),
+            token_hashes: token_hashes_of(&words),
             words,
             alone,
             decl,
@@ -997,7 +1156,25 @@ impl NameScan {
             self.named_for.push((i, n.clone()));
         }
         self.ac = build_ac(&self.words, false);
+        self.token_hashes = token_hashes_of(&self.words);
         self
+    }
+
+    /// False when a file whose tokens are `sig` cannot match: [`NameScan::matching`] finds
+    /// a word only at identifier boundaries, where each of the word's tokens is a token of
+    /// the text. A whole language, a word with no such token, or a scan that could not be
+    /// compiled is a yes.
+    pub fn may_match(&self, language: Language, sig: &TokenSig) -> bool {
+        if self.all_of.contains(&language) {
+            return true;
+        }
+        if self.ac.is_none() {
+            return !self.words.is_empty();
+        }
+        let has = |w: usize| self.token_hashes[w].iter().all(|h| sig.may_contain(*h));
+        (0..self.alone).any(has)
+            || self.pairs.iter().any(|(a, b)| has(*a) && has(*b))
+            || self.named_for.iter().any(|(a, _)| has(*a))
     }
 
     /// True when there is nothing to look for.
@@ -2796,7 +2973,143 @@ mod tests {
 
     fn scan(lang: Language, text: &str) -> FileWords {
         let p = Prefilter::new(&Catalogue::builtin());
-        p.scan(lang, text, &mut Vec::new())
+        p.scan(lang, text, &mut ScanScratch::default())
+    }
+
+    /// The signature stage 0 keeps of `text`.
+    fn sig_of(lang: Language, text: &str) -> TokenSig {
+        thread_local! {
+            static P: Prefilter = Prefilter::new(&Catalogue::builtin());
+        }
+        let mut scratch = ScanScratch::default();
+        P.with(|p| p.scan(lang, text, &mut scratch));
+        scratch.signature()
+    }
+
+    #[test]
+    fn a_token_signature_never_rules_out_a_file_the_name_scan_matches() {
+        // Deterministic pseudo-random texts over a small vocabulary, so names, pairs and
+        // declarations are found in some and not in others.
+        let vocab = [
+            "getId",
+            "Payout",
+            "newKey",
+            "fun",
+            "fn",
+            "class",
+            "impl",
+            "for",
+            "String",
+            "k",
+            "x_1",
+            "é",
+            "\\u0067etId",
+            "r#newKey",
+            "(",
+            ")",
+            ".",
+            " ",
+            "\n",
+            "{",
+            "}",
+            "// c\n",
+            "=",
+            "newKeys",
+            "renewKey",
+            "`getId`",
+            "ïd",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let set = |xs: &[&str]| -> BTreeSet<String> { xs.iter().map(|x| x.to_string()).collect() };
+        let scans = [
+            NameScan::new(&set(&["getId", "newKey"])),
+            NameScan::of(&set(&[]), &set(&["Payout", "getId"]), &BTreeSet::new()),
+            NameScan::of(
+                &set(&[]),
+                &set(&[]),
+                &[("getId".to_string(), "Payout".to_string())]
+                    .into_iter()
+                    .collect(),
+            ),
+            NameScan::of(&set(&[]), &set(&[]), &BTreeSet::new()).with_named_for(
+                &[("getId".to_string(), "~payout".to_string())]
+                    .into_iter()
+                    .collect(),
+            ),
+            // Words that are not single identifier tokens.
+            NameScan::new(&set(&["x_1.k", "ïd", "é"])),
+        ];
+        let (mut matched, mut ruled_out) = (0, 0);
+        for _ in 0..4000 {
+            let text: String = (0..next(40)).map(|_| vocab[next(vocab.len())]).collect();
+            for lang in [Language::Java, Language::Kotlin, Language::Rust] {
+                let sig = sig_of(lang, &text);
+                for s in &scans {
+                    if s.matches(lang, &text) {
+                        matched += 1;
+                        assert!(s.may_match(lang, &sig), "{lang:?} {text:?}");
+                    } else if !s.may_match(lang, &sig) {
+                        ruled_out += 1;
+                    }
+                }
+            }
+        }
+        // Both kinds of file occur, and most files without the names are ruled out.
+        assert!(matched > 1000 && ruled_out > 1000, "{matched} {ruled_out}");
+    }
+
+    #[test]
+    fn a_token_signature_tells_present_tokens_from_absent_ones() {
+        let text =
+            "class PaymentService { String newKey() { return UUID.randomUUID().toString(); } }";
+        let sig = sig_of(Language::Java, text);
+        for t in [
+            "PaymentService",
+            "newKey",
+            "UUID",
+            "randomUUID",
+            "toString",
+            "class",
+        ] {
+            assert!(sig.may_contain(token_hash(t.as_bytes())), "{t}");
+        }
+        // Substrings and neighbours of tokens are not tokens.
+        let absent = [
+            "Payment",
+            "Key",
+            "random",
+            "newKeys",
+            "String newKey",
+            "getId",
+            "Refund",
+        ];
+        let found = absent
+            .iter()
+            .filter(|t| sig.may_contain(token_hash(t.as_bytes())))
+            .count();
+        assert!(found <= 1, "{found} of {absent:?} reported present");
+        // A Java unicode escape is read decoded, as the frontend lowers it.
+        let sig = sig_of(Language::Java, "String \\u0067etId() { }");
+        assert!(sig.may_contain(token_hash(b"getId")));
+    }
+
+    #[test]
+    fn token_words_are_found_at_identifier_boundaries_only() {
+        // `Ulid` is a catalogue source word of kind Token, looked up by token.
+        assert!(scan(Language::Rust, "let k = Ulid::new();").source);
+        assert!(
+            !scan(
+                Language::Rust,
+                "let k = MyUlid::new(); let u = Ulidx::new();"
+            )
+            .source
+        );
     }
 
     #[test]
