@@ -3086,9 +3086,17 @@ impl ProjectIndex {
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
         idx.retrofit_services.dedup();
-        idx.client_retry_sites = idx.client_retry_sites(&sites);
-        idx.okhttp_retry_sites = idx.http_retry_sites(&sites, HTTP_OKHTTP);
-        idx.spring_retry_sites = idx.http_retry_sites(&sites, HTTP_SPRING);
+        let (clients, okhttp, spring) = {
+            let graph = SiteGraph::of(idx, &sites);
+            (
+                idx.client_retry_sites(&graph),
+                graph.reaching(HTTP_OKHTTP, |_| true),
+                graph.reaching(HTTP_SPRING, |_| true),
+            )
+        };
+        idx.client_retry_sites = clients;
+        idx.okhttp_retry_sites = okhttp;
+        idx.spring_retry_sites = spring;
         idx.http_retry_sites = idx
             .okhttp_retry_sites
             .iter()
@@ -4001,16 +4009,9 @@ impl ProjectIndex {
             })
     }
 
-    /// The retry sites among `sites` whose calls reach an HTTP call through the client
-    /// library `client` ([`HTTP_OKHTTP`] or [`HTTP_SPRING`]): JVM functions by simple
-    /// name, closed over calls (a least fixpoint; each name is added once).
-    fn http_retry_sites(&self, sites: &[RetrySite], client: u8) -> Vec<String> {
-        self.retry_sites_reaching(sites, client, |_| true)
-    }
-
     /// Per client name of an OkHttp registration, the retry sites that reach it (see
     /// [`Self::client_retry_sites`]); empty when some Retrofit service's client is unknown.
-    fn client_retry_sites(&self, sites: &[RetrySite]) -> HashMap<String, Vec<String>> {
+    fn client_retry_sites(&self, graph: &SiteGraph<'_>) -> HashMap<String, Vec<String>> {
         let mut out = HashMap::new();
         if self.retrofit_services.iter().any(|s| s.client.is_none()) {
             return out;
@@ -4037,110 +4038,11 @@ impl ProjectIndex {
             // An endpoint counts only on a service of this client, or of an interface no
             // scanned code creates a service of (its client is unknown); a function that
             // calls `newCall` itself may use any client.
-            let found = self.retry_sites_reaching(sites, HTTP_OKHTTP, |d| {
+            let found = graph.reaching(HTTP_OKHTTP, |d| {
                 !d.endpoint || ifaces.contains(&*d.type_name) || !served.contains(&*d.type_name)
             });
             out.insert(h.to_string(), found);
         }
-        out
-    }
-
-    /// The retry sites among `sites` whose calls reach, through project functions, a
-    /// JVM function that sends through the client library `client` and passes `seed`.
-    fn retry_sites_reaching(
-        &self,
-        sites: &[RetrySite],
-        client: u8,
-        seed: impl Fn(&FnDecl) -> bool,
-    ) -> Vec<String> {
-        if sites.is_empty() {
-            return Vec::new();
-        }
-        let retried =
-            |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
-                let (Some(states), Some(decls)) = (self.retry.get(name), self.functions.get(name))
-                else {
-                    return false;
-                };
-                decls.iter().zip(states).any(|(d, st)| {
-                    let p = lambda_param(d, *arg, *args, arg_name.as_deref());
-                    d.jvm
-                        && st.iter().any(|(x, _, b)| {
-                            Some(*x) == p
-                                && b.as_ref()
-                                    .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
-                        })
-                })
-            };
-        let sites: Vec<&RetrySite> = sites
-            .iter()
-            .filter(|s| s.via.as_ref().is_none_or(retried))
-            .collect();
-        // The names the sites' calls reach through JVM declarations (forward), then, among
-        // those, the ones that reach an HTTP call (backward from the functions that make
-        // one): the sites are few, the project's call edges many.
-        let jvm_callees = |n: &str| {
-            self.functions
-                .get(n)
-                .into_iter()
-                .flatten()
-                .filter(|d| d.jvm)
-                .flat_map(|d| d.call_refs.iter().map(|c| &*c.callee))
-        };
-        let mut seen: HashSet<&str> = HashSet::new();
-        let mut work: Vec<&str> = sites
-            .iter()
-            .flat_map(|s| s.calls.iter().map(String::as_str))
-            .collect();
-        while let Some(n) = work.pop() {
-            if seen.insert(n) {
-                work.extend(jvm_callees(n).filter(|c| !seen.contains(c)));
-            }
-        }
-        // A site that sends a request itself (`restTemplate.exchange(..)` in a
-        // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
-        // function in between.
-        let sends = if client == HTTP_OKHTTP {
-            SENDS_OKHTTP
-        } else {
-            SENDS_SPRING
-        };
-        let mut reach: HashSet<&str> = seen
-            .iter()
-            .copied()
-            .filter(|n| {
-                *n == sends
-                    || self.functions.get(*n).is_some_and(|decls| {
-                        decls
-                            .iter()
-                            .any(|d| d.jvm && d.http & client != 0 && seed(d))
-                    })
-            })
-            .collect();
-        // Reverse call edges among the names reached: callee -> callers.
-        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
-        for &n in &seen {
-            for c in jvm_callees(n) {
-                if seen.contains(c) {
-                    callers.entry(c).or_default().push(n);
-                }
-            }
-        }
-        let mut work: Vec<&str> = reach.iter().copied().collect();
-        while let Some(n) = work.pop() {
-            for c in callers.get(n).into_iter().flatten() {
-                if reach.insert(c) {
-                    work.push(c);
-                }
-            }
-        }
-        let mut out: Vec<String> = sites
-            .iter()
-            .filter(|s| s.calls.iter().any(|c| reach.contains(c.as_str())))
-            .map(|s| s.location.clone())
-            .collect();
-        out.sort();
-        out.dedup();
         out
     }
 
@@ -4831,6 +4733,129 @@ mod tests {
 
 /// Time per phase of [`ProjectIndex::extend`], printed to stderr when
 /// `IDEMLINT_TRACE_INDEX` is set (a debugging aid; `--timings` gives the whole).
+/// The project's call edges as the retry sites see them, built once per index build and
+/// asked per client library ([`SiteGraph::reaching`]): JVM functions by simple name,
+/// closed over calls (a least fixpoint; each name is added once).
+struct SiteGraph<'a> {
+    index: &'a ProjectIndex,
+    /// The sites whose retried lambda (if any) is a retried parameter of its callee.
+    sites: Vec<&'a RetrySite>,
+    /// The names the sites' calls reach through JVM declarations.
+    seen: HashSet<&'a str>,
+    /// Reverse call edges among `seen`: callee -> callers.
+    callers: HashMap<&'a str, Vec<&'a str>>,
+}
+
+impl<'a> SiteGraph<'a> {
+    fn of(index: &'a ProjectIndex, sites: &'a [RetrySite]) -> SiteGraph<'a> {
+        let retried =
+            |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
+                let (Some(states), Some(decls)) =
+                    (index.retry.get(name), index.functions.get(name))
+                else {
+                    return false;
+                };
+                decls.iter().zip(states).any(|(d, st)| {
+                    let p = lambda_param(d, *arg, *args, arg_name.as_deref());
+                    d.jvm
+                        && st.iter().any(|(x, _, b)| {
+                            Some(*x) == p
+                                && b.as_ref()
+                                    .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+                        })
+                })
+            };
+        let sites: Vec<&RetrySite> = sites
+            .iter()
+            .filter(|s| s.via.as_ref().is_none_or(retried))
+            .collect();
+        // The names the sites' calls reach through JVM declarations (forward); the sites
+        // are few, the project's call edges many.
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut work: Vec<&str> = sites
+            .iter()
+            .flat_map(|s| s.calls.iter().map(String::as_str))
+            .collect();
+        while let Some(n) = work.pop() {
+            if seen.insert(n) {
+                work.extend(Self::jvm_callees(index, n).filter(|c| !seen.contains(c)));
+            }
+        }
+        let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for &n in &seen {
+            for c in Self::jvm_callees(index, n) {
+                if seen.contains(c) {
+                    callers.entry(c).or_default().push(n);
+                }
+            }
+        }
+        SiteGraph {
+            index,
+            sites,
+            seen,
+            callers,
+        }
+    }
+
+    fn jvm_callees(index: &'a ProjectIndex, n: &str) -> impl Iterator<Item = &'a str> {
+        index
+            .functions
+            .get(n)
+            .into_iter()
+            .flatten()
+            .filter(|d| d.jvm)
+            .flat_map(|d| d.call_refs.iter().map(|c| &*c.callee))
+    }
+
+    /// The locations of the retry sites whose calls reach, through project functions, a
+    /// JVM function that sends through the client library `client` ([`HTTP_OKHTTP`] or
+    /// [`HTTP_SPRING`]) and passes `seed`: backward from those functions over the reverse
+    /// edges. Sorted, without duplicates.
+    fn reaching(&self, client: u8, seed: impl Fn(&FnDecl) -> bool) -> Vec<String> {
+        if self.sites.is_empty() {
+            return Vec::new();
+        }
+        // A site that sends a request itself (`restTemplate.exchange(..)` in a
+        // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
+        // function in between.
+        let sends = if client == HTTP_OKHTTP {
+            SENDS_OKHTTP
+        } else {
+            SENDS_SPRING
+        };
+        let mut reach: HashSet<&str> = self
+            .seen
+            .iter()
+            .copied()
+            .filter(|n| {
+                *n == sends
+                    || self.index.functions.get(*n).is_some_and(|decls| {
+                        decls
+                            .iter()
+                            .any(|d| d.jvm && d.http & client != 0 && seed(d))
+                    })
+            })
+            .collect();
+        let mut work: Vec<&str> = reach.iter().copied().collect();
+        while let Some(n) = work.pop() {
+            for c in self.callers.get(n).into_iter().flatten() {
+                if reach.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        let mut out: Vec<String> = self
+            .sites
+            .iter()
+            .filter(|s| s.calls.iter().any(|c| reach.contains(c.as_str())))
+            .map(|s| s.location.clone())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
 struct PhaseClock {
     on: bool,
     last: std::time::Instant,
