@@ -2021,6 +2021,7 @@ impl Rounds<'_> {
             }
         }
         self.update_index();
+        self.index.resolve_sites();
         if crate::prefilter::needs_retry_evidence(
             &self.index,
             self.parsed.iter().flatten().map(|p| &p.demand),
@@ -2030,6 +2031,7 @@ impl Rounds<'_> {
                 let n = self.parse_more(chunk, None);
                 self.stats.parsed_per_round.push(n);
                 self.update_index();
+                self.index.resolve_sites();
                 if !crate::prefilter::needs_retry_evidence(
                     &self.index,
                     self.parsed.iter().flatten().map(|p| &p.demand),

@@ -2505,6 +2505,8 @@ pub struct ProjectIndex {
     /// Files were merged since [`ProjectIndex::resolve_handled`] last ran
     /// ([`ProjectIndex::extend_deferred`]).
     handled_stale: bool,
+    /// Files were merged since [`ProjectIndex::resolve_sites`] last ran.
+    sites_stale: bool,
     /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
     /// by passing them to a combinator (see [`FnDecl::retry_params`]).
     retry: HashMap<String, Vec<Vec<RetryState>>>,
@@ -3082,30 +3084,10 @@ impl ProjectIndex {
         idx.resolve_retry();
         clock.lap("retry");
         idx.handled_stale = true;
-        let sites = std::mem::take(&mut idx.retry_sites);
+        idx.sites_stale = true;
         idx.retrofit_services
             .sort_by(|a, b| (&a.iface, &a.client).cmp(&(&b.iface, &b.client)));
         idx.retrofit_services.dedup();
-        let (clients, okhttp, spring) = {
-            let graph = SiteGraph::of(idx, &sites);
-            (
-                idx.client_retry_sites(&graph),
-                graph.reaching(HTTP_OKHTTP, |_| true),
-                graph.reaching(HTTP_SPRING, |_| true),
-            )
-        };
-        idx.client_retry_sites = clients;
-        idx.okhttp_retry_sites = okhttp;
-        idx.spring_retry_sites = spring;
-        idx.http_retry_sites = idx
-            .okhttp_retry_sites
-            .iter()
-            .chain(&idx.spring_retry_sites)
-            .cloned()
-            .collect();
-        idx.http_retry_sites.sort();
-        idx.http_retry_sites.dedup();
-        idx.retry_sites = sites;
         idx.with_key_params.clear();
         idx.with_header_reads.clear();
         idx.with_fresh.clear();
@@ -3128,7 +3110,7 @@ impl ProjectIndex {
                 idx.with_mints.insert(name.clone());
             }
         }
-        clock.lap("sites");
+        clock.lap("names");
     }
 
     /// The declarations a call may refer to, from the call's receiver:
@@ -3694,6 +3676,7 @@ impl ProjectIndex {
     /// `try` stays handled, and any path to an unhandled sink makes the caller unhandled.
     /// Completes what [`ProjectIndex::extend_deferred`] left out; a no-op when nothing is.
     pub fn finish(&mut self) {
+        self.resolve_sites();
         if self.handled_stale {
             let mut clock = PhaseClock::new();
             self.resolve_handled();
@@ -3715,6 +3698,47 @@ impl ProjectIndex {
                 }
             }
         }
+    }
+
+    /// Brings the retry sites that reach an HTTP client ([`Self::okhttp_retry_sites`],
+    /// [`Self::spring_retry_sites`], [`Self::http_retry_sites`],
+    /// [`Self::client_retry_sites`]) up to date with the files merged so far. Only pass 2
+    /// and the prefilter's last question ([`crate::prefilter::needs_retry_evidence`]) read
+    /// them, so the rounds' merges leave them stale and this runs once per need.
+    pub fn resolve_sites(&mut self) {
+        if !self.sites_stale {
+            return;
+        }
+        let mut clock = PhaseClock::new();
+        let idx = self;
+        let sites = std::mem::take(&mut idx.retry_sites);
+        let (clients, okhttp, spring) = {
+            let graph = SiteGraph::of(idx, &sites);
+            (
+                idx.client_retry_sites(&graph),
+                graph.reaching(HTTP_OKHTTP, |_| true),
+                graph.reaching(HTTP_SPRING, |_| true),
+            )
+        };
+        idx.client_retry_sites = clients;
+        idx.okhttp_retry_sites = okhttp;
+        idx.spring_retry_sites = spring;
+        idx.http_retry_sites = idx
+            .okhttp_retry_sites
+            .iter()
+            .chain(&idx.spring_retry_sites)
+            .cloned()
+            .collect();
+        idx.http_retry_sites.sort();
+        idx.http_retry_sites.dedup();
+        idx.retry_sites = sites;
+        idx.sites_stale = false;
+        clock.lap("sites");
+    }
+
+    /// Whether the retry-site lists are up to date ([`Self::resolve_sites`]).
+    pub fn sites_resolved(&self) -> bool {
+        !self.sites_stale
     }
 
     fn resolve_handled(&mut self) {

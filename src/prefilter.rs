@@ -2881,6 +2881,10 @@ pub fn needs_retry_evidence<'a>(
     index: &ProjectIndex,
     demands: impl Iterator<Item = &'a FileDemand>,
 ) -> bool {
+    debug_assert!(
+        index.sites_resolved(),
+        "ProjectIndex::resolve_sites not called"
+    );
     let mut missing = 0;
     // OkHttp evidence is per client when the services' clients are known: missing while
     // some registered client has none.
