@@ -622,6 +622,12 @@ pub struct Stats {
     /// Files parsed in pass 1, per round: stage 0 (sink words), the rest of round 0
     /// (source words), each name round, the retry-evidence chunks.
     pub parsed_per_round: Vec<usize>,
+    /// Files read again after stage 0 (to scan for demanded names, to sample
+    /// declarations, or to parse), summed over the rounds.
+    pub reread: usize,
+    /// Files a round did not read again because their token signature cannot hold a
+    /// demanded name ([`crate::prefilter::NameScan::may_match`]), summed over the rounds.
+    pub ruled_out: usize,
     /// Times the project index was built or extended.
     pub index_builds: usize,
     /// Function declarations in the final index.
@@ -690,6 +696,12 @@ impl Stats {
             self.index_functions,
             self.index_names,
         );
+        if self.reread + self.ruled_out > 0 {
+            out.push_str(&format!(
+                "idemlint stats: later rounds read {} file(s) again; token signatures spared {} reads\n",
+                self.reread, self.ruled_out
+            ));
+        }
         if let Some((hits, writes, errors)) = self.cache {
             out.push_str(&format!(
                 "idemlint stats: cache: {hits} file(s) from the cache directory, {writes} written, {errors} not written\n"
@@ -1779,6 +1791,7 @@ impl Rounds<'_> {
         let config_keys = self.config_keys;
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         let sigs = &self.sigs;
+        let ruled_out = std::sync::atomic::AtomicUsize::new(0);
         let results: Vec<(usize, Result<Parsed, FileError>)> = which
             .par_iter()
             .filter_map(|&i| {
@@ -1786,6 +1799,7 @@ impl Rounds<'_> {
                 if let (Some(s), Some(sig)) = (scan, &sigs[i])
                     && !s.may_match(c.language, sig)
                 {
+                    ruled_out.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return None;
                 }
                 let text = match read_candidate(c, config, overlays[i].as_ref()) {
@@ -1813,6 +1827,9 @@ impl Rounds<'_> {
                 ))
             })
             .collect();
+        let ruled_out = ruled_out.into_inner();
+        self.stats.ruled_out += ruled_out;
+        self.stats.reread += which.len() - ruled_out;
         let mut n = 0;
         for (i, p) in results {
             match p {
@@ -1836,7 +1853,7 @@ impl Rounds<'_> {
     /// name is sampled again) that may declare it. A name whose every such file is
     /// picked is complete: it joins `asked_decls`.
     fn sample(
-        &self,
+        &mut self,
         sampled: &std::collections::BTreeSet<String>,
         sample_size: &mut std::collections::BTreeMap<String, usize>,
         asked_decls: &mut std::collections::BTreeSet<String>,
@@ -1847,14 +1864,16 @@ impl Rounds<'_> {
         let candidates = self.candidates;
         let overlays = self.overlays;
         let sigs = &self.sigs;
-        let mut hits: Vec<(usize, Vec<usize>)> = self
-            .unparsed()
+        let unparsed = self.unparsed();
+        let ruled_out = std::sync::atomic::AtomicUsize::new(0);
+        let mut hits: Vec<(usize, Vec<usize>)> = unparsed
             .par_iter()
             .filter_map(|&i| {
                 let (c, config) = &candidates[i];
                 if let Some(sig) = &sigs[i]
                     && !scan.may_match(c.language, sig)
                 {
+                    ruled_out.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     return None;
                 }
                 let text = read_candidate(c, config, overlays[i].as_ref()).ok()?;
@@ -1862,6 +1881,9 @@ impl Rounds<'_> {
                 (!w.is_empty()).then_some((i, w))
             })
             .collect();
+        let ruled_out = ruled_out.into_inner();
+        self.stats.ruled_out += ruled_out;
+        self.stats.reread += unparsed.len() - ruled_out;
         hits.sort_by_key(|(i, _)| *i);
         let mut picked = Vec::new();
         for (k, name) in words.iter().enumerate() {

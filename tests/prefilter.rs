@@ -507,6 +507,60 @@ fn demand_follows_the_calls_a_key_comes_from() {
     assert_eq!(with.parsed, 3);
 }
 
+/// Later rounds read again only the files whose token signature may hold a demanded
+/// name: files that never mention `newKey` are not read after stage 0, and the findings
+/// are those of the full run.
+#[test]
+fn token_signatures_spare_reading_files_without_the_names() {
+    let dir = scratch("prefilter_token_signatures");
+    std::fs::write(
+        dir.join("Pay.kt"),
+        "suspend fun <T> withRetry(block: suspend () -> T): T {\n\
+         \x20   repeat(2) { try { return block() } catch (e: Exception) {} }\n\
+         \x20   return block()\n\
+         }\n\
+         suspend fun pay(b: okhttp3.Request.Builder) = withRetry {\n\
+         \x20   b.header(\"Idempotency-Key\", newKey()).build()\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Keys.kt"),
+        "fun newKey(): String = java.util.UUID.randomUUID().toString()\n",
+    )
+    .unwrap();
+    // Files with source words (read in stage 0, not parsed) that never say `newKey`; one
+    // says `newKeys` and one `renewKey`, which are other tokens.
+    for i in 0..30 {
+        let name = match i {
+            0 => "newKeys".to_string(),
+            1 => "renewKey".to_string(),
+            _ => format!("stamp{i}"),
+        };
+        std::fs::write(
+            dir.join(format!("Other{i}.kt")),
+            format!("fun {name}(): Long = System.nanoTime()\n"),
+        )
+        .unwrap();
+    }
+    let (with, _) = assert_same(vec![dir], "token signatures");
+    assert!(
+        with.findings.iter().any(|f| f.path.ends_with("Pay.kt")),
+        "{:?}",
+        with.findings
+    );
+    assert_eq!(
+        with.parsed, 2,
+        "Pay.kt (sink word) and Keys.kt (declares newKey)"
+    );
+    assert!(
+        with.stats.ruled_out >= 30 && with.stats.reread <= 2,
+        "read again {}, spared {}",
+        with.stats.reread,
+        with.stats.ruled_out
+    );
+}
+
 /// Pass 2 analyses a file with a catalogue source only where a flow of pass 1 takes the
 /// source to a sink, a named write or a positional argument of a key-parameter function:
 /// a random value that is only logged beside a key-parameter call leaves its file out,
