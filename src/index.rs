@@ -4755,8 +4755,6 @@ mod tests {
     }
 }
 
-/// Time per phase of [`ProjectIndex::extend`], printed to stderr when
-/// `IDEMLINT_TRACE_INDEX` is set (a debugging aid; `--timings` gives the whole).
 /// The project's call edges as the retry sites see them, built once per index build and
 /// asked per client library ([`SiteGraph::reaching`]): JVM functions by simple name,
 /// closed over calls (a least fixpoint; each name is added once).
@@ -4880,6 +4878,8 @@ impl<'a> SiteGraph<'a> {
     }
 }
 
+/// Time per phase of [`ProjectIndex::extend`], printed to stderr when
+/// `IDEMLINT_TRACE_INDEX` is set (a debugging aid; `--timings` gives the whole).
 struct PhaseClock {
     on: bool,
     last: std::time::Instant,

@@ -381,8 +381,9 @@ fn longest_literal(glob: &str) -> &str {
     glob.split('*').max_by_key(|p| p.len()).unwrap_or("")
 }
 
-/// Lower-cases (Unicode, as [`crate::catalogue::normalize_name`] does) and drops `_` and
-/// `-`, appending to `out`. With `decode_escapes` (Rust), `\x41`, `\u{41}`, `\n`-style
+/// Lower-cases (Unicode, as [`crate::catalogue::normalize_name`] does) and drops `_`,
+/// `-` and `` ` `` (the Kotlin frontend reads `` `refunds`() `` as `refunds()`), appending
+/// to `out`. With `decode_escapes` (Rust), `\x41`, `\u{41}`, `\n`-style
 /// escapes and `\`-newline continuations are decoded first, as `syn` does for string
 /// literal values; doing so over the whole text keeps every literal's decoded value a
 /// substring, because no escape can start outside a literal and end inside it.
@@ -398,7 +399,7 @@ pub fn normalized_view(text: &str, decode_escapes: bool, out: &mut Vec<u8>) {
         let b = bytes[i];
         if b.is_ascii() && !(decode_escapes && b == b'\\') {
             out[j] = b.to_ascii_lowercase();
-            j += usize::from(b != b'_' && b != b'-');
+            j += usize::from(b != b'_' && b != b'-' && b != b'`');
             i += 1;
             continue;
         }
@@ -414,7 +415,7 @@ pub fn normalized_view(text: &str, decode_escapes: bool, out: &mut Vec<u8>) {
         };
         i += len;
         let Some(c) = c else { continue };
-        if c == '_' || c == '-' {
+        if c == '_' || c == '-' || c == '`' {
             continue;
         }
         let mut buf = [0u8; 12];
@@ -3347,7 +3348,22 @@ mod tests {
         normalized_view("A_b-C\\x41\\u{42}\\\n   d", true, &mut out);
         assert_eq!(String::from_utf8(out.clone()).unwrap(), "abcabd");
         normalized_view("A_b-C\\x41", false, &mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), "abc\\x41");
+        assert_eq!(String::from_utf8(out.clone()).unwrap(), "abc\\x41");
+        // Kotlin backticks go, as the frontend drops them from names.
+        normalized_view("stripe.v1().`refunds`().create(p)", false, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "stripe.v1().refunds().create(p)"
+        );
+    }
+
+    #[test]
+    fn a_backticked_kotlin_receiver_is_found_as_the_frontend_reads_it() {
+        // `receiver_contains = "refunds()"` (rules/stripe.toml): the Kotlin frontend reads
+        // `` `refunds`() `` as `refunds()`, so the scan must find it too.
+        let text = "class R(val stripe: com.stripe.StripeClient, val retry: Retry) {\n\
+                    fun refund(p: P) = retry.executeSupplier { stripe.v1().`refunds`().create(p) }\n}\n";
+        assert!(scan(Language::Kotlin, text).sink, "{text}");
     }
 
     #[test]
