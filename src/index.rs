@@ -379,7 +379,8 @@ pub struct Registration {
     /// chained calls all start where the chain starts, their names do not).
     pub offset: usize,
     pub path: String,
-    /// `path:line` of the registering call.
+    /// `path:line` of the registering call's name (`.addInterceptor(..)` on its own line
+    /// of a builder chain, not the line the chain starts on).
     pub location: String,
     /// The registered thing retries what comes after it (calls `proceed` more than once,
     /// or is a catalogue `retrying_types` entry such as `RetryTransientMiddleware`).
@@ -1345,7 +1346,7 @@ pub fn summarize(
                 chain: chain.clone(),
                 offset: call.name_span.start,
                 path: path.to_string(),
-                location: location(path, lines, text, call.span.start),
+                location: location(path, lines, text, call.name_span.start),
                 retrying,
                 client: client.clone(),
             });

@@ -2282,3 +2282,62 @@ interface PaymentService {
     let want = vec![("src/Proc.java".to_string(), 9, "time-in-key".to_string())];
     assert_eq!(got, want);
 }
+
+/// A registration on a builder chain that spans lines is located at the registering
+/// call's own line (`.addNetworkInterceptor(..)`), not the line the chain starts on.
+#[test]
+fn a_registration_is_located_at_its_own_line_of_a_builder_chain() {
+    let interceptor = r#"package shop.net
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Response
+
+class PayKeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().newBuilder()
+            .header("Idempotency-Key", UUID.randomUUID().toString())
+            .build()
+        return chain.proceed(request)
+    }
+}
+"#;
+    let network = r#"package shop.net
+
+import okhttp3.OkHttpClient
+
+object Network {
+    val client = OkHttpClient.Builder()
+        .retryOnConnectionFailure(true)
+        .addNetworkInterceptor(PayKeyInterceptor())
+        .build()
+}
+"#;
+    let dir = project(
+        "registration_line",
+        &[
+            ("src/net/PayKeyInterceptor.kt", interceptor),
+            ("src/net/Network.kt", network),
+        ],
+    );
+    assert_eq!(
+        findings(&dir),
+        vec![(
+            "src/net/PayKeyInterceptor.kt".to_string(),
+            10,
+            "key-in-interceptor".to_string()
+        )]
+    );
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", ".", "--format", "json", "--exit-zero"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = v["findings"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("src/net/Network.kt:8") && !message.contains("Network.kt:6"),
+        "{message}"
+    );
+}
