@@ -19,17 +19,39 @@ fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
     dir
 }
 
+/// The JSON report of `idemlint check . --format json` run in `dir`, with `extra` flags.
+fn check_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(dir)
+        .args(["check", ".", "--format", "json", "--exit-zero"])
+        .args(extra)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// An OkHttp interceptor that mints its key on every run (finding on line 10).
+const PAY_KEY_INTERCEPTOR: &str = r#"package shop.net
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Response
+
+class PayKeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val request = chain.request().newBuilder()
+            .header("Idempotency-Key", UUID.randomUUID().toString())
+            .build()
+        return chain.proceed(request)
+    }
+}
+"#;
+
 /// `(path, line, rule)` of every finding, sorted; asserts the prefilter changes nothing.
 fn findings(dir: &Path) -> Vec<(String, u64, String)> {
     let run = |extra: &[&str]| {
-        let out = Command::cargo_bin("idemlint")
-            .unwrap()
-            .current_dir(dir)
-            .args(["check", ".", "--format", "json", "--exit-zero"])
-            .args(extra)
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = check_json(dir, extra);
         let mut got: Vec<(String, u64, String)> = v["findings"]
             .as_array()
             .unwrap()
@@ -550,21 +572,7 @@ public class LedgerKeyInterceptor implements ClientHttpRequestInterceptor {
 /// OkHttp still counts.
 #[test]
 fn call_level_retry_evidence_is_tied_to_the_client_the_interceptor_is_registered_on() {
-    let interceptor = r#"package shop.net
-
-import java.util.UUID
-import okhttp3.Interceptor
-import okhttp3.Response
-
-class PayKeyInterceptor : Interceptor {
-    override fun intercept(chain: Interceptor.Chain): Response {
-        val request = chain.request().newBuilder()
-            .header("Idempotency-Key", UUID.randomUUID().toString())
-            .build()
-        return chain.proceed(request)
-    }
-}
-"#;
+    let interceptor = PAY_KEY_INTERCEPTOR;
     let network = r#"package shop.net
 
 import okhttp3.OkHttpClient
@@ -2287,21 +2295,7 @@ interface PaymentService {
 /// call's own line (`.addNetworkInterceptor(..)`), not the line the chain starts on.
 #[test]
 fn a_registration_is_located_at_its_own_line_of_a_builder_chain() {
-    let interceptor = r#"package shop.net
-
-import java.util.UUID
-import okhttp3.Interceptor
-import okhttp3.Response
-
-class PayKeyInterceptor : Interceptor {
-    override fun intercept(chain: Interceptor.Chain): Response {
-        val request = chain.request().newBuilder()
-            .header("Idempotency-Key", UUID.randomUUID().toString())
-            .build()
-        return chain.proceed(request)
-    }
-}
-"#;
+    let interceptor = PAY_KEY_INTERCEPTOR;
     let network = r#"package shop.net
 
 import okhttp3.OkHttpClient
@@ -2328,13 +2322,7 @@ object Network {
             "key-in-interceptor".to_string()
         )]
     );
-    let out = Command::cargo_bin("idemlint")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["check", ".", "--format", "json", "--exit-zero"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = check_json(&dir, &[]);
     let message = v["findings"][0]["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("src/net/Network.kt:8") && !message.contains("Network.kt:6"),
