@@ -672,21 +672,7 @@ fun analyticsFor(client: OkHttpClient): AnalyticsApi =
 /// whose client cannot be told (a callback's `call` parameter) counts for every client.
 #[test]
 fn cloned_calls_are_evidence_only_for_their_own_client() {
-    let interceptor = r#"package shop.net
-
-import java.util.UUID
-import okhttp3.Interceptor
-import okhttp3.Response
-
-class CloneKeyInterceptor : Interceptor {
-    override fun intercept(chain: Interceptor.Chain): Response {
-        val request = chain.request().newBuilder()
-            .header("Idempotency-Key", UUID.randomUUID().toString())
-            .build()
-        return chain.proceed(request)
-    }
-}
-"#;
+    let interceptor = PAY_KEY_INTERCEPTOR.replace("PayKeyInterceptor", "CloneKeyInterceptor");
     let network = r#"package shop.net
 
 import okhttp3.OkHttpClient
@@ -746,7 +732,7 @@ class Resender(private val refunds: RefundCallApi, private val metrics: MetricCa
         let dir = project(
             name,
             &[
-                (at, interceptor),
+                (at, interceptor.as_str()),
                 ("src/net/CloneNetwork.kt", network),
                 ("src/net/CallApis.kt", apis),
                 ("src/jobs/Resender.kt", s.as_str()),
