@@ -212,9 +212,9 @@ impl IgnoreRules {
         false
     }
 
-    /// The [`Chain`] of the directory `parent` (relative to the root; `None` for above
-    /// the root): the root's ancestors up to the repository's root, the root, and each
-    /// directory down to `parent`.
+    /// The [`Chain`] of the directory `parent` (relative to the root; `None` or empty for
+    /// the root itself): the root's ancestors up to the repository's root, the root, and
+    /// each directory down to `parent`.
     fn chain(&self, parent: Option<&Path>) -> Chain {
         let key = parent.map(Path::to_path_buf).unwrap_or_default();
         if let Some(c) = self

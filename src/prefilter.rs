@@ -10,8 +10,8 @@
 //!    word, a *sink* word, or a ShedLock word? Each identifier token of the file is looked
 //!    up among the words that must appear as a token (a hash map, behind a table of
 //!    first bytes and lengths), and one overlapping Aho-Corasick pass over the file's
-//!    *normalised view* ([`normalized_view`]: lower-cased, `_` and `-` removed, Rust string
-//!    escapes decoded) finds the normalised words and, in normalised form, the words that
+//!    *normalised view* ([`normalized_view`]: lower-cased, `_`, `-` and backticks removed,
+//!    Rust string escapes decoded) finds the normalised words and, in normalised form, the words that
 //!    must appear as a substring (case-sensitively or not): a superset of where those are,
 //!    which only parses more. The same token pass fills the file's [`TokenSig`], a Bloom
 //!    filter of its tokens kept for the files not parsed yet.
