@@ -42,7 +42,11 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         if !findings.is_empty() {
-            let words = prefilter.scan(lang, &text, &mut Vec::new());
+            let words = prefilter.scan(
+                lang,
+                &text,
+                &mut idemlint::prefilter::ScanScratch::default(),
+            );
             assert!(
                 (words.sink && words.source) || words.suppression,
                 "the prefilter would skip a file with findings: {words:?} {findings:#?}"
