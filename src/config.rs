@@ -1244,6 +1244,12 @@ pub struct Resolver {
     /// The checked paths (absolute): without a repository root, discovery stops at the
     /// one that contains the file ([`Resolver::set_roots`]).
     roots: Vec<PathBuf>,
+    /// Per directory, its repository root as [`Resolver::ceiling`] found it (the nearest
+    /// directory at or above it with a `.git` entry), so each directory's `.git` is
+    /// looked up once however many directories below it are resolved.
+    git_roots: HashMap<PathBuf, Option<PathBuf>>,
+    /// The working directory, absolute ([`absolute_path`]), once asked.
+    cwd: Option<Option<PathBuf>>,
 }
 
 impl Resolver {
@@ -1267,6 +1273,8 @@ impl Resolver {
             by_file: HashMap::new(),
             by_overrides: HashMap::new(),
             roots: Vec::new(),
+            git_roots: HashMap::new(),
+            cwd: None,
         };
         if let Some(file) = config_file {
             if !file.is_file() {
@@ -1406,18 +1414,17 @@ impl Resolver {
     /// worktree's file), else the working directory when `dir` is inside it, else the
     /// outermost checked path containing `dir`, else `dir` itself. Configuration above it
     /// is never read unless `--config` names it.
-    fn ceiling(&self, dir: &Path) -> PathBuf {
-        if let Some(git) = dir
-            .ancestors()
-            .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
-        {
-            return git.to_path_buf();
+    fn ceiling(&mut self, dir: &Path) -> PathBuf {
+        if let Some(git) = self.git_root(dir) {
+            return git;
         }
-        if let Ok(cwd) = std::env::current_dir()
-            && let cwd = absolute_path(&cwd)
-            && dir.starts_with(&cwd)
+        let cwd = self
+            .cwd
+            .get_or_insert_with(|| std::env::current_dir().ok().map(|c| absolute_path(&c)));
+        if let Some(cwd) = cwd
+            && dir.starts_with(&*cwd)
         {
-            return cwd;
+            return cwd.clone();
         }
         self.roots
             .iter()
@@ -1425,6 +1432,28 @@ impl Resolver {
             .min_by_key(|r| r.components().count())
             .cloned()
             .unwrap_or_else(|| dir.to_path_buf())
+    }
+
+    /// The nearest directory at or above `dir` with a `.git` entry (a directory or a
+    /// worktree's file), each directory looked up once ([`Resolver::git_roots`]).
+    fn git_root(&mut self, dir: &Path) -> Option<PathBuf> {
+        let mut below: Vec<&Path> = Vec::new();
+        let mut found = None;
+        for a in dir.ancestors() {
+            if let Some(known) = self.git_roots.get(a) {
+                found = known.clone();
+                break;
+            }
+            below.push(a);
+            if std::fs::symlink_metadata(a.join(".git")).is_ok() {
+                found = Some(a.to_path_buf());
+                break;
+            }
+        }
+        for a in below {
+            self.git_roots.insert(a.to_path_buf(), found.clone());
+        }
+        found
     }
 
     /// The nearest configuration above `dir`. Directories passed before any `Cargo.toml`
