@@ -387,6 +387,25 @@ fn longest_literal(glob: &str) -> &str {
 /// escapes and `\`-newline continuations are decoded first, as `syn` does for string
 /// literal values; doing so over the whole text keeps every literal's decoded value a
 /// substring, because no escape can start outside a literal and end inside it.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+
+/// Whether one of the 8 ASCII bytes of `w` is `b`.
+fn has_byte(w: u64, b: u8) -> bool {
+    let x = w ^ (LOW_BITS * u64::from(b));
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS != 0
+}
+
+/// The 8 ASCII bytes of `w` (high bits clear) with `A`-`Z` lower-cased.
+fn ascii_lowercase_word(w: u64) -> u64 {
+    // Per byte, b + 0x3f has its high bit set when b >= b'A', b + 0x25 when b > b'Z'
+    // (no carry crosses a byte: every byte is below 0x80).
+    let at_least_a = w + LOW_BITS * 0x3f;
+    let above_z = w + LOW_BITS * 0x25;
+    let upper = at_least_a & !above_z & HIGH_BITS;
+    w | (upper >> 2)
+}
+
 pub fn normalized_view(text: &str, decode_escapes: bool, out: &mut Vec<u8>) {
     let bytes = text.as_bytes();
     // Written in place: ASCII bytes shrink or stay; a non-ASCII character may grow when
@@ -396,6 +415,22 @@ pub fn normalized_view(text: &str, decode_escapes: bool, out: &mut Vec<u8>) {
     let mut j = 0;
     let mut i = 0;
     while i < bytes.len() {
+        // Eight ASCII bytes with nothing to drop or decode: lower-cased as one word (the
+        // buffer always has room for the rest of the text plus 8 bytes).
+        if let Some(w) = bytes.get(i..i + 8) {
+            let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            if w & HIGH_BITS == 0
+                && !has_byte(w, b'_')
+                && !has_byte(w, b'-')
+                && !has_byte(w, b'`')
+                && !(decode_escapes && has_byte(w, b'\\'))
+            {
+                out[j..j + 8].copy_from_slice(&ascii_lowercase_word(w).to_le_bytes());
+                i += 8;
+                j += 8;
+                continue;
+            }
+        }
         let b = bytes[i];
         if b.is_ascii() && !(decode_escapes && b == b'\\') {
             out[j] = b.to_ascii_lowercase();
@@ -3340,6 +3375,73 @@ mod tests {
         // A SpEL key expression of `@Idempotent` (rules::time_in_key).
         assert!(scan(Language::Java, "@Idempotent(keyExpression = \"#id\")").sink);
         assert!(!scan(Language::Java, "String requestId = UUID.randomUUID();").sink);
+    }
+
+    /// The view (without escape decoding) character by character, as the
+    /// word-at-a-time path must give it.
+    fn view_by_chars(text: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        for c in text.chars() {
+            if c == '_' || c == '-' || c == '`' {
+                continue;
+            }
+            for l in c.to_lowercase() {
+                let mut b = [0u8; 4];
+                out.extend_from_slice(l.encode_utf8(&mut b).as_bytes());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn normalised_view_word_at_a_time_equals_byte_at_a_time() {
+        let alphabet = [
+            "A",
+            "Z",
+            "a",
+            "z",
+            "@",
+            "[",
+            "`",
+            "{",
+            "_",
+            "-",
+            "0",
+            "9",
+            " ",
+            "\n",
+            "Idempotency",
+            "KEY",
+            "é",
+            "İ",
+            "ẞ",
+            "\u{7f}",
+            "~",
+            "PaymentIntents()",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut out = Vec::new();
+        for _ in 0..3000 {
+            let text: String = (0..next(60))
+                .map(|_| alphabet[next(alphabet.len())])
+                .collect();
+            normalized_view(&text, false, &mut out);
+            assert_eq!(out, view_by_chars(&text), "{text:?}");
+        }
+        for b in 0u8..0x80 {
+            let w = u64::from_le_bytes([b; 8]);
+            assert_eq!(
+                ascii_lowercase_word(w),
+                u64::from_le_bytes([b.to_ascii_lowercase(); 8])
+            );
+            assert!(has_byte(w, b) && !has_byte(w, b ^ 1));
+        }
     }
 
     #[test]
