@@ -419,12 +419,12 @@ pub fn normalized_view(text: &str, decode_escapes: bool, out: &mut Vec<u8>) {
         // buffer always has room for the rest of the text plus 8 bytes).
         if let Some(w) = bytes.get(i..i + 8) {
             let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            if w & HIGH_BITS == 0
-                && !has_byte(w, b'_')
-                && !has_byte(w, b'-')
-                && !has_byte(w, b'`')
-                && !(decode_escapes && has_byte(w, b'\\'))
-            {
+            let special = w & HIGH_BITS != 0
+                || has_byte(w, b'_')
+                || has_byte(w, b'-')
+                || has_byte(w, b'`')
+                || decode_escapes && has_byte(w, b'\\');
+            if !special {
                 out[j..j + 8].copy_from_slice(&ascii_lowercase_word(w).to_le_bytes());
                 i += 8;
                 j += 8;
