@@ -3016,6 +3016,17 @@ mod tests {
         p.scan(lang, text, &mut ScanScratch::default())
     }
 
+    /// A deterministic pseudo-random source (xorshift64): each call gives a number below
+    /// its argument.
+    fn xorshift(mut state: u64) -> impl FnMut(usize) -> usize {
+        move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        }
+    }
+
     /// The signature stage 0 keeps of `text`.
     fn sig_of(lang: Language, text: &str) -> TokenSig {
         thread_local! {
@@ -3059,13 +3070,7 @@ mod tests {
             "`getId`",
             "ïd",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let set = |xs: &[&str]| -> BTreeSet<String> { xs.iter().map(|x| x.to_string()).collect() };
         let scans = [
             NameScan::new(&set(&["getId", "newKey"])),
@@ -3419,13 +3424,7 @@ mod tests {
             "~",
             "PaymentIntents()",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let mut out = Vec::new();
         for _ in 0..3000 {
             let text: String = (0..next(60))
