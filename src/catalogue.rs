@@ -1162,6 +1162,25 @@ impl Catalogue {
 
     /// True when `name` says "idempotency key" (`idempotencyKey`, `IDEMPOTENCY_KEY`, ...).
     pub fn is_key_name(&self, name: &str) -> bool {
+        // The flows ask this of every builder call they pass: an ASCII name is normalised
+        // on the stack (`char::to_lowercase` of an ASCII letter is its ASCII lower case).
+        const STACK: usize = 128;
+        if name.is_ascii() && name.len() <= STACK {
+            let mut buf = [0u8; STACK];
+            let mut n = 0;
+            for &b in name.as_bytes() {
+                if b != b'_' && b != b'-' {
+                    buf[n] = b.to_ascii_lowercase();
+                    n += 1;
+                }
+            }
+            let n = &buf[..n];
+            return self
+                .keys
+                .normalized_names
+                .iter()
+                .any(|k| memchr::memmem::find(n, k.as_bytes()).is_some());
+        }
         let n = normalize_name(name);
         self.keys.normalized_names.iter().any(|k| n.contains(k))
     }
@@ -1340,6 +1359,62 @@ mod tests {
         assert!(c.is_key_name("IDEMPOTENCY_KEY"));
         assert!(c.is_key_name("idempotencyKey"));
         assert!(!c.is_key_name("requestId"));
+    }
+
+    /// The stack-normalised fast path of `is_key_name` answers as normalising with
+    /// `normalize_name` does, on names built from pieces of key names, separators, case
+    /// changes and non-ASCII letters, and on names longer than the stack buffer.
+    #[test]
+    fn key_names_on_the_stack_agree_with_normalize_name() {
+        let c = Catalogue::builtin();
+        let slow = |n: &str| {
+            let n = normalize_name(n);
+            c.keys
+                .normalized_names
+                .iter()
+                .any(|k| n.contains(k.as_str()))
+        };
+        let pieces = [
+            "idem",
+            "Idem",
+            "POTENCY",
+            "potency",
+            "_",
+            "-",
+            "Key",
+            "key",
+            "dedup",
+            "De",
+            "dup",
+            "Id",
+            "ID",
+            "e",
+            "İ",
+            "K",
+            "distinct",
+            "Deduplication",
+            "x",
+            "ß",
+            "request",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % m as u64) as usize
+        };
+        let (mut yes, mut no) = (0, 0);
+        for round in 0..20_000 {
+            let len = 1 + next(if round % 50 == 0 { 60 } else { 6 });
+            let name: String = (0..len).map(|_| pieces[next(pieces.len())]).collect();
+            let want = slow(&name);
+            assert_eq!(c.is_key_name(&name), want, "{name:?}");
+            if want { yes += 1 } else { no += 1 }
+        }
+        assert!(yes > 100 && no > 100, "{yes} key names, {no} others");
+        let long = format!("{}idempotency_key", "a".repeat(200));
+        assert!(c.is_key_name(&long) && slow(&long));
     }
 
     #[test]

@@ -52,17 +52,62 @@ pub trait HelperOracle {
 
 /// An oracle that knows no helper, but records which calls it was asked about (pass 1).
 #[derive(Default)]
-pub struct Recorder {
+pub struct Recorder<'c> {
     /// Each call asked about, with what resolves it (callee, arity, receiver).
     pub asked: std::cell::RefCell<Vec<crate::index::CallRef>>,
+    /// Where the records of calls already met are kept (one per file), if anywhere.
+    pub cache: Option<&'c CallRefCache>,
 }
 
-impl HelperOracle for Recorder {
+impl<'c> Recorder<'c> {
+    /// A recorder that makes each call's record once per `cache`.
+    pub fn cached(cache: &'c CallRefCache) -> Self {
+        Recorder {
+            asked: Default::default(),
+            cache: Some(cache),
+        }
+    }
+}
+
+impl HelperOracle for Recorder<'_> {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
-        self.asked
-            .borrow_mut()
-            .push(crate::index::CallRef::of(call));
+        let r = match self.cache {
+            Some(c) => c.get(call, crate::index::CallRef::of),
+            None => crate::index::CallRef::of(call),
+        };
+        self.asked.borrow_mut().push(r);
         None
+    }
+}
+
+/// The records ([`crate::index::CallRef`]) of one file's calls, each made once: the flows
+/// of a file meet the same call on many paths, and a record costs a few allocations.
+/// Keyed by the call's address and checked against its span, callee and argument count,
+/// so a call of another model is never answered with a record of this one's. Each cache
+/// serves one way of making records (one `make` function).
+#[derive(Default)]
+pub struct CallRefCache {
+    made: std::cell::RefCell<HashMap<usize, (Span, crate::index::CallRef)>>,
+}
+
+impl CallRefCache {
+    /// The record of `call`, made by `make` the first time it is asked for.
+    pub fn get(
+        &self,
+        call: &Call,
+        make: impl FnOnce(&Call) -> crate::index::CallRef,
+    ) -> crate::index::CallRef {
+        let key = std::ptr::from_ref(call) as usize;
+        if let Some((span, r)) = self.made.borrow().get(&key)
+            && *span == call.span
+            && r.arity == call.args.len()
+            && *r.callee == *call.callee
+        {
+            return r.clone();
+        }
+        let r = make(call);
+        self.made.borrow_mut().insert(key, (call.span, r.clone()));
+        r
     }
 }
 
@@ -137,6 +182,12 @@ pub struct Flow<'m> {
     body_memo: std::cell::RefCell<HashMap<ScopeId, BodyOrigins>>,
     /// Nesting of origins queries: the memo is dropped when the outermost one ends.
     query_depth: std::cell::Cell<usize>,
+    /// Simple names of the types and objects declared in this file, built on first use
+    /// ([`Flow::local_function`] asks once per call it meets).
+    type_names: std::cell::OnceCell<HashSet<&'m str>>,
+    /// Indices into [`FileModel::field_inits`] sorted by span start, built on first use,
+    /// for the field initialisers inside a span ([`Flow::field_inits_within`]).
+    field_inits_by_start: std::cell::OnceCell<Vec<usize>>,
 }
 
 /// Deepest chain of same-file functions [`Flow::carried`] follows.
@@ -366,7 +417,32 @@ impl<'m> Flow<'m> {
             carry_depth: std::cell::Cell::new(0),
             body_memo: std::cell::RefCell::new(HashMap::new()),
             query_depth: std::cell::Cell::new(0),
+            type_names: std::cell::OnceCell::new(),
+            field_inits_by_start: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Indices into [`FileModel::field_inits`] of the initialisers whose span lies within
+    /// `span`, in index order (the order a scan of the whole list meets them).
+    fn field_inits_within(&self, span: Span) -> Vec<usize> {
+        let m = self.model;
+        if m.field_inits.is_empty() {
+            return Vec::new();
+        }
+        let order = self.field_inits_by_start.get_or_init(|| {
+            let mut o: Vec<usize> = (0..m.field_inits.len()).collect();
+            o.sort_by_key(|i| (m.field_inits[*i].span.start, *i));
+            o
+        });
+        let first = order.partition_point(|i| m.field_inits[*i].span.start < span.start);
+        let mut out: Vec<usize> = order[first..]
+            .iter()
+            .take_while(|i| m.field_inits[**i].span.start <= span.end)
+            .copied()
+            .filter(|i| span.contains(m.field_inits[*i].span))
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// Marks lambdas a retry construct runs once per attempt (`withRetry { attempt -> .. }`,
@@ -585,10 +661,23 @@ impl<'m> Flow<'m> {
         }
         let own_receiver = match crate::catalogue::receiver_text(call) {
             None => true,
-            Some(r) => matches!(&*r, "this" | "self" | "Self")
-                || m.scopes.iter().any(
-                    |s| matches!(&s.kind, ScopeKind::Type(t) | ScopeKind::Object(t) if t.name == r),
-                ),
+            Some(r) => {
+                matches!(&*r, "this" | "self" | "Self")
+                    || self
+                        .type_names
+                        .get_or_init(|| {
+                            m.scopes
+                                .iter()
+                                .filter_map(|s| match &s.kind {
+                                    ScopeKind::Type(t) | ScopeKind::Object(t) => {
+                                        Some(t.name.as_str())
+                                    }
+                                    _ => None,
+                                })
+                                .collect()
+                        })
+                        .contains(&*r)
+            }
         };
         if !own_receiver {
             return None;
@@ -730,8 +819,9 @@ impl<'m> Flow<'m> {
                 other = true;
             }
         }
-        for f in &m.field_inits {
-            if val.span.contains(f.span) && f.span != val.span {
+        for f in self.field_inits_within(val.span) {
+            let f = &m.field_inits[f];
+            if f.span != val.span {
                 if self.cat.is_key_name(&f.name) {
                     out.push(f.value);
                 } else {
@@ -810,8 +900,9 @@ impl<'m> Flow<'m> {
                     }
                 }
             }
-            for f in &m.field_inits {
-                if f.name == field && span.contains(f.span) {
+            for f in self.field_inits_within(span) {
+                let f = &m.field_inits[f];
+                if f.name == field {
                     work.push(f.value);
                 }
             }
@@ -1770,5 +1861,65 @@ mod clock_window_tests {
             "Instant.now().toEpochMilli() / 1000",
             "Instant.now()"
         ));
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use crate::model::Language;
+
+    const NESTED: &str = r#"
+fn charge(k: String) -> Charge {
+    let at = now();
+    let c = Charge { idempotency_key: k.clone(), meta: Meta { created: at, id: Uuid::new_v4() }, amount: 5 };
+    let d = Other { x: Inner { idempotency_key: Uuid::new_v4() }, y: 1 };
+    send(Req { idempotency_key: c.idempotency_key, body: Body { n: d } });
+    c
+}
+"#;
+
+    /// The field initialisers found inside a span by the sorted index are those a scan
+    /// of the whole list finds, in the same order, for every value of a file with nested
+    /// struct literals.
+    #[test]
+    fn field_initialisers_within_a_span_are_those_a_scan_finds() {
+        let cat = Catalogue::builtin();
+        let m = crate::lang::lower(Language::Rust, NESTED);
+        assert!(m.field_inits.len() >= 8, "{}", m.field_inits.len());
+        let flow = Flow::new(&m, &cat);
+        let mut nonempty = 0;
+        for v in &m.values {
+            let scan: Vec<usize> = (0..m.field_inits.len())
+                .filter(|i| v.span.contains(m.field_inits[*i].span))
+                .collect();
+            nonempty += usize::from(!scan.is_empty());
+            assert_eq!(flow.field_inits_within(v.span), scan, "{:?}", v.span);
+        }
+        assert!(nonempty >= 4, "{nonempty}");
+    }
+
+    /// A recorder with a per-file cache records the same calls, in the same order and
+    /// with the same records, as one that makes each record anew.
+    #[test]
+    fn a_cached_recorder_records_what_an_uncached_one_does() {
+        let cat = Catalogue::builtin();
+        let text = "class A { String k(Order o) { String a = helper(o.id()); String b = mk(a, other.get(a)); \
+                    return a + b + util.Keys.make(b) + helper(o.id()); } }";
+        let m = crate::lang::lower(Language::Java, text);
+        let flow = Flow::new(&m, &cat);
+        let cache = CallRefCache::default();
+        let mut asked = 0;
+        for (i, _) in m.values.iter().enumerate() {
+            let plain = Recorder::default();
+            let cached = Recorder::cached(&cache);
+            let a = flow.origins(i, &plain);
+            let b = flow.origins(i, &cached);
+            assert_eq!(a.len(), b.len());
+            let (p, c) = (plain.asked.into_inner(), cached.asked.into_inner());
+            asked += p.len();
+            assert_eq!(p, c, "value {i}");
+        }
+        assert!(asked > 5, "{asked}");
     }
 }

@@ -875,6 +875,7 @@ pub fn summarize(
     cat: &Catalogue,
 ) -> FileSummary {
     let flow = Flow::new(model, cat);
+    let refs = crate::flow::CallRefCache::default();
     let mut out = FileSummary::default();
     let lang = model.language;
 
@@ -964,7 +965,7 @@ pub fn summarize(
             ..FnDecl::default()
         };
         // Fresh return values.
-        let rec = Recorder::default();
+        let rec = Recorder::cached(&refs);
         for v in flow.returns_of(i) {
             for o in flow.origins(v, &rec) {
                 if d.fresh.is_none() {
@@ -999,7 +1000,7 @@ pub fn summarize(
             out.bound_key_fields
                 .extend(bound_fields(&flow, model, info, f, sink.value, &at));
         }
-        let rec = Recorder::default();
+        let rec = Recorder::cached(&refs);
         let origins = flow.origins(sink.value, &rec);
         let Some(d) = decls.get_mut(&f) else { continue };
         let sink_handled =
@@ -1171,7 +1172,7 @@ pub fn summarize(
             if !has_source {
                 continue;
             }
-            let rec = Recorder::default();
+            let rec = Recorder::cached(&refs);
             if let Some(o) = flow.origins(arg.value, &rec).first() {
                 candidates.push((
                     call.callee.clone(),
@@ -1251,7 +1252,7 @@ pub fn summarize(
         if !cat.is_key_name(&cd.name) {
             continue;
         }
-        let rec = Recorder::default();
+        let rec = Recorder::cached(&refs);
         let Some(o) = flow.origins(cd.value, &rec).into_iter().next() else {
             continue;
         };

@@ -1519,19 +1519,30 @@ pub struct FileDemand {
 /// An oracle that knows no helper and records the calls it was asked about as
 /// [`ProjectIndex::candidates`] resolves them: callee, argument count, the receiver (what
 /// resolution reads of it, [`resolution_receiver`]) and the receiver's declared type.
-#[derive(Default)]
-struct RefRecorder {
+struct RefRecorder<'c> {
     asked: std::cell::RefCell<Vec<CallRef>>,
+    /// The file's records, made once per call.
+    cache: &'c crate::flow::CallRefCache,
 }
 
-impl crate::flow::HelperOracle for RefRecorder {
+impl<'c> RefRecorder<'c> {
+    fn new(cache: &'c crate::flow::CallRefCache) -> Self {
+        RefRecorder {
+            asked: Default::default(),
+            cache,
+        }
+    }
+}
+
+impl crate::flow::HelperOracle for RefRecorder<'_> {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<crate::flow::HelperInfo> {
-        self.asked.borrow_mut().push(CallRef {
+        let r = self.cache.get(call, |call| CallRef {
             callee: Name::from(call.callee.as_str()),
             arity: call.args.len(),
             receiver: resolution_receiver(call).map(Name::from),
             receiver_type: call.receiver_type.as_deref().map(Name::from),
         });
+        self.asked.borrow_mut().push(r);
         None
     }
 }
@@ -1746,9 +1757,10 @@ impl FileDemand {
         // Time buckets are kept as origins (as pass 2 keeps them): an origin found here is
         // one pass 2 can find (`sink_origin`, `origin_arg_callees`).
         let flow = crate::flow::Flow::new(model, cat).keeping_windows();
+        let refs = crate::flow::CallRefCache::default();
         let was_exhausted = crate::flow::budget_exhausted();
         crate::flow::reset_budget();
-        let rec = RefRecorder::default();
+        let rec = RefRecorder::new(&refs);
         let mut sink_origin = false;
         for sink in &facts.sinks {
             sink_origin |= !flow.origins(sink.value, &rec).is_empty();
@@ -1767,7 +1779,7 @@ impl FileDemand {
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
         for call in &model.calls {
-            let rec = RefRecorder::default();
+            let rec = RefRecorder::new(&refs);
             // Named arguments too: a Kotlin `charge(token = k)` binds a key parameter by
             // name ([`crate::index::ProjectIndex::key_args`]).
             for arg in &call.args {
