@@ -785,7 +785,12 @@ fn paced_loops(model: &FileModel, facts: &mut FileFacts) {
             kind: BoundaryKind::Scheduler,
             entry: "inferred.paced-loop".into(),
             flavor: "paced-loop".into(),
-            label: format!("{head} loop paced by `{}`", call.callee),
+            // Rust's bare `loop` names itself: "`loop` paced by", not "`loop` loop".
+            label: if l.header.is_empty() && l.keyword == "loop" {
+                format!("{head} paced by `{}`", call.callee)
+            } else {
+                format!("{head} loop paced by `{}`", call.callee)
+            },
             anchor: Span::new(model.scopes[lp].span.start, model.scopes[lp].span.start),
             type_name: None,
             owner_call: None,

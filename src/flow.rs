@@ -1437,7 +1437,9 @@ impl<'m> Flow<'m> {
         counter.then(|| Origin {
             span: Span::new(offset, offset + name.len()),
             display: if passed_in {
-                format!("`{name}` (passed in anew on every attempt)")
+                // The finding goes on "is evaluated again on every attempt of ..": the
+                // display says where the value comes from, not when.
+                format!("`{name}` (the value the retry passes to the attempt)")
             } else {
                 format!("`{name}` (the attempt counter)")
             },
