@@ -991,7 +991,25 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             // always says why. (The human report on standard output ends with it.)
             let summary_in_report = format == Format::Human && to_stdout && !statistics;
             if !quiet && rendered.stderr.is_empty() && !summary_in_report {
-                eprint!("{}", crate::report::human::summary(&report));
+                // The file problems are in the report (JSON, SARIF, the human report in a
+                // file), except with --statistics, whose table only counts them: then
+                // they are printed here first.
+                let where_ = if statistics {
+                    eprint!("{}", crate::report::human::render_errors(&report));
+                    "reported above".to_string()
+                } else {
+                    match output.as_deref() {
+                        Some(p) if p != std::path::Path::new("-") => format!(
+                            "listed in {}",
+                            crate::text::escape_controls(&p.display().to_string())
+                        ),
+                        _ => "listed in the report".to_string(),
+                    }
+                };
+                eprint!(
+                    "{}",
+                    crate::report::human::summary_with_problems(&report, &where_)
+                );
             }
             // A walk that found nothing to check is most often a wrong path (a build
             // directory, the parent of the project): said even with --quiet, as ruff does.

@@ -632,6 +632,31 @@ fn diff_exits_like_check_and_keeps_the_summary() {
         o.stderr
     );
     assert!(o.stderr.contains("Broken.kt"), "{}", o.stderr);
+    // With a machine-readable report the problems are in it, and the summary says so
+    // rather than pointing "above" at nothing.
+    let o = run(
+        &d,
+        &["check", "Broken.kt", "--format", "json", "-o", "out.json"],
+        &[],
+    );
+    assert!(
+        o.stderr.contains("1 problem in 1 file listed in out.json") && !o.stderr.contains("above"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        std::fs::read_to_string(d.join("out.json"))
+            .unwrap()
+            .contains("Broken.kt")
+    );
+    let o = run(&d, &["check", "Broken.kt", "--format", "sarif"], &[]);
+    assert!(
+        o.stderr
+            .contains("1 problem in 1 file listed in the report"),
+        "{}",
+        o.stderr
+    );
+    std::fs::remove_file(d.join("out.json")).unwrap();
     std::fs::remove_file(d.join("Broken.kt")).unwrap();
     // A fixable finding: the diff on standard output, exit 1 even under --fail-on error's
     // threshold being met anyway; the file is unchanged.

@@ -187,8 +187,16 @@ pub fn render_errors(report: &Report) -> String {
     out
 }
 
-/// The summary line: findings by severity, files checked, file problems.
+/// The summary line: findings by severity, files checked, file problems (said to be
+/// "reported above": [`render_errors`] printed them first).
 pub fn summary(report: &Report) -> String {
+    summary_with_problems(report, "reported above")
+}
+
+/// [`summary`], saying where the file problems were reported (`where_`: "reported above",
+/// "listed in report.json", ...): with a machine-readable format or `-o FILE` they are in
+/// the report, not above the summary.
+pub fn summary_with_problems(report: &Report, where_: &str) -> String {
     let mut out = String::new();
     let errors = report
         .findings
@@ -225,7 +233,7 @@ pub fn summary(report: &Report) -> String {
                 .collect::<std::collections::BTreeSet<_>>()
                 .len();
             format!(
-                ", {n} problem{} in {files} file{} reported above",
+                ", {n} problem{} in {files} file{} {where_}",
                 if n == 1 { "" } else { "s" },
                 if files == 1 { "" } else { "s" }
             )
