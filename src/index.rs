@@ -171,6 +171,13 @@ pub struct ParamBoundary {
     pub flavor: String,
 }
 
+/// Who can call a minting declaration ([`ProjectIndex::is_mint_name_from`]): JVM main
+/// code, JVM test code, Rust main code, Rust test code.
+const MINT_FROM_JVM_MAIN: u8 = 1;
+const MINT_FROM_JVM_TEST: u8 = 2;
+const MINT_FROM_RUST_MAIN: u8 = 4;
+const MINT_FROM_RUST_TEST: u8 = 8;
+
 /// Catalogue-entry id of boundaries inferred from a project retry combinator.
 pub const INFERRED_COMBINATOR: &str = "inferred.retry-combinator";
 
@@ -2503,6 +2510,10 @@ pub struct ProjectIndex {
     with_key_params: HashSet<String>,
     with_fresh: HashSet<String>,
     with_mints: HashSet<String>,
+    /// Of [`Self::with_mints`], who can call a minting declaration of the name, as
+    /// [`Self::candidates_of`] sees it (the same language family; test code only from test
+    /// code): [`MINT_FROM_JVM_MAIN`] and the other bits.
+    mint_callers: HashMap<String, u8>,
     with_header_reads: HashSet<String>,
     /// Files were merged since [`ProjectIndex::resolve_handled`] last ran
     /// ([`ProjectIndex::extend_deferred`]).
@@ -3107,9 +3118,21 @@ impl ProjectIndex {
                 idx.with_fresh.insert(name.clone());
             }
         }
+        idx.mint_callers.clear();
         for (name, states) in &idx.mints {
             if states.iter().any(Option::is_some) {
                 idx.with_mints.insert(name.clone());
+                let decls = &idx.functions[name];
+                let mut bits = 0;
+                for (d, _) in decls.iter().zip(states).filter(|(_, m)| m.is_some()) {
+                    bits |= match (d.jvm, d.test_source) {
+                        (true, false) => MINT_FROM_JVM_MAIN | MINT_FROM_JVM_TEST,
+                        (true, true) => MINT_FROM_JVM_TEST,
+                        (false, false) => MINT_FROM_RUST_MAIN | MINT_FROM_RUST_TEST,
+                        (false, true) => MINT_FROM_RUST_TEST,
+                    };
+                }
+                idx.mint_callers.insert(name.clone(), bits);
             }
         }
         clock.lap("names");
@@ -4505,7 +4528,6 @@ impl ProjectIndex {
         self.with_fresh.contains(name)
     }
 
-    /// True when some declaration of `name` mints a key itself.
     /// Some declaration of `name` retries one of its parameters.
     pub fn is_combinator_name(&self, name: &str) -> bool {
         self.retry
@@ -4518,8 +4540,23 @@ impl ProjectIndex {
         self.mints.get(name)?.get(i)?.as_deref()
     }
 
-    pub fn is_mint_name(&self, name: &str) -> bool {
-        self.with_mints.contains(name)
+    /// True when a call of `name` made in the file at `from_path` (a display path) may
+    /// resolve to a declaration that mints a key: one is visible from there, in the same
+    /// language family and, unless the file is test code, not in test code (the filter
+    /// of [`Self::candidates_of`]). A project whose only minting `build()` is a test
+    /// fixture's does not make every `build()` of its main code a possible mint.
+    pub fn is_mint_name_from(&self, name: &str, from_path: &str) -> bool {
+        let Some(bits) = self.mint_callers.get(name) else {
+            return false;
+        };
+        let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
+        let want = match (jvm, is_test_source(from_path)) {
+            (true, false) => MINT_FROM_JVM_MAIN,
+            (true, true) => MINT_FROM_JVM_TEST,
+            (false, false) => MINT_FROM_RUST_MAIN,
+            (false, true) => MINT_FROM_RUST_TEST,
+        };
+        bits & want != 0
     }
 
     /// True when some declaration of `name` has a key parameter.

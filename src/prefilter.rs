@@ -2539,7 +2539,12 @@ pub fn demanded_names<'a>(
             }
         }
         let keyed = d.keyed(index);
-        if keyed || d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)) {
+        if keyed
+            || d.library_mints
+            || d.callees
+                .iter()
+                .any(|c| index.is_mint_name_from(c, &d.path))
+        {
             if interceptors {
                 combinators.extend(
                     d.combinator_callees
@@ -2998,7 +3003,10 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
             .iter()
             .any(|c| index.is_combinator_name(c));
     let mint = (d.has_boundary || inferred)
-        && (d.library_mints || d.callees.iter().any(|c| index.is_mint_name(c)));
+        && (d.library_mints
+            || d.callees
+                .iter()
+                .any(|c| index.is_mint_name_from(c, &d.path)));
     if std::env::var_os("IDEMLINT_TRACE_CHECK").is_some() {
         let keyed = d.keyed(index);
         if (keyed && origin) || mint {
@@ -3012,7 +3020,9 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
                 d.combinator_callees
                     .iter()
                     .find(|c| index.is_combinator_name(c)),
-                d.callees.iter().find(|c| index.is_mint_name(c))
+                d.callees
+                    .iter()
+                    .find(|c| index.is_mint_name_from(c, &d.path))
             );
         }
     }

@@ -1560,3 +1560,44 @@ resilient(block: () -> T): T {
         "Submitter.kt",
     );
 }
+
+/// A declaration in test code is never called from main code (`ProjectIndex::candidates`):
+/// a project whose only minting `build(..)` is a test fixture's does not send every main
+/// file with a retry and a `build(..)` call to pass 2, and the findings stay those of
+/// analysing every file.
+#[test]
+fn a_test_fixture_that_mints_does_not_make_main_calls_of_its_name_suspect() {
+    let dir = scratch("test-fixture-mints");
+    let files = [
+        (
+            "src/test/java/com/acme/ChargeFixtures.java",
+            "package com.acme;\n\nimport java.util.UUID;\n\nclass ChargeFixtures {\n    static Charge build(PaymentsApi api, ChargeRequest body) {\n        return api.createCharge(UUID.randomUUID().toString(), body);\n    }\n}\n",
+        ),
+        (
+            "src/test/java/com/acme/ChargeJobTest.java",
+            "package com.acme;\n\nclass ChargeJobTest {\n    Charge retried(PaymentsApi api, ChargeRequest body) {\n        for (int attempt = 0; attempt < 3; attempt++) {\n            try {\n                return ChargeFixtures.build(api, body);\n            } catch (RuntimeException e) {\n            }\n        }\n        return null;\n    }\n}\n",
+        ),
+        (
+            "src/main/java/com/acme/ChargeJob.java",
+            "package com.acme;\n\nclass ChargeJob {\n    Charge run(Builders b, PaymentsApi api, ChargeRequest body) {\n        for (int attempt = 0; attempt < 3; attempt++) {\n            try {\n                return b.build(api, body);\n            } catch (RuntimeException e) {\n            }\n        }\n        return null;\n    }\n}\n",
+        ),
+        (
+            "src/main/java/com/acme/PaymentsApi.java",
+            "package com.acme;\n\ninterface PaymentsApi {\n    @POST(\"v1/charges\")\n    Charge createCharge(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);\n}\n",
+        ),
+    ];
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let (with, _) = assert_same(vec![dir.clone()], "test fixture that mints");
+    let paths: Vec<&str> = with.findings.iter().map(|f| f.path.as_str()).collect();
+    assert!(
+        !paths.is_empty() && paths.iter().all(|p| p.ends_with("ChargeJobTest.java")),
+        "{paths:?}"
+    );
+    // The fixture (a key sink with a source) and the test that retries it; not the main
+    // job, whose `build(..)` can only be a main declaration.
+    assert_eq!(with.stats.checked, 2, "{}", with.stats.render());
+}
