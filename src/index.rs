@@ -138,8 +138,8 @@ pub struct FnRare {
     )>,
     /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
     pub mint_via_fresh: ThinVec<std::sync::Arc<CallRef>>,
-    /// Positional arguments that carry an ephemeral value: (callee, arity, index, info).
-    pub keyed_arg_candidates: ThinVec<(String, usize, usize, MintInfo)>,
+    /// Positional arguments that carry an ephemeral value ([`KeyedArg`]).
+    pub keyed_arg_candidates: ThinVec<KeyedArg>,
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
     /// position and the reason, "calls `block` again after a failure (path:line)".
     pub retry_params: ThinVec<(usize, String)>,
@@ -159,6 +159,38 @@ pub struct FnRare {
     /// exception, and those that reach one outside such a `try` (0-based positions).
     pub param_sinks_handled: ThinVec<usize>,
     pub param_sinks_unhandled: ThinVec<usize>,
+}
+
+/// A positional argument of a call in a function body that carries an ephemeral value
+/// (`charge(order, UUID.randomUUID())`): a key the function mints when the callee takes a
+/// key at that position ([`FnRare::keyed_arg_candidates`]). Enterprise code passes clock
+/// readings to setters everywhere, so this is kept small: names shared with the file's
+/// other records, the line rather than a `path:line` string (the path is the
+/// declaration's own, [`FnDecl::path`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyedArg {
+    pub callee: Name,
+    /// The call's number of arguments.
+    pub arity: u32,
+    /// 0-based position of the argument.
+    pub position: u32,
+    /// How the ephemeral value reads (`UUID.randomUUID()`).
+    pub source: Name,
+    pub kind: SourceKind,
+    /// 1-based line of the ephemeral value in the declaration's file.
+    pub line: u32,
+}
+
+impl KeyedArg {
+    /// What the declaration `d` (whose body makes the call) mints through this argument.
+    pub fn mint_info(&self, d: &FnDecl) -> MintInfo {
+        MintInfo {
+            source: self.source.to_string(),
+            kind: self.kind,
+            location: format!("{}:{}", d.path, self.line),
+            function: d.name.clone(),
+        }
+    }
 }
 
 /// The catalogue boundary a function hands one of its parameters to (see
@@ -1181,17 +1213,14 @@ pub fn summarize(
             }
             let rec = Recorder::cached(&refs);
             if let Some(o) = flow.origins(arg.value, &rec).first() {
-                candidates.push((
-                    call.callee.clone(),
-                    call.args.len(),
-                    i,
-                    MintInfo {
-                        source: o.display.clone(),
-                        kind: o.kind,
-                        location: location(path, lines, text, o.span.start),
-                        function: String::new(),
-                    },
-                ));
+                candidates.push(KeyedArg {
+                    callee: names.get(&call.callee),
+                    arity: u32::try_from(call.args.len()).unwrap_or(u32::MAX),
+                    position: u32::try_from(i).unwrap_or(u32::MAX),
+                    source: names.get(&o.display),
+                    kind: o.kind,
+                    line: line_of(lines, text, o.span.start),
+                });
             }
         }
         if let Some(d) = decls.get_mut(&f) {
@@ -1228,8 +1257,7 @@ pub fn summarize(
             {
                 d.self_calls.push(at as u32);
             }
-            for mut c in candidates {
-                c.3.function = d.name.clone();
+            for c in candidates {
                 d.rare_mut().keyed_arg_candidates.push(c);
             }
         }
@@ -2636,6 +2664,10 @@ impl Interned {
         self.calls(&mut f.fresh_via, local);
         if let Some(r) = f.rare.as_deref_mut() {
             self.calls(&mut r.mint_via_fresh, local);
+            for ka in r.keyed_arg_candidates.iter_mut() {
+                self.name(&mut ka.callee);
+                self.name(&mut ka.source);
+            }
         }
         for pp in f.passes_params.iter_mut() {
             self.call(&mut pp.call, local);
@@ -3814,18 +3846,15 @@ impl ProjectIndex {
                         .any(|(k, r)| unhandled_call(k, r));
                     // A fresh argument handed to a key parameter outside such a `try`.
                     if ok {
-                        ok = !d
-                            .rare()
-                            .keyed_arg_candidates
-                            .iter()
-                            .any(|(c, arity, _, _)| {
-                                self.key_params_by_name(c, *arity, d)
-                                    && d.call_refs.iter().enumerate().any(|(k, r)| {
-                                        *r.callee == **c
-                                            && r.arity == *arity
-                                            && !d.rare().handled_calls.contains(&(k as u32))
-                                    })
-                            });
+                        ok = !d.rare().keyed_arg_candidates.iter().any(|ka| {
+                            let arity = ka.arity as usize;
+                            self.key_params_by_name(&ka.callee, arity, d)
+                                && d.call_refs.iter().enumerate().any(|(k, r)| {
+                                    r.callee == ka.callee
+                                        && r.arity == arity
+                                        && !d.rare().handled_calls.contains(&(k as u32))
+                                })
+                        });
                     }
                     if !ok {
                         if let Some(v) = mh.get_mut(*n) {
@@ -4367,20 +4396,23 @@ impl ProjectIndex {
                             .rare()
                             .keyed_arg_candidates
                             .iter()
-                            .find(|(c, arity, pos, _)| {
+                            .find(|ka| {
                                 // Resolved as the call is (the same callee and arity among
                                 // the body's calls): some candidate takes a key there.
-                                self.key_params_by_name(c, *arity, d)
+                                let (arity, pos) = (ka.arity as usize, ka.position as usize);
+                                self.key_params_by_name(&ka.callee, arity, d)
                                     && d.call_refs
                                         .iter()
-                                        .filter(|r| *r.callee == **c && r.arity == *arity)
+                                        .filter(|r| r.callee == ka.callee && r.arity == arity)
                                         .any(|r| {
                                             self.candidates_of_ref(r, &d.path).iter().any(
-                                                |(_, x)| x.key_params.iter().any(|(p, _)| p == pos),
+                                                |(_, x)| {
+                                                    x.key_params.iter().any(|(p, _)| *p == pos)
+                                                },
                                             )
                                         })
                             })
-                            .map(|(_, _, _, m)| m.clone());
+                            .map(|ka| ka.mint_info(d));
                     }
                     // A call whose every candidate declaration (resolved as at the call:
                     // same file, receiver type, receiver name) mints a key; the function
