@@ -36,6 +36,7 @@ add fineract "$EVAL/apache+fineract"
 add async-stripe "$EVAL/arlyon+async-stripe"
 add square-java-sdk "$EVAL/square+square-java-sdk"
 add connector-service "$EVAL/juspay+connector-service"
+add waqitiapp "$EVAL/anietieakpan+waqitiapp"
 if [ -n "${CORPUS:-}" ]; then
   add corpus "$CORPUS"
   add corpus+keyed "$CORPUS $REPO/bench/keyed"
