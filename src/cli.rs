@@ -533,7 +533,10 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let wanted = wanted.strip_prefix("idemlint::").unwrap_or(&wanted);
             match crate::rules::rule(wanted) {
                 Some(r) => {
-                    let _ = out.write_all(r.doc.as_bytes());
+                    // The rule docs link to `../docs/..` from `rules/docs/` (as docs/rules.md
+                    // carries them); in a terminal a path from the repository root reads.
+                    let doc = r.doc.replace("](../docs/", "](docs/");
+                    let _ = out.write_all(doc.as_bytes());
                     EXIT_CLEAN
                 }
                 None => {

@@ -427,6 +427,13 @@ fn explain_is_case_insensitive_and_suggests() {
         let o = run(&d, &["explain", id], &[]);
         assert_eq!(o.code, 0, "{id}: {}", o.stderr);
         assert!(o.stdout.starts_with("# key-in-retry-scope\n"), "{id}");
+        // Links to the project's docs are paths from the repository root, not relative
+        // to a file the terminal reader does not have open.
+        assert!(
+            o.stdout.contains("](docs/configuration.md#suppressions)")
+                && !o.stdout.contains("](../"),
+            "{id}"
+        );
     }
     let o = run(&d, &["explain", "Key-In-Retry-Scop"], &[]);
     assert_eq!(o.code, 2);
