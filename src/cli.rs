@@ -533,10 +533,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
             let wanted = wanted.strip_prefix("idemlint::").unwrap_or(&wanted);
             match crate::rules::rule(wanted) {
                 Some(r) => {
-                    // The rule docs link to `../docs/..` from `rules/docs/` (as docs/rules.md
-                    // carries them); in a terminal a path from the repository root reads.
-                    let doc = r.doc.replace("](../docs/", "](docs/");
-                    let _ = out.write_all(doc.as_bytes());
+                    let _ = out.write_all(r.reader_doc().as_bytes());
                     EXIT_CLEAN
                 }
                 None => {

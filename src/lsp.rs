@@ -1421,10 +1421,10 @@ impl<W: Write> Server<W> {
                 range.get_or_insert(d.range);
             }
         }
-        let docs: Vec<&str> = rules
+        let docs: Vec<String> = rules
             .iter()
             .filter_map(|id| crate::rules::rule(id))
-            .map(|r| r.doc.trim_end())
+            .map(|r| r.reader_doc().trim_end().to_string())
             .collect();
         if docs.is_empty() {
             return Ok(None);
@@ -1873,8 +1873,8 @@ mod tests {
         assert_eq!(hovers.len(), 2);
         let doc = crate::rules::rule("key-in-retry-scope")
             .unwrap()
-            .doc
-            .trim_end();
+            .reader_doc();
+        let doc = doc.trim_end();
         assert_eq!(hovers[0]["result"]["contents"]["value"], doc);
         assert_eq!(hovers[0]["result"]["contents"]["kind"], "markdown");
         // After the edit there is no finding, so no hover.
