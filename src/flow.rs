@@ -51,20 +51,39 @@ pub trait HelperOracle {
 }
 
 /// An oracle that knows no helper, but records which calls it was asked about (pass 1).
-#[derive(Default)]
 pub struct Recorder<'c> {
     /// Each call asked about, with what resolves it (callee, arity, receiver).
     pub asked: std::cell::RefCell<Vec<crate::index::CallRef>>,
     /// Where the records of calls already met are kept (one per file), if anywhere.
     pub cache: Option<&'c CallRefCache>,
+    /// How a call's record is made ([`crate::index::CallRef::of`] unless told otherwise).
+    make: fn(&Call) -> crate::index::CallRef,
+}
+
+impl Default for Recorder<'_> {
+    fn default() -> Self {
+        Recorder {
+            asked: Default::default(),
+            cache: None,
+            make: crate::index::CallRef::of,
+        }
+    }
 }
 
 impl<'c> Recorder<'c> {
-    /// A recorder that makes each call's record once per `cache`.
+    /// A recorder that makes each call's record ([`crate::index::CallRef::of`]) once per
+    /// `cache`.
     pub fn cached(cache: &'c CallRefCache) -> Self {
+        Self::cached_with(cache, crate::index::CallRef::of)
+    }
+
+    /// A recorder that makes each call's record with `make`, once per `cache` (a cache
+    /// serves one `make`).
+    pub fn cached_with(cache: &'c CallRefCache, make: fn(&Call) -> crate::index::CallRef) -> Self {
         Recorder {
             asked: Default::default(),
             cache: Some(cache),
+            make,
         }
     }
 }
@@ -72,8 +91,8 @@ impl<'c> Recorder<'c> {
 impl HelperOracle for Recorder<'_> {
     fn fresh(&self, _lang: Language, call: &Call) -> Option<HelperInfo> {
         let r = match self.cache {
-            Some(c) => c.get(call, crate::index::CallRef::of),
-            None => crate::index::CallRef::of(call),
+            Some(c) => c.get(call, self.make),
+            None => (self.make)(call),
         };
         self.asked.borrow_mut().push(r);
         None

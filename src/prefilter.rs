@@ -1516,34 +1516,15 @@ pub struct FileDemand {
     pub super_callees: Vec<String>,
 }
 
-/// An oracle that knows no helper and records the calls it was asked about as
-/// [`ProjectIndex::candidates`] resolves them: callee, argument count, the receiver (what
-/// resolution reads of it, [`resolution_receiver`]) and the receiver's declared type.
-struct RefRecorder<'c> {
-    asked: std::cell::RefCell<Vec<CallRef>>,
-    /// The file's records, made once per call.
-    cache: &'c crate::flow::CallRefCache,
-}
-
-impl<'c> RefRecorder<'c> {
-    fn new(cache: &'c crate::flow::CallRefCache) -> Self {
-        RefRecorder {
-            asked: Default::default(),
-            cache,
-        }
-    }
-}
-
-impl crate::flow::HelperOracle for RefRecorder<'_> {
-    fn fresh(&self, _lang: Language, call: &Call) -> Option<crate::flow::HelperInfo> {
-        let r = self.cache.get(call, |call| CallRef {
-            callee: Name::from(call.callee.as_str()),
-            arity: call.args.len(),
-            receiver: resolution_receiver(call).map(Name::from),
-            receiver_type: call.receiver_type.as_deref().map(Name::from),
-        });
-        self.asked.borrow_mut().push(r);
-        None
+/// A call's record as [`ProjectIndex::candidates`] resolves it: callee, argument count,
+/// the receiver (what resolution reads of it, [`resolution_receiver`]) and the receiver's
+/// declared type. The demand's flows record the calls they ask about with it.
+fn resolution_ref(call: &Call) -> CallRef {
+    CallRef {
+        callee: Name::from(call.callee.as_str()),
+        arity: call.args.len(),
+        receiver: resolution_receiver(call).map(Name::from),
+        receiver_type: call.receiver_type.as_deref().map(Name::from),
     }
 }
 
@@ -1760,7 +1741,7 @@ impl FileDemand {
         let refs = crate::flow::CallRefCache::default();
         let was_exhausted = crate::flow::budget_exhausted();
         crate::flow::reset_budget();
-        let rec = RefRecorder::new(&refs);
+        let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
         let mut sink_origin = false;
         for sink in &facts.sinks {
             sink_origin |= !flow.origins(sink.value, &rec).is_empty();
@@ -1779,7 +1760,7 @@ impl FileDemand {
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
         for call in &model.calls {
-            let rec = RefRecorder::new(&refs);
+            let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
             // Named arguments too: a Kotlin `charge(token = k)` binds a key parameter by
             // name ([`crate::index::ProjectIndex::key_args`]).
             for arg in &call.args {
