@@ -25,7 +25,7 @@ use crate::classify::{FileFacts, classify};
 use crate::config::{Config, ConfigError, Resolver, RuleSelection};
 use crate::discover::{Candidate, MissingPath};
 use crate::finding::{FileError, Finding};
-use crate::index::{FileSummary, ProjectIndex, summarize};
+use crate::index::{FileSummary, ProjectIndex, caller_kind, summarize};
 use crate::model::{FileModel, Language};
 use crate::prefilter::{
     FileDemand, FileWords, NameScan, Prefilter, ScanScratch, TokenSig, demanded_names, needs_check,
@@ -1758,6 +1758,10 @@ fn run_in_pool(
     report
 }
 
+/// How many files pass 1 must have parsed before it parses every file left once they are
+/// at most half as many ([`Rounds::name_rounds`]).
+const PARSE_THE_REST_FROM: usize = 500;
+
 /// Pass 1 beyond stage 0: the parsed files so far and how to parse more.
 struct Rounds<'a> {
     candidates: &'a [Configured],
@@ -1808,9 +1812,9 @@ impl Rounds<'_> {
                 };
                 if let Some(s) = scan {
                     if trace {
-                        let w = s.matching(c.language, &text)?;
+                        let w = s.matching(c.language, caller_kind(&c.display), &text)?;
                         eprintln!("demand: parse {} for {w}", c.display);
-                    } else if !s.matches(c.language, &text) {
+                    } else if !s.matches(c.language, caller_kind(&c.display), &text) {
                         return None;
                     }
                 }
@@ -1877,7 +1881,7 @@ impl Rounds<'_> {
                     return None;
                 }
                 let text = read_candidate(c, config, overlays[i].as_ref()).ok()?;
-                let w = scan.all_matching(c.language, &text);
+                let w = scan.all_matching(c.language, caller_kind(&c.display), &text);
                 (!w.is_empty()).then_some((i, w))
             })
             .collect();
@@ -1931,6 +1935,8 @@ impl Rounds<'_> {
     fn name_rounds(&mut self) {
         use std::collections::BTreeSet;
         let mut asked: BTreeSet<String> = Default::default();
+        // Names scanned for in some kinds of code only ([`Demand::reach`]), and which.
+        let mut asked_reach: std::collections::BTreeMap<String, u8> = Default::default();
         let mut asked_decls: BTreeSet<String> = Default::default();
         let mut asked_pairs: BTreeSet<(String, String)> = Default::default();
         let mut asked_named_for: BTreeSet<(String, String)> = Default::default();
@@ -1938,6 +1944,22 @@ impl Rounds<'_> {
         let mut sample_size: std::collections::BTreeMap<String, usize> = Default::default();
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         loop {
+            // Few files left in a large project: parsing them all costs less than the
+            // rounds of index and demand that would pick among them (a round resolves
+            // the index and the demand over every parsed file, at about a third of a
+            // parse per file, and every round that parses is followed by one more). With
+            // every file parsed, pass 1 is `--no-prefilter`'s, so the findings are the
+            // same by construction. In a small project a round costs milliseconds.
+            let rest = self.unparsed();
+            let parsed = self.parsed.iter().flatten().count();
+            if !rest.is_empty() && parsed >= PARSE_THE_REST_FROM && rest.len() * 2 <= parsed {
+                if trace {
+                    eprintln!("demand: round: parsing the {} files left", rest.len());
+                }
+                let n = self.parse_more(&rest, None);
+                self.stats.parsed_per_round.push(n);
+                break;
+            }
             let t0 = std::time::Instant::now();
             self.update_index();
             let t1 = std::time::Instant::now();
@@ -1954,6 +1976,13 @@ impl Rounds<'_> {
                 &named_for_done,
             );
             let deferred = demand.deferred;
+            // A name in reach of some kinds of code is scanned for again only when it
+            // reaches a kind it was not scanned for in.
+            let reach = demand.reach;
+            let new_reach = |n: &String| match reach.get(n) {
+                Some(r) => asked_reach.get(n).is_none_or(|a| r & !a != 0),
+                None => true,
+            };
             if trace {
                 eprintln!(
                     "demand: round: index {:.3} s, demand {:.3} s",
@@ -1964,7 +1993,7 @@ impl Rounds<'_> {
             let names: BTreeSet<String> = demand
                 .names
                 .into_iter()
-                .filter(|n| !asked.contains(n))
+                .filter(|n| !asked.contains(n) && new_reach(n))
                 .collect();
             // A declaration is among the mentions of its name.
             let decls: BTreeSet<String> = demand
@@ -2001,11 +2030,25 @@ impl Rounds<'_> {
             }
             if trace {
                 eprintln!(
-                    "demand: names {names:?}\n  decls {decls:?}\n  pairs {pairs:?}\n  named for {named_for:?}"
+                    "demand: names {names:?}\n  reach {reach:?}\n  decls {decls:?}\n  pairs {pairs:?}\n  named for {named_for:?}"
                 );
             }
-            let scan = NameScan::of(&names, &decls, &pairs).with_named_for(&named_for);
-            asked.extend(names);
+            let scan = NameScan::of(&names, &decls, &pairs)
+                .with_reach(&reach)
+                .with_named_for(&named_for);
+            // A name scanned for in reach of some kinds of code has every declaration
+            // parsed: it is complete, yet scanned for again if it reaches further.
+            for n in names {
+                match reach.get(&n) {
+                    Some(r) => {
+                        *asked_reach.entry(n.clone()).or_default() |= r;
+                        asked_decls.insert(n);
+                    }
+                    None => {
+                        asked.insert(n);
+                    }
+                }
+            }
             asked_decls.extend(decls);
             asked_pairs.extend(pairs);
             asked_named_for.extend(named_for);

@@ -209,6 +209,21 @@ const MINT_FROM_JVM_MAIN: u8 = 1;
 const MINT_FROM_JVM_TEST: u8 = 2;
 const MINT_FROM_RUST_MAIN: u8 = 4;
 const MINT_FROM_RUST_TEST: u8 = 8;
+/// Every kind of calling code ([`caller_kind`]).
+pub const CALLERS_ALL: u8 = 15;
+
+/// The kind of code a file at `path` (a display path) holds, as one of the bits
+/// [`ProjectIndex::mention_reach`] answers with: JVM (Java or Kotlin) or Rust, main or
+/// test code ([`is_test_source`]). The filter of [`ProjectIndex::candidates_of`].
+pub fn caller_kind(path: &str) -> u8 {
+    let jvm = Language::from_path(std::path::Path::new(path)) != Some(Language::Rust);
+    match (jvm, is_test_source(path)) {
+        (true, false) => MINT_FROM_JVM_MAIN,
+        (true, true) => MINT_FROM_JVM_TEST,
+        (false, false) => MINT_FROM_RUST_MAIN,
+        (false, true) => MINT_FROM_RUST_TEST,
+    }
+}
 
 /// Catalogue-entry id of boundaries inferred from a project retry combinator.
 pub const INFERRED_COMBINATOR: &str = "inferred.retry-combinator";
@@ -4581,14 +4596,23 @@ impl ProjectIndex {
         let Some(bits) = self.mint_callers.get(name) else {
             return false;
         };
-        let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
-        let want = match (jvm, is_test_source(from_path)) {
-            (true, false) => MINT_FROM_JVM_MAIN,
-            (true, true) => MINT_FROM_JVM_TEST,
-            (false, false) => MINT_FROM_RUST_MAIN,
-            (false, true) => MINT_FROM_RUST_TEST,
-        };
-        bits & want != 0
+        bits & caller_kind(from_path) != 0
+    }
+
+    /// Of the key names ([`Self::key_names`]), the kinds of code ([`caller_kind`] bits)
+    /// whose mentions of `name` can matter: for a name that is a key name only because
+    /// some declarations mint a key, the code that can call one of those
+    /// ([`Self::is_mint_name_from`]); [`CALLERS_ALL`] for any other name, since a key
+    /// parameter, a key-header read or a named key is looked up by name alone
+    /// (`FileDemand::keyed`, [`Self::has_key_params`]).
+    pub fn mention_reach(&self, name: &str) -> u8 {
+        if self.with_key_params.contains(name)
+            || self.with_header_reads.contains(name)
+            || self.named_keys.iter().any(|k| k.name == name)
+        {
+            return CALLERS_ALL;
+        }
+        self.mint_callers.get(name).copied().unwrap_or(CALLERS_ALL)
     }
 
     /// True when some declaration of `name` has a key parameter.

@@ -901,6 +901,10 @@ pub struct NameScan {
     /// Per word: in a Rust file it counts only where a function of that name is declared
     /// ([`declared_after_fn`]).
     decl: Vec<bool>,
+    /// Per word: the kinds of code ([`crate::index::caller_kind`] bits) in which any
+    /// mention counts; elsewhere only a declaration does, as for `decl`
+    /// ([`NameScan::with_reach`]).
+    reach: Vec<u8>,
     /// Pairs of word indices wanted together.
     pairs: Vec<(usize, usize)>,
     ac: Option<AhoCorasick>,
@@ -1159,12 +1163,48 @@ impl NameScan {
         NameScan {
             ac: build_ac(&words, false),
             token_hashes: token_hashes_of(&words),
+            reach: vec![crate::index::CALLERS_ALL; words.len()],
             words,
             alone,
             decl,
             pairs: pair_ids,
             all_of,
             named_for: Vec::new(),
+        }
+    }
+
+    /// Narrows the names wanted alone to [`Demand::reach`]: in a file whose kind of code
+    /// ([`crate::index::caller_kind`]) is not among a name's bits, only a declaration of
+    /// it counts, as for a name in `decls`.
+    pub fn with_reach(mut self, reach: &BTreeMap<String, u8>) -> NameScan {
+        for w in 0..self.alone {
+            if !self.decl[w]
+                && let Some(r) = reach.get(&self.words[w])
+            {
+                self.reach[w] = *r;
+            }
+        }
+        self
+    }
+
+    /// Whether word `w`, found at byte range `m` (start, end) of `bytes`, a file of
+    /// `language` whose kind of code is `kind`, counts: a mention of a name in reach, or
+    /// a declaration.
+    fn counts(
+        &self,
+        w: usize,
+        language: Language,
+        kind: u8,
+        bytes: &[u8],
+        m: (usize, usize),
+    ) -> bool {
+        if !self.decl[w] && self.reach[w] & kind != 0 {
+            return true;
+        }
+        if language == Language::Rust {
+            declared_after_fn(bytes, m.0)
+        } else {
+            declared_jvm(bytes, m.0, m.1)
         }
     }
 
@@ -1186,6 +1226,7 @@ impl NameScan {
                 None => {
                     self.words.push(c.clone());
                     self.decl.push(true);
+                    self.reach.push(crate::index::CALLERS_ALL);
                     self.words.len() - 1
                 }
             };
@@ -1354,7 +1395,7 @@ impl NameScan {
     /// The words wanted alone that `text` holds as a token (a declared one, for a
     /// declaration), as indices into the names and declarations [`NameScan::of`] was
     /// given (names first, in order). For sampling declarations ([`Demand::sampled`]).
-    pub fn all_matching(&self, language: Language, text: &str) -> Vec<usize> {
+    pub fn all_matching(&self, language: Language, kind: u8, text: &str) -> Vec<usize> {
         let decoded = java_decoded(language, text);
         let text = decoded.as_deref().unwrap_or(text);
         let bytes = text.as_bytes();
@@ -1367,13 +1408,7 @@ impl NameScan {
             if w >= self.alone || out.contains(&w) || !at_boundaries(bytes, m.start(), m.end()) {
                 continue;
             }
-            if self.decl[w]
-                && if language == Language::Rust {
-                    !declared_after_fn(bytes, m.start())
-                } else {
-                    !declared_jvm(bytes, m.start(), m.end())
-                }
-            {
+            if !self.counts(w, language, kind, bytes, (m.start(), m.end())) {
                 continue;
             }
             out.push(w);
@@ -1383,13 +1418,13 @@ impl NameScan {
 
     /// True when `text` contains one of the names as a token (a declared one, for a
     /// declaration in a Rust file), or both words of a pair.
-    pub fn matches(&self, language: Language, text: &str) -> bool {
-        self.matching(language, text).is_some()
+    pub fn matches(&self, language: Language, kind: u8, text: &str) -> bool {
+        self.matching(language, kind, text).is_some()
     }
 
     /// What [`NameScan::matches`] found: the word (or `"a+b"` for a pair; `"*"` for a
     /// whole language), or `None`. For tracing the demand (`IDEMLINT_TRACE_DEMAND`).
-    pub fn matching(&self, language: Language, text: &str) -> Option<String> {
+    pub fn matching(&self, language: Language, kind: u8, text: &str) -> Option<String> {
         if self.all_of.contains(&language) {
             return Some("*".into());
         }
@@ -1405,13 +1440,7 @@ impl NameScan {
                 continue;
             }
             let w = m.pattern().as_usize();
-            if self.decl[w]
-                && if language == Language::Rust {
-                    !declared_after_fn(bytes, m.start())
-                } else {
-                    !declared_jvm(bytes, m.start(), m.end())
-                }
-            {
+            if !self.counts(w, language, kind, bytes, (m.start(), m.end())) {
                 continue;
             }
             if w < self.alone {
@@ -1978,6 +2007,13 @@ pub struct Demand {
     /// few of its declarations are parsed first and more only while none settles it
     /// (`check` doubles the sample each round until every declaration is parsed).
     pub sampled: BTreeSet<String>,
+    /// Of `names`, those whose mentions matter only in some kinds of code
+    /// ([`ProjectIndex::mention_reach`]: a key fixture's `build()` is called from test
+    /// code only): the [`crate::index::caller_kind`] bits whose files are scanned for
+    /// every mention. Every other file is scanned for the name's declarations
+    /// ([`NameScan::with_reach`]), so the name is still complete once scanned for. A
+    /// name not here is wanted in every file.
+    pub reach: BTreeMap<String, u8>,
 }
 
 /// Declarations whose fresh-value state is "not fresh" in the fixpoint of every project
@@ -2481,10 +2517,14 @@ pub fn demanded_names<'a>(
     complete: &dyn Fn(&str) -> bool,
     named_for_done: &dyn Fn(&str, &str) -> bool,
 ) -> Demand {
-    let mut out = Demand {
-        names: index.key_names().map(str::to_string).collect(),
-        ..Demand::default()
-    };
+    let mut out = Demand::default();
+    for n in index.key_names() {
+        let reach = index.mention_reach(n);
+        if reach != crate::index::CALLERS_ALL {
+            out.reach.insert(n.to_string(), reach);
+        }
+        out.names.insert(n.to_string());
+    }
     let settled = settled_of(index, complete, named_for_done);
     let mut types: BTreeSet<&str> = BTreeSet::new();
     let mut fresh: Vec<Follow> = Vec::new();
@@ -2568,8 +2608,12 @@ pub fn demanded_names<'a>(
             types.extend(d.camel_processors.iter().map(String::as_str));
             types.extend(["RouteBuilder", "ProducerTemplate", "FluentProducerTemplate"]);
         }
-        // The request types whose defaults a handler here sends as a key.
-        types.extend(d.bound_types.iter().map(String::as_str));
+        // The request types whose defaults a handler here sends as a key: only the files
+        // declaring them hold those defaults (`FileDemand::default_fields` names a field
+        // by the type whose declaration holds it), so their declarations are wanted, not
+        // their mentions (a handler's `String` or `BigDecimal` parameter is mentioned in
+        // most files of a project).
+        out.decls.extend(d.bound_types.iter().cloned());
         if d.interceptor && keyed {
             out.names.insert("clone".to_string());
             // The Retrofit services tell which client each endpoint runs on.
@@ -2822,6 +2866,10 @@ pub fn demanded_names<'a>(
         }
     }
     out.decls.extend(seen_comb.into_iter().map(str::to_string));
+    // Wanted in every file for a reason of their own: an interceptor's `clone` and
+    // `Retrofit`, the types above.
+    out.reach
+        .retain(|n, _| n != "clone" && n != "Retrofit" && !types.contains(n.as_str()));
     out.names.extend(types.into_iter().map(str::to_string));
     // Nameless functions are not indexed: the empty callee (`(f)()`) never resolves.
     out.names.remove("");
@@ -3092,6 +3140,14 @@ mod tests {
             ),
             // Words that are not single identifier tokens.
             NameScan::new(&set(&["x_1.k", "ïd", "é"])),
+            // A name in reach of test code only.
+            NameScan::new(&set(&["newKey", "getId"])).with_reach(
+                &[(
+                    "newKey".to_string(),
+                    crate::index::caller_kind("src/test/A.java"),
+                )]
+                .into(),
+            ),
         ];
         let (mut matched, mut ruled_out) = (0, 0);
         for _ in 0..4000 {
@@ -3099,7 +3155,7 @@ mod tests {
             for lang in [Language::Java, Language::Kotlin, Language::Rust] {
                 let sig = sig_of(lang, &text);
                 for s in &scans {
-                    if s.matches(lang, &text) {
+                    if s.matches(lang, crate::index::caller_kind("src/main/A.java"), &text) {
                         matched += 1;
                         assert!(s.may_match(lang, &sig), "{lang:?} {text:?}");
                     } else if !s.may_match(lang, &sig) {
@@ -3474,12 +3530,50 @@ mod tests {
     fn names_are_tokens_and_synthetic_names_match_everything() {
         let names: BTreeSet<String> = ["newKey".to_string()].into();
         let s = NameScan::new(&names);
-        assert!(s.matches(Language::Java, "String k = newKey();"));
-        assert!(!s.matches(Language::Java, "String k = renewKey();"));
-        assert!(!s.matches(Language::Java, "String k = newKeys();"));
+        assert!(s.matches(
+            Language::Java,
+            crate::index::CALLERS_ALL,
+            "String k = newKey();"
+        ));
+        assert!(!s.matches(
+            Language::Java,
+            crate::index::CALLERS_ALL,
+            "String k = renewKey();"
+        ));
+        assert!(!s.matches(
+            Language::Java,
+            crate::index::CALLERS_ALL,
+            "String k = newKeys();"
+        ));
         let names: BTreeSet<String> = ["invoke".to_string()].into();
         let s = NameScan::new(&names);
-        assert!(s.matches(Language::Kotlin, "val k = f()()"));
-        assert!(!s.matches(Language::Java, "f();"));
+        assert!(s.matches(Language::Kotlin, crate::index::CALLERS_ALL, "val k = f()()"));
+        assert!(!s.matches(Language::Java, crate::index::CALLERS_ALL, "f();"));
+    }
+
+    #[test]
+    fn a_name_in_reach_of_test_code_counts_elsewhere_only_where_declared() {
+        use crate::index::caller_kind;
+        let names: BTreeSet<String> = ["build".to_string(), "charge".to_string()].into();
+        let test_only = caller_kind("src/test/java/Fixtures.java");
+        let s = NameScan::new(&names).with_reach(&[("build".to_string(), test_only)].into());
+        let call = "class Job { void run(B b) { b.build(); } }";
+        let decl = "class B { Charge build() { return null; } }";
+        let main_java = caller_kind("src/main/java/Job.java");
+        let test_kt = caller_kind("src/test/kotlin/JobTest.kt");
+        // Main code's call of a test fixture's name cannot reach it: not wanted.
+        assert!(!s.matches(Language::Java, main_java, call));
+        // Its declarations are wanted everywhere (the name is complete once scanned).
+        assert!(s.matches(Language::Java, main_java, decl));
+        assert_eq!(s.all_matching(Language::Java, main_java, decl), vec![0]);
+        assert!(s.all_matching(Language::Java, main_java, call).is_empty());
+        // Test code's call is wanted; so is any mention of a name without a reach.
+        assert!(s.matches(Language::Java, test_only, call));
+        assert!(s.matches(Language::Kotlin, test_kt, "fun t(b: B) = b.build()"));
+        assert!(s.matches(Language::Java, main_java, "void run(P p) { p.charge(); }"));
+        // A Rust file outside the reach: only `fn build` counts.
+        let rust_main = caller_kind("src/lib.rs");
+        assert!(!s.matches(Language::Rust, rust_main, "fn f(b: B) { b.build(); }"));
+        assert!(s.matches(Language::Rust, rust_main, "impl B { fn build(&self) {} }"));
     }
 }

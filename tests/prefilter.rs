@@ -1601,3 +1601,136 @@ fn a_test_fixture_that_mints_does_not_make_main_calls_of_its_name_suspect() {
     // job, whose `build(..)` can only be a main declaration.
     assert_eq!(with.stats.checked, 2, "{}", with.stats.render());
 }
+
+fn write_files(dir: &Path, files: &[(String, String)]) {
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+#[test]
+fn main_calls_of_a_test_fixtures_minting_name_are_not_parsed() {
+    let dir = scratch("test-fixture-mints-mentions");
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "src/test/java/com/acme/ChargeFixtures.java".into(),
+            "package com.acme;\n\nimport java.util.UUID;\n\nclass ChargeFixtures {\n    static Charge build(PaymentsApi api, ChargeRequest body) {\n        return api.createCharge(UUID.randomUUID().toString(), body);\n    }\n}\n".into(),
+        ),
+        (
+            "src/test/java/com/acme/ChargeJobTest.java".into(),
+            "package com.acme;\n\nclass ChargeJobTest {\n    Charge retried(PaymentsApi api, ChargeRequest body) {\n        for (int attempt = 0; attempt < 3; attempt++) {\n            try {\n                return ChargeFixtures.build(api, body);\n            } catch (RuntimeException e) {\n            }\n        }\n        return null;\n    }\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/PaymentsApi.java".into(),
+            "package com.acme;\n\ninterface PaymentsApi {\n    @POST(\"v1/charges\")\n    Charge createCharge(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);\n}\n".into(),
+        ),
+        // A main declaration of the name: wanted, as a test call may resolve to it.
+        (
+            "src/main/java/com/acme/Builders.java".into(),
+            "package com.acme;\n\nclass Builders {\n    Charge build(PaymentsApi api, ChargeRequest body) {\n        return null;\n    }\n}\n".into(),
+        ),
+    ];
+    // Main code calling `build(..)`: it cannot reach the test fixture.
+    for i in 0..6 {
+        files.push((
+            format!("src/main/java/com/acme/Job{i}.java"),
+            format!("package com.acme;\n\nclass Job{i} {{\n    Charge run(Builders b, PaymentsApi api, ChargeRequest body) {{\n        return b.build(api, body);\n    }}\n}}\n"),
+        ));
+    }
+    write_files(&dir, &files);
+    let (with, without) = assert_same(
+        vec![dir.clone()],
+        "a test fixture's name called from main code",
+    );
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.path.ends_with("ChargeJobTest.java")),
+        "{:?}",
+        findings(&with)
+    );
+    assert_eq!(without.parsed, 10);
+    // The fixture, the API, the test that calls `build` and the main declaration of
+    // `build`; none of the six main callers.
+    assert_eq!(with.parsed, 4, "{}", with.stats.render());
+}
+
+#[test]
+fn a_request_types_declaration_is_wanted_not_its_mentions() {
+    let dir = scratch("bound-type-declarations");
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "src/main/java/com/acme/PayoutRequest.java".into(),
+            "package com.acme;\n\nimport java.time.Instant;\n\nclass PayoutRequest {\n    public String accountId;\n    public String requestRef = \"payout-\" + Instant.now().toEpochMilli();\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/PayoutController.java".into(),
+            "package com.acme;\n\n@RestController\nclass PayoutController {\n    private final PayoutGateway gateway;\n\n    PayoutController(PayoutGateway gateway) { this.gateway = gateway; }\n\n    @PostMapping(\"/payouts\")\n    String create(@RequestBody PayoutRequest request) {\n        return gateway.send(request.accountId, request.requestRef);\n    }\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/PayoutGateway.java".into(),
+            "package com.acme;\n\ninterface PayoutGateway {\n    String send(String accountId, String idempotencyKey);\n}\n".into(),
+        ),
+    ];
+    // Code that only uses the request type.
+    for i in 0..5 {
+        files.push((
+            format!("src/main/java/com/acme/Mapper{i}.java"),
+            format!("package com.acme;\n\nclass Mapper{i} {{\n    String account(PayoutRequest r) {{\n        return r.accountId;\n    }}\n}}\n"),
+        ));
+    }
+    write_files(&dir, &files);
+    let (with, without) = assert_same(vec![dir.clone()], "a request type's mentions");
+    assert!(
+        with.findings
+            .iter()
+            .any(|f| f.path.ends_with("PayoutRequest.java") && f.line == 7),
+        "{:?}",
+        findings(&with)
+    );
+    assert_eq!(without.parsed, 8);
+    assert_eq!(with.parsed, 3, "{}", with.stats.render());
+}
+
+/// `n` Java files with a key sink (parsed at once) and `rest` that name nothing pass 1
+/// looks for.
+fn sinks_and_plain_files(dir: &Path, n: usize, rest: usize) {
+    let mut files = Vec::new();
+    for i in 0..n {
+        files.push((
+            format!("src/main/java/com/acme/Api{i}.java"),
+            format!("package com.acme;\n\ninterface Api{i} {{\n    @POST(\"v1/charges\")\n    Charge charge{i}(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);\n}}\n"),
+        ));
+    }
+    for i in 0..rest {
+        files.push((
+            format!("src/main/java/com/acme/Plain{i}.java"),
+            format!("package com.acme;\n\nclass Plain{i} {{\n    int value() {{\n        return {i};\n    }}\n}}\n"),
+        ));
+    }
+    // A key from the clock: its file makes the name rounds run.
+    files.push((
+        "src/main/java/com/acme/Caller.java".into(),
+        "package com.acme;\n\nclass Caller {\n    Charge pay(Api0 api, ChargeRequest body) {\n        return api.charge0(\"k-\" + System.currentTimeMillis(), body);\n    }\n}\n".into(),
+    ));
+    write_files(dir, &files);
+}
+
+#[test]
+fn a_large_project_with_few_files_left_parses_them_all() {
+    // 601 parsed at once and 300 left: parsing them costs less than a round.
+    let dir = scratch("parse-the-rest");
+    sinks_and_plain_files(&dir, 600, 300);
+    let (with, without) = assert_same(vec![dir.clone()], "few files left");
+    assert!(!with.findings.is_empty());
+    assert_eq!(without.parsed, 901);
+    assert_eq!(with.parsed, 901, "{}", with.stats.render());
+    assert_eq!(with.stats.parsed_per_round.last(), Some(&300));
+    // 601 parsed and 302 left: more than half as many, so they are scanned for names.
+    let dir = scratch("parse-the-rest-not");
+    sinks_and_plain_files(&dir, 600, 302);
+    let (with, _) = assert_same(vec![dir.clone()], "many files left");
+    assert_eq!(with.parsed, 601, "{}", with.stats.render());
+}
