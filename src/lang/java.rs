@@ -10,6 +10,74 @@
 use crate::model::*;
 use tree_sitter::{Node, Parser, TreeCursor};
 
+/// A field of the Java grammar that the frontend reads ([`FieldOf::field`]).
+#[derive(Clone, Copy, Debug)]
+enum F {
+    Alternative,
+    Arguments,
+    Array,
+    Body,
+    Condition,
+    Consequence,
+    Constructor,
+    Element,
+    Field,
+    Left,
+    Name,
+    Object,
+    Parameters,
+    Pattern,
+    Right,
+    Type,
+    Value,
+}
+
+/// The grammar's names of [`F`]'s fields, in its order.
+const FIELD_NAMES: [&str; 17] = [
+    "alternative",
+    "arguments",
+    "array",
+    "body",
+    "condition",
+    "consequence",
+    "constructor",
+    "element",
+    "field",
+    "left",
+    "name",
+    "object",
+    "parameters",
+    "pattern",
+    "right",
+    "type",
+    "value",
+];
+
+/// The grammar's id of each of [`F`]'s fields (0 when the grammar has no such field),
+/// looked up once: `Node::child_by_field_name` looks a name up by comparing it with every
+/// field name of the grammar on each call, about 1 % of a keyed run's CPU.
+fn field_ids() -> &'static [u16; 17] {
+    static IDS: std::sync::OnceLock<[u16; 17]> = std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        let language: tree_sitter::Language = tree_sitter_java::LANGUAGE.into();
+        FIELD_NAMES.map(|n| language.field_id_for_name(n).map_or(0, |id| id.get()))
+    })
+}
+
+/// [`Node::child_by_field_name`] by a field id looked up once.
+trait FieldOf<'t> {
+    fn field(&self, f: F) -> Option<Node<'t>>;
+}
+
+impl<'t> FieldOf<'t> for Node<'t> {
+    fn field(&self, f: F) -> Option<Node<'t>> {
+        match field_ids()[f as usize] {
+            0 => None,
+            id => self.child_by_field_id(id),
+        }
+    }
+}
+
 /// Deepest syntax-tree nesting the walker descends into.
 const MAX_DEPTH: u32 = 1000;
 /// At most this many syntax errors are reported per file.
@@ -581,7 +649,7 @@ impl<'a> Lower<'a> {
                     Some(inner) => node = inner,
                     None => return node,
                 },
-                K::Cast => match node.child_by_field_name("value") {
+                K::Cast => match node.field(F::Value) {
                     Some(inner) => node = inner,
                     None => return node,
                 },
@@ -598,12 +666,12 @@ impl<'a> Lower<'a> {
                 let mut cur = node;
                 loop {
                     match self.k(cur) {
-                        K::FieldAccess => cur = cur.child_by_field_name("object")?,
+                        K::FieldAccess => cur = cur.field(F::Object)?,
                         K::Ident | K::This => break,
                         _ => return None,
                     }
                 }
-                node.child_by_field_name("field").map(|f| self.t(f))
+                node.field(F::Field).map(|f| self.t(f))
             }
             _ => None,
         }
@@ -619,18 +687,13 @@ impl<'a> Lower<'a> {
                     segs.push(self.t(cur));
                     break;
                 }
-                K::FieldAccess => {
-                    match (
-                        cur.child_by_field_name("field"),
-                        cur.child_by_field_name("object"),
-                    ) {
-                        (Some(f), Some(o)) => {
-                            segs.push(self.t(f));
-                            cur = o;
-                        }
-                        _ => return Vec::new(),
+                K::FieldAccess => match (cur.field(F::Field), cur.field(F::Object)) {
+                    (Some(f), Some(o)) => {
+                        segs.push(self.t(f));
+                        cur = o;
                     }
-                }
+                    _ => return Vec::new(),
+                },
                 _ => return Vec::new(),
             }
         }
@@ -645,7 +708,7 @@ impl<'a> Lower<'a> {
                 "type_identifier" | "identifier" => return (self.t(cur), span(cur)),
                 "generic_type" => self.find_child(cur, None),
                 "scoped_type_identifier" | "annotated_type" => self.last_child(cur),
-                "array_type" => cur.child_by_field_name("element"),
+                "array_type" => cur.field(F::Element),
                 _ => None,
             };
             match next {
@@ -742,17 +805,14 @@ impl<'a> Lower<'a> {
                 return Ret::default();
             }
             K::Generic if matches!(node.kind(), "if_statement" | "ternary_expression") => {
-                let (a, b) = (
-                    node.child_by_field_name("consequence"),
-                    node.child_by_field_name("alternative"),
-                );
+                let (a, b) = (node.field(F::Consequence), node.field(F::Alternative));
                 if let (Some(a), Some(b)) = (a, b) {
                     self.m.branches.push((span(a), span(b)));
                 }
                 self.m
                     .conditional
                     .extend(a.iter().chain(b.iter()).map(|n| span(*n)));
-                if let Some(c) = node.child_by_field_name("condition") {
+                if let Some(c) = node.field(F::Condition) {
                     if let Some(a) = a {
                         self.m.guards.push((span(c), span(a), GuardKind::IfTrue));
                     }
@@ -832,7 +892,7 @@ impl<'a> Lower<'a> {
     }
 
     fn cast(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        match node.child_by_field_name("value") {
+        match node.field(F::Value) {
             Some(inner) => Ret {
                 call: None,
                 scope: self.visit(inner, cx, depth + 1).scope,
@@ -842,7 +902,7 @@ impl<'a> Lower<'a> {
     }
 
     fn switch(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(F::Body) {
             self.m.conditional.push(span(body));
         }
         self.brk.push(Brk::Switch);
@@ -856,14 +916,14 @@ impl<'a> Lower<'a> {
     /// Parses one annotation, records it in `model.annotations` and returns it.
     fn annotation(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Annotation {
         let name = node
-            .child_by_field_name("name")
+            .field(F::Name)
             .map(|n| simple_name_of_text(self.t(n)).to_string())
             .unwrap_or_default();
         let mut args = Vec::new();
-        if let Some(list) = node.child_by_field_name("arguments") {
+        if let Some(list) = node.field(F::Arguments) {
             self.each_named(list, |s, ch| {
                 let v = if ch.kind() == "element_value_pair" {
-                    ch.child_by_field_name("value")
+                    ch.field(F::Value)
                 } else {
                     Some(ch)
                 };
@@ -925,7 +985,7 @@ impl<'a> Lower<'a> {
     #[inline(never)]
     fn type_scope(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> (ScopeId, Option<Node<'a>>) {
         let name = node
-            .child_by_field_name("name")
+            .field(F::Name)
             .map(|n| self.t(n).to_string())
             .unwrap_or_default();
         let annotations = self.modifier_annotations(node, cx, depth);
@@ -987,10 +1047,10 @@ impl<'a> Lower<'a> {
 
     fn enum_constant(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
         self.enum_constant_binding(node, cx, depth);
-        if let Some(args) = node.child_by_field_name("arguments") {
+        if let Some(args) = node.field(F::Arguments) {
             self.children(args, cx, depth + 1);
         }
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(F::Body) {
             let id = self.enum_constant_scope(node, cx);
             self.enter_body(
                 body,
@@ -1007,7 +1067,7 @@ impl<'a> Lower<'a> {
     #[inline(never)]
     fn enum_constant_binding(&mut self, node: Node<'a>, cx: Ctx, depth: u32) {
         self.modifier_annotations(node, cx, depth);
-        if let Some(name) = node.child_by_field_name("name") {
+        if let Some(name) = node.field(F::Name) {
             self.m.bindings.push(Binding {
                 name: self.t(name).to_string(),
                 kind: BindingKind::Field,
@@ -1043,15 +1103,15 @@ impl<'a> Lower<'a> {
         self.each_named(list, |s, p| {
             let (ty, name) = match p.kind() {
                 "formal_parameter" => (
-                    p.child_by_field_name("type").map(|t| s.t(t).to_string()),
-                    p.child_by_field_name("name"),
+                    p.field(F::Type).map(|t| s.t(t).to_string()),
+                    p.field(F::Name),
                 ),
                 "spread_parameter" => {
                     let mut ty = None;
                     let mut name = None;
                     s.each_named(p, |s, ch| match ch.kind() {
                         "modifiers" => {}
-                        "variable_declarator" => name = ch.child_by_field_name("name"),
+                        "variable_declarator" => name = ch.field(F::Name),
                         _ if ty.is_none() => ty = Some(format!("{}...", s.t(ch))),
                         _ => {}
                     });
@@ -1089,7 +1149,7 @@ impl<'a> Lower<'a> {
 
     fn method(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
         let id = self.function_scope(node, cx, depth);
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(F::Body) {
             self.enter_body(
                 body,
                 Ctx {
@@ -1105,8 +1165,8 @@ impl<'a> Lower<'a> {
     #[inline(never)]
     fn function_scope(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> ScopeId {
         let annotations = self.modifier_annotations(node, cx, depth);
-        let name = node.child_by_field_name("name");
-        let params = match node.child_by_field_name("parameters") {
+        let name = node.field(F::Name);
+        let params = match node.field(F::Parameters) {
             Some(list) => self.params(list, cx, depth),
             None => Vec::new(),
         };
@@ -1115,7 +1175,7 @@ impl<'a> Lower<'a> {
             params: params.iter().map(|(p, _)| p.clone()).collect(),
             annotations,
             return_type: node
-                .child_by_field_name("type")
+                .field(F::Type)
                 .map(|t| collapse(self.t(t)))
                 .unwrap_or_default(),
             name_span: name.map(span).unwrap_or_else(|| span(node)),
@@ -1156,12 +1216,10 @@ impl<'a> Lower<'a> {
     }
 
     fn declarator(&mut self, d: Node<'a>, decl: Node<'a>, cx: Ctx, depth: u32, kind: BindingKind) {
-        let Some(name) = d.child_by_field_name("name") else {
+        let Some(name) = d.field(F::Name) else {
             return;
         };
-        let value = d
-            .child_by_field_name("value")
-            .map(|v| self.value(v, cx, depth + 1).0);
+        let value = d.field(F::Value).map(|v| self.value(v, cx, depth + 1).0);
         self.push_binding(name, kind, value, span(decl), cx.scope);
     }
 
@@ -1186,7 +1244,7 @@ impl<'a> Lower<'a> {
 
     fn lambda(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
         let id = self.lambda_scope(node, cx, depth);
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field(F::Body) {
             let inner = Ctx {
                 scope: id,
                 func: id,
@@ -1234,7 +1292,7 @@ impl<'a> Lower<'a> {
                 span(p),
             )
         };
-        let params: Vec<(Param, Span)> = match node.child_by_field_name("parameters") {
+        let params: Vec<(Param, Span)> = match node.field(F::Parameters) {
             Some(p) if p.kind() == "identifier" => vec![simple(self, p)],
             Some(p) if p.kind() == "formal_parameters" => self.params(p, cx, depth),
             Some(p) => {
@@ -1359,7 +1417,7 @@ impl<'a> Lower<'a> {
         match kind {
             K::New => {
                 type_hint = stripped
-                    .child_by_field_name("type")
+                    .field(F::Type)
                     .map(|t| self.simple_type(t).0.to_string());
             }
             K::MethodRef => {
@@ -1382,11 +1440,11 @@ impl<'a> Lower<'a> {
     }
 
     fn invoke(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        let id = self.call_head(node, node.child_by_field_name("object"), cx, depth);
-        if let Some(name) = node.child_by_field_name("name") {
+        let id = self.call_head(node, node.field(F::Object), cx, depth);
+        if let Some(name) = node.field(F::Name) {
             self.set_callee(id, name);
         }
-        if let Some(list) = node.child_by_field_name("arguments") {
+        if let Some(list) = node.field(F::Arguments) {
             self.args(list, id, cx, depth);
         }
         Ret {
@@ -1399,7 +1457,7 @@ impl<'a> Lower<'a> {
         let (object, body) = self.new_object_parts(node);
         let id = self.call_head(node, object, cx, depth);
         self.set_new_callee(id, node);
-        if let Some(list) = node.child_by_field_name("arguments") {
+        if let Some(list) = node.field(F::Arguments) {
             self.args(list, id, cx, depth);
         }
         let mut scope = None;
@@ -1454,7 +1512,7 @@ impl<'a> Lower<'a> {
     #[inline(never)]
     fn set_new_callee(&mut self, id: CallId, node: Node<'a>) {
         self.m.calls[id].is_new = true;
-        if let Some(ty) = node.child_by_field_name("type") {
+        if let Some(ty) = node.field(F::Type) {
             let (name, name_span) = self.simple_type(ty);
             let call = &mut self.m.calls[id];
             call.callee = name.to_string();
@@ -1483,11 +1541,11 @@ impl<'a> Lower<'a> {
 
     /// `this(..)` / `super(..)` / `outer.super(..)` in a constructor.
     fn ctor_call(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        let id = self.call_head(node, node.child_by_field_name("object"), cx, depth);
-        if let Some(ctor) = node.child_by_field_name("constructor") {
+        let id = self.call_head(node, node.field(F::Object), cx, depth);
+        if let Some(ctor) = node.field(F::Constructor) {
             self.set_callee(id, ctor);
         }
-        if let Some(list) = node.child_by_field_name("arguments") {
+        if let Some(list) = node.field(F::Arguments) {
             // The statement's `;` is not part of the call.
             self.m.calls[id].span.end = list.end_byte();
             self.args(list, id, cx, depth);
@@ -1535,15 +1593,15 @@ impl<'a> Lower<'a> {
     // ----- expressions ---------------------------------------------------------------------
 
     fn field_access(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        if let Some(object) = node.child_by_field_name("object") {
+        if let Some(object) = node.field(F::Object) {
             if self.k(object) == K::This {
                 // `this.x` / `super.x` → `x`; `a.b.c` → `a` only.
-                if let Some(field) = node.child_by_field_name("field") {
+                if let Some(field) = node.field(F::Field) {
                     self.push_name(field);
                 }
             } else {
                 if self.k(object) == K::Ident
-                    && let Some(field) = node.child_by_field_name("field")
+                    && let Some(field) = node.field(F::Field)
                 {
                     self.m
                         .field_reads
@@ -1575,14 +1633,14 @@ impl<'a> Lower<'a> {
 
     fn assign(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
         let mut name = None;
-        if let Some(left) = node.child_by_field_name("left") {
+        if let Some(left) = node.field(F::Left) {
             let (n, walk) = self.assigned_place(left);
             name = n;
             if let Some(walk) = walk {
                 self.visit(walk, cx, depth + 2);
             }
         }
-        if let Some(right) = node.child_by_field_name("right") {
+        if let Some(right) = node.field(F::Right) {
             let (value, _) = self.value(right, cx, depth + 1);
             if let Some(name) = name {
                 self.m.assigns.push(Assign {
@@ -1602,15 +1660,12 @@ impl<'a> Lower<'a> {
         match self.k(left) {
             K::Ident => (Some(self.t(left)), None),
             K::FieldAccess => {
-                let name = left.child_by_field_name("field").map(|f| self.t(f));
-                let object = left
-                    .child_by_field_name("object")
-                    .filter(|o| self.k(*o) != K::This);
+                let name = left.field(F::Field).map(|f| self.t(f));
+                let object = left.field(F::Object).filter(|o| self.k(*o) != K::This);
                 (name, object)
             }
             _ if left.kind() == "array_access" => (
-                left.child_by_field_name("array")
-                    .and_then(|a| self.ident_of(a)),
+                left.field(F::Array).and_then(|a| self.ident_of(a)),
                 Some(left),
             ),
             _ => (None, Some(left)),
@@ -1672,7 +1727,7 @@ impl<'a> Lower<'a> {
 
     #[inline(never)]
     fn loop_header(&mut self, node: Node<'a>) -> String {
-        if let Some(cond) = node.child_by_field_name("condition")
+        if let Some(cond) = node.field(F::Condition)
             && matches!(node.kind(), "while_statement" | "do_statement")
         {
             let text = self.t(cond).trim();
@@ -1681,7 +1736,7 @@ impl<'a> Lower<'a> {
             return collapse(text);
         }
         let body_start = node
-            .child_by_field_name("body")
+            .field(F::Body)
             .map_or(node.end_byte(), |b| b.start_byte());
         let mut open = None;
         let mut close = None;
@@ -1730,10 +1785,10 @@ impl<'a> Lower<'a> {
         );
         let mut var = None;
         if node.kind() == "enhanced_for_statement"
-            && let Some(name) = node.child_by_field_name("name")
+            && let Some(name) = node.field(F::Name)
         {
             let start = node
-                .child_by_field_name("type")
+                .field(F::Type)
                 .map_or(name.start_byte(), |t| t.start_byte());
             self.push_binding(
                 name,
@@ -1789,13 +1844,13 @@ impl<'a> Lower<'a> {
     fn catch_facts(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Option<Node<'a>> {
         if let Some(param) = self.find_child(node, Some("catch_formal_parameter")) {
             self.modifier_annotations(param, cx, depth + 1);
-            if let Some(name) = param.child_by_field_name("name") {
+            if let Some(name) = param.field(F::Name) {
                 self.push_binding(name, BindingKind::Param, None, span(param), cx.scope);
             }
         }
         self.record_handled_try(node);
         self.m.catches.push(span(node));
-        let body = node.child_by_field_name("body")?;
+        let body = node.field(F::Body)?;
         let leaves = self
             .last_child(body)
             .is_some_and(|last| matches!(self.k(last), K::Throw | K::Return | K::Break));
@@ -1829,12 +1884,10 @@ impl<'a> Lower<'a> {
         if throws {
             return;
         }
-        if let Some(body) = tr.child_by_field_name("body") {
+        if let Some(body) = tr.field(F::Body) {
             self.m.handled.push(span(body));
             let all = catches.iter().any(|k| {
-                let end = k
-                    .child_by_field_name("body")
-                    .map_or(k.end_byte(), |b| b.start_byte());
+                let end = k.field(F::Body).map_or(k.end_byte(), |b| b.start_byte());
                 self.text
                     .get(k.start_byte()..end)
                     .is_some_and(super::catches_everything)
@@ -1846,25 +1899,23 @@ impl<'a> Lower<'a> {
     }
 
     fn resource(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        let Some(name) = node.child_by_field_name("name") else {
+        let Some(name) = node.field(F::Name) else {
             return self.children(node, cx, depth);
         };
         self.modifier_annotations(node, cx, depth);
-        let value = node
-            .child_by_field_name("value")
-            .map(|v| self.value(v, cx, depth + 1).0);
+        let value = node.field(F::Value).map(|v| self.value(v, cx, depth + 1).0);
         self.push_binding(name, BindingKind::Local, value, span(node), cx.scope);
         Ret::default()
     }
 
     fn instance_of(&mut self, node: Node<'a>, cx: Ctx, depth: u32) -> Ret {
-        if let Some(left) = node.child_by_field_name("left") {
+        if let Some(left) = node.field(F::Left) {
             self.visit(left, cx, depth + 1);
         }
-        if let Some(name) = node.child_by_field_name("name") {
+        if let Some(name) = node.field(F::Name) {
             self.push_binding(name, BindingKind::Param, None, span(node), cx.scope);
         }
-        if let Some(pattern) = node.child_by_field_name("pattern") {
+        if let Some(pattern) = node.field(F::Pattern) {
             self.visit(pattern, cx, depth + 1);
         }
         Ret::default()
@@ -1894,6 +1945,27 @@ impl<'a> Lower<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_field_the_frontend_reads_is_in_the_grammar() {
+        let ids = field_ids();
+        for (name, id) in FIELD_NAMES.iter().zip(ids) {
+            assert_ne!(*id, 0, "no field `{name}` in tree-sitter-java");
+        }
+        // Each id reads the field by its name.
+        let text = "class A { int f(int x) { return g(x); } }";
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_java::LANGUAGE.into())
+            .unwrap();
+        let tree = parser.parse(text, None).unwrap();
+        let class = tree.root_node().named_child(0).unwrap();
+        let by_name = class.child_by_field_name("name").unwrap();
+        assert_eq!(class.field(F::Name), Some(by_name));
+        assert_eq!(&text[by_name.byte_range()], "A");
+        assert_eq!(class.field(F::Body), class.child_by_field_name("body"));
+        assert_eq!(class.field(F::Condition), None);
+    }
 
     fn slice(text: &str, s: Span) -> &str {
         &text[s.start..s.end]
