@@ -657,17 +657,7 @@ impl Stats {
             (None, b) => b,
         };
         self.phases.push((name, now - *since, peak));
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        if std::env::var_os("IDEMLINT_TRACE_HEAP").is_some() {
-            // SAFETY: mallinfo2 only reads the allocator's counters.
-            let m = unsafe { libc::mallinfo2() };
-            eprintln!(
-                "heap after {name}: in use {} MiB, free in arenas {} MiB, mmapped {} MiB",
-                m.uordblks >> 20,
-                m.fordblks >> 20,
-                m.hblkhd >> 20
-            );
-        }
+        trace_heap(&format!("heap after {name}"));
         *since = now;
     }
 
@@ -735,6 +725,26 @@ impl Stats {
 
 /// The process's peak resident set size so far, in KiB: `VmHWM` of `/proc/self/status`
 /// (Linux, proc(5)); `None` elsewhere or when it cannot be read.
+/// With `IDEMLINT_TRACE_HEAP` set (Linux with glibc only), prints to standard error the
+/// heap the allocator holds, after `what`: in use, free in its arenas and mapped on its
+/// own (`mallinfo2`), in MiB, and the peak RSS so far.
+pub(crate) fn trace_heap(what: &str) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("IDEMLINT_TRACE_HEAP").is_some() {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let m = unsafe { libc::mallinfo2() };
+        eprintln!(
+            "{what}: in use {} MiB, free in arenas {} MiB, mmapped {} MiB, peak RSS {} MiB",
+            m.uordblks >> 20,
+            m.fordblks >> 20,
+            m.hblkhd >> 20,
+            peak_rss_kib().unwrap_or(0) >> 10
+        );
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = what;
+}
+
 fn peak_rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     status

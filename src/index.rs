@@ -3033,6 +3033,20 @@ impl ProjectIndex {
         let idx = self;
         let mut clock = PhaseClock::new();
         let mut norms: HashMap<Name, Name> = HashMap::new();
+        // Each name's declarations get their room when the name is first met: vectors
+        // grown by pushes (then shrunk) left a third of the peak heap of a run over 14k
+        // files free in the allocator's arenas, and room reserved for every name up front
+        // could not reuse the memory of the files merged before. Counted by the names'
+        // hashes: a collision only reserves more.
+        let hasher = foldhash::fast::FixedState::default();
+        let mut counts: HashMap<u64, usize> = HashMap::new();
+        for s in &summaries {
+            for f in s.functions.iter().filter(|f| !f.name.is_empty()) {
+                *counts
+                    .entry(std::hash::BuildHasher::hash_one(&hasher, f.name.as_str()))
+                    .or_default() += 1;
+            }
+        }
         for s in summaries {
             idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
@@ -3054,7 +3068,21 @@ impl ProjectIndex {
                 if *f.path == *path {
                     f.path = path.clone();
                 }
-                idx.functions.entry(f.name.clone()).or_default().push(f);
+                let room = counts
+                    .remove(&std::hash::BuildHasher::hash_one(&hasher, f.name.as_str()))
+                    .unwrap_or(0);
+                match idx.functions.get_mut(&f.name) {
+                    Some(v) => {
+                        v.reserve_exact(room);
+                        v.push(f);
+                    }
+                    None => {
+                        let mut v = Vec::with_capacity(room.max(1));
+                        let name = f.name.clone();
+                        v.push(f);
+                        idx.functions.insert(name, v);
+                    }
+                }
             }
             idx.registrations.extend(s.registrations);
             idx.retrofit_services.extend(s.retrofit_services);
@@ -3692,7 +3720,7 @@ impl ProjectIndex {
                             .entry(n.clone())
                             .or_insert_with(|| vec![Vec::new(); len])[i]
                             .extend(add);
-                        work.touch(n);
+                        work.touch(k);
                     }
                 }
             }
@@ -3875,7 +3903,7 @@ impl ProjectIndex {
                         if let Some(v) = mh.get_mut(*n) {
                             v[i] = false;
                         }
-                        work.touch(n);
+                        work.touch(k);
                         changed = true;
                     }
                 }
@@ -3961,7 +3989,7 @@ impl ProjectIndex {
                         if let Some(v) = kh.get_mut(*n) {
                             v[i].retain(|p| !drop.contains(p));
                         }
-                        work.touch(n);
+                        work.touch(k);
                         changed = true;
                     }
                 }
@@ -4175,11 +4203,22 @@ impl ProjectIndex {
                 d.rare_mut().key_param_sinks.push((p, at));
             }
         }
-        // Which names each file declares: a free call resolves in its own file first.
-        let declared_in: HashSet<(String, String)> = self
-            .functions
+        // Which names each file declares: a free call resolves in its own file first. By
+        // position in `names` and the file's shared path: a pair of strings per
+        // declaration was a fifth of a large project's heap while the index was built.
+        let name_ids: HashMap<&str, u32> = names
             .iter()
-            .flat_map(|(n, ds)| ds.iter().map(move |d| (d.path.to_string(), n.clone())))
+            .enumerate()
+            .map(|(k, n)| (n.as_str(), k as u32))
+            .collect();
+        let declared_in: HashSet<(std::sync::Arc<str>, u32)> = names
+            .iter()
+            .enumerate()
+            .flat_map(|(k, n)| {
+                self.functions[n]
+                    .iter()
+                    .map(move |d| (d.path.clone(), k as u32))
+            })
             .collect();
         // Files whose types inherit project supertypes (free calls may reach those).
         let inheriting: HashSet<String> = self
@@ -4192,7 +4231,7 @@ impl ProjectIndex {
         // the result does not depend on how the prefilter batched the files.
         loop {
             let mut adds: Vec<(String, usize, usize, String, String)> = Vec::new();
-            let mut added: HashSet<(String, usize, usize)> = HashSet::new();
+            let mut added: HashSet<(usize, usize, usize)> = HashSet::new();
             let keyed: HashSet<&str> = self
                 .functions
                 .iter()
@@ -4202,13 +4241,13 @@ impl ProjectIndex {
             // A free positional call from a file that neither declares the callee nor
             // inherits: its candidates are the same top-level functions from anywhere, so
             // the answer is shared (callee, arity, position, test source).
-            let mut free_cache: HashMap<(String, usize, usize, bool), Option<String>> =
+            let mut free_cache: HashMap<(Name, usize, usize, bool), Option<String>> =
                 HashMap::new();
-            for n in &names {
+            for (k, n) in names.iter().enumerate() {
                 for (i, d) in self.functions[n].iter().enumerate() {
                     for pp in &d.passes_params {
                         if d.key_params.iter().any(|(p, _)| *p == pp.param)
-                            || added.contains(&(n.clone(), i, pp.param))
+                            || added.contains(&(k, i, pp.param))
                             || !keyed.contains(&*pp.call.callee)
                         {
                             continue;
@@ -4217,14 +4256,11 @@ impl ProjectIndex {
                             && pp.call.receiver_type.is_none()
                             && pp.arg_name.is_none()
                             && !inheriting.contains(&*d.path)
-                            && !declared_in
-                                .contains(&(d.path.to_string(), pp.call.callee.to_string()));
-                        let cache_key = (
-                            pp.call.callee.to_string(),
-                            pp.call.arity,
-                            pp.arg,
-                            d.test_source,
-                        );
+                            && !name_ids
+                                .get(&*pp.call.callee)
+                                .is_some_and(|c| declared_in.contains(&(d.path.clone(), *c)));
+                        let cache_key =
+                            (pp.call.callee.clone(), pp.call.arity, pp.arg, d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
                                 let pname = d
@@ -4232,7 +4268,7 @@ impl ProjectIndex {
                                     .get(pp.param)
                                     .map(|p| p.to_string())
                                     .unwrap_or_default();
-                                added.insert((n.clone(), i, pp.param));
+                                added.insert((k, i, pp.param));
                                 adds.push((n.clone(), i, pp.param, pname, at));
                             }
                             continue;
@@ -4283,7 +4319,7 @@ impl ProjectIndex {
                                 .get(pp.param)
                                 .map(|p| p.to_string())
                                 .unwrap_or_default();
-                            added.insert((n.clone(), i, pp.param));
+                            added.insert((k, i, pp.param));
                             adds.push((n.clone(), i, pp.param, pname, at));
                         }
                     }
@@ -4358,7 +4394,7 @@ impl ProjectIndex {
                         if !self.with_fresh.contains(n) {
                             self.with_fresh.insert(n.clone());
                         }
-                        work.touch(n);
+                        work.touch(k);
                         changed = true;
                     }
                 }
@@ -4457,7 +4493,7 @@ impl ProjectIndex {
                             .entry(n.clone())
                             .or_insert_with(|| vec![None; len])[i] = Some(Box::new(info));
                         minting.insert(n.clone());
-                        work.touch(n);
+                        work.touch(k);
                         changed = true;
                     }
                 }
@@ -4991,6 +5027,7 @@ impl PhaseClock {
     fn lap(&mut self, what: &str) {
         if self.on {
             eprintln!("index: {what} {:.3} s", self.last.elapsed().as_secs_f64());
+            crate::check::trace_heap(&format!("index: heap after {what}"));
             self.last = std::time::Instant::now();
         }
     }
@@ -5010,8 +5047,9 @@ pub(crate) struct Worklist {
     base: Vec<usize>,
     /// Per flat position: to be evaluated.
     dirty: Vec<bool>,
-    /// Per name: the flat positions of the declarations reading it.
-    readers: HashMap<String, Vec<u32>>,
+    /// Per name (by position): the flat positions of the declarations reading it. A read
+    /// of a name the passes do not go over is never touched, so not kept.
+    readers: Vec<Vec<u32>>,
 }
 
 impl Worklist {
@@ -5022,16 +5060,23 @@ impl Worklist {
         decls: impl Fn(&str) -> &'a [FnDecl],
         reads: impl Fn(&'a FnDecl) -> Vec<&'a str>,
     ) -> Worklist {
+        let position: HashMap<&str, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(k, n)| (n.as_ref(), k as u32))
+            .collect();
         let mut base = Vec::with_capacity(names.len());
-        let mut readers: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); names.len()];
         let mut at = 0usize;
         for n in names {
             base.push(at);
             for d in decls(n.as_ref()) {
                 for r in reads(d) {
-                    let v = readers.entry(r.to_string()).or_default();
-                    if v.last() != Some(&(at as u32)) {
-                        v.push(at as u32);
+                    if let Some(&k) = position.get(r) {
+                        let v = &mut readers[k as usize];
+                        if v.last() != Some(&(at as u32)) {
+                            v.push(at as u32);
+                        }
                     }
                 }
                 at += 1;
@@ -5056,12 +5101,11 @@ impl Worklist {
         std::mem::replace(&mut self.dirty[self.base[k] + i], false)
     }
 
-    /// The state of a declaration of `name` changed: its readers are evaluated again.
-    pub(crate) fn touch(&mut self, name: &str) {
-        if let Some(rs) = self.readers.get(name) {
-            for &r in rs {
-                self.dirty[r as usize] = true;
-            }
+    /// The state of a declaration of the `k`-th name changed: its readers are evaluated
+    /// again.
+    pub(crate) fn touch(&mut self, k: usize) {
+        for &r in &self.readers[k] {
+            self.dirty[r as usize] = true;
         }
     }
 }
@@ -5109,14 +5153,14 @@ mod worklist_tests {
             assert!(!w.take(k, i));
         }
         // `c` changed: its readers, the second `a` and `b` (read twice, listed once).
-        w.touch("c");
-        assert_eq!(w.readers["c"], vec![1, 2]);
+        w.touch(2);
+        assert_eq!(w.readers[2], vec![1, 2]);
         assert!(!w.take(0, 0));
         assert!(w.take(0, 1));
         assert!(w.take(1, 0));
         assert!(!w.take(2, 0));
         // A name nobody reads touches nothing.
-        w.touch("a");
+        w.touch(0);
         assert!(w.dirty.iter().all(|d| !d));
     }
 }

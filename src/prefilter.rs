@@ -2073,7 +2073,7 @@ fn settled_of<'a>(
                     if let Some(v) = s.get_mut(n) {
                         v[i] = true;
                     }
-                    work.touch(n);
+                    work.touch(k);
                     changed = true;
                 }
             }
