@@ -161,6 +161,19 @@
 //!   route that only hops on with `.to(..)`, in a class extending a project base class, is
 //!   not found this way; `--no-prefilter` reads it.)
 //!
+//! - A web handler's request-bound field default is a sink only in the file declaring the
+//!   request type (the default is recorded under the type whose declaration holds it), so
+//!   the type's declarations are demanded ([`Demand::decls`]), not its mentions.
+//! - A call can reach a minting declaration only from code that declaration is visible to
+//!   (the same language family; test code only from test code), which is how
+//!   [`ProjectIndex::is_mint_name_from`] and candidate resolution see it. A name that is a
+//!   key name only because some declarations mint a key is therefore scanned for in full
+//!   in those kinds of code and for its declarations elsewhere ([`Demand::reach`]), which
+//!   still parses every declaration of it (the name is complete); a key parameter, a
+//!   key-header read or a named key is looked up by name alone, so such names are wanted
+//!   everywhere.
+//! - When at least 500 files are parsed and at most half as many are left, pass 1 parses
+//!   them all (fewer rounds of index and demand); its result is then `--no-prefilter`'s.
 //! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
 //!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
 //!

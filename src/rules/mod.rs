@@ -29,10 +29,10 @@ pub struct RuleMeta {
 
 impl RuleMeta {
     /// The documentation as `explain` and an editor's hover show it: links to the
-    /// project's docs written from `rules/docs/` (`../docs/configuration.md`, right in the
-    /// generated docs/rules.md) read from the repository root (`docs/configuration.md`).
+    /// project's docs, written relative to `rules/docs/` (`../../docs/configuration.md`),
+    /// read from the repository root (`docs/configuration.md`).
     pub fn reader_doc(&self) -> String {
-        self.doc.replace("](../docs/", "](docs/")
+        self.doc.replace("](../../docs/", "](docs/")
     }
 
     /// The one-line summary: the first non-heading, non-empty line of the docs.
