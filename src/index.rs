@@ -530,6 +530,15 @@ pub struct RetrofitService {
     pub client: Option<String>,
 }
 
+/// Per name, parallel to its declarations: whether a minting one's key leaves only from
+/// inside a catch-all `try`, and which key parameters do
+/// ([`ProjectIndex::handled_states`]).
+type HandledStates = (HashMap<String, Vec<bool>>, HashMap<String, Vec<Vec<usize>>>);
+
+/// The retry-site lists [`ProjectIndex::resolve_sites`] works out: per client, and those
+/// reaching OkHttp and Spring HTTP calls.
+type SiteLists = (HashMap<String, Vec<String>>, Vec<String>, Vec<String>);
+
 /// A `call.clone()` site (call-level retry evidence for OkHttp application interceptors)
 /// and the client the cloned call was made through, when its file tells: the receiver is
 /// a local or field initialised by `client.newCall(..)` (the client's name) or by a call of
@@ -2558,7 +2567,7 @@ pub struct ProjectIndex {
     /// code): [`MINT_FROM_JVM_MAIN`] and the other bits.
     mint_callers: HashMap<String, u8>,
     with_header_reads: HashSet<String>,
-    /// Files were merged since [`ProjectIndex::resolve_handled`] last ran
+    /// Files were merged since [`ProjectIndex::handled_states`] last ran
     /// ([`ProjectIndex::extend_deferred`]).
     handled_stale: bool,
     /// Files were merged since [`ProjectIndex::resolve_sites`] last ran.
@@ -2568,7 +2577,7 @@ pub struct ProjectIndex {
     retry: HashMap<String, Vec<Vec<RetryState>>>,
     /// Per declaration (parallel to `functions[name]`): it mints a key, and every way the
     /// key leaves for the wire sits in a `try` that catches every exception, in the body
-    /// or in the helpers it calls ([`ProjectIndex::resolve_handled`]).
+    /// or in the helpers it calls ([`ProjectIndex::handled_states`]).
     mint_handled: HashMap<String, Vec<bool>>,
     /// Per declaration: the key parameters whose every sink sits in such a `try`.
     key_params_handled: HashMap<String, Vec<Vec<usize>>>,
@@ -3776,13 +3785,26 @@ impl ProjectIndex {
     /// `try` stays handled, and any path to an unhandled sink makes the caller unhandled.
     /// Completes what [`ProjectIndex::extend_deferred`] left out; a no-op when nothing is.
     pub fn finish(&mut self) {
-        self.resolve_sites();
-        if self.handled_stale {
-            let mut clock = PhaseClock::new();
-            self.resolve_handled();
-            self.handled_stale = false;
-            clock.lap("handled");
+        // The retry-site lists and the handled states read the index and write disjoint
+        // fields: they are worked out side by side.
+        let mut clock = PhaseClock::new();
+        let sites = self
+            .sites_stale
+            .then(|| std::mem::take(&mut self.retry_sites));
+        let this = &*self;
+        let (lists, handled) = rayon::join(
+            || sites.as_ref().map(|sites| this.site_lists(sites)),
+            || this.handled_stale.then(|| this.handled_states()),
+        );
+        if let (Some(sites), Some(lists)) = (sites, lists) {
+            self.set_site_lists(sites, lists);
         }
+        if let Some((mh, kh)) = handled {
+            self.mint_handled = mh;
+            self.key_params_handled = kh;
+            self.handled_stale = false;
+        }
+        clock.lap("sites and handled");
         if std::env::var_os("IDEMLINT_TRACE_INDEX").is_some() {
             let mut names: Vec<&String> = self.retry.keys().collect();
             names.sort();
@@ -3810,16 +3832,26 @@ impl ProjectIndex {
             return;
         }
         let mut clock = PhaseClock::new();
+        let sites = std::mem::take(&mut self.retry_sites);
+        let lists = self.site_lists(&sites);
+        self.set_site_lists(sites, lists);
+        clock.lap("sites");
+    }
+
+    /// The retry-site lists of [`Self::resolve_sites`] (per client, OkHttp, Spring) over
+    /// `sites`, the index's retry sites taken out of it.
+    fn site_lists(&self, sites: &[RetrySite]) -> SiteLists {
+        let graph = SiteGraph::of(self, sites);
+        (
+            self.client_retry_sites(&graph),
+            graph.reaching(HTTP_OKHTTP, |_| true),
+            graph.reaching(HTTP_SPRING, |_| true),
+        )
+    }
+
+    /// Stores [`Self::site_lists`] and puts the retry sites back.
+    fn set_site_lists(&mut self, sites: Vec<RetrySite>, (clients, okhttp, spring): SiteLists) {
         let idx = self;
-        let sites = std::mem::take(&mut idx.retry_sites);
-        let (clients, okhttp, spring) = {
-            let graph = SiteGraph::of(idx, &sites);
-            (
-                idx.client_retry_sites(&graph),
-                graph.reaching(HTTP_OKHTTP, |_| true),
-                graph.reaching(HTTP_SPRING, |_| true),
-            )
-        };
         idx.client_retry_sites = clients;
         idx.okhttp_retry_sites = okhttp;
         idx.spring_retry_sites = spring;
@@ -3833,7 +3865,6 @@ impl ProjectIndex {
         idx.http_retry_sites.dedup();
         idx.retry_sites = sites;
         idx.sites_stale = false;
-        clock.lap("sites");
     }
 
     /// Whether the retry-site lists are up to date ([`Self::resolve_sites`]).
@@ -3841,7 +3872,10 @@ impl ProjectIndex {
         !self.sites_stale
     }
 
-    fn resolve_handled(&mut self) {
+    /// Whether each minting declaration's key, and each key parameter's, leaves only from
+    /// inside a `try` that catches every exception: [`Self::mint_handled`] and
+    /// [`Self::key_params_handled`] as [`Self::finish`] stores them.
+    fn handled_states(&self) -> HandledStates {
         let mut names: Vec<&String> = self.functions.keys().collect();
         names.sort();
         // Mints.
@@ -3998,8 +4032,7 @@ impl ProjectIndex {
                 break;
             }
         }
-        self.mint_handled = mh;
-        self.key_params_handled = kh;
+        (mh, kh)
     }
 
     /// Whether every declaration a call may refer to (at least one) always assigns the field
@@ -4014,7 +4047,7 @@ impl ProjectIndex {
     }
 
     /// Whether every declaration a call may refer to that mints a key sends it only from
-    /// inside a `try` that catches every exception ([`Self::resolve_handled`]); `false`
+    /// inside a `try` that catches every exception ([`Self::handled_states`]); `false`
     /// when none mints one.
     pub fn mint_handled(&self, call: &Call, from_path: &str) -> bool {
         debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
@@ -4035,7 +4068,7 @@ impl ProjectIndex {
 
     /// Whether every declaration a call may refer to that takes a key at argument `arg`
     /// (0-based) puts it into its sinks only from inside a `try` that catches every
-    /// exception ([`Self::resolve_handled`]); `false` when none takes a key there.
+    /// exception ([`Self::handled_states`]); `false` when none takes a key there.
     pub fn key_arg_handled(&self, call: &Call, from_path: &str, arg: usize) -> bool {
         debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
         let Some(handled) = self.key_params_handled.get(&call.callee) else {
@@ -5035,7 +5068,7 @@ impl PhaseClock {
 
 /// Which declarations a fixpoint over the index must evaluate again. The fixpoints of
 /// [`ProjectIndex::resolve`], [`ProjectIndex::resolve_retry`] and
-/// [`ProjectIndex::resolve_handled`] are passes over the names in sorted order, each
+/// [`ProjectIndex::handled_states`] are passes over the names in sorted order, each
 /// declaration's new state a function of its own (fixed) data and of the states of the
 /// names it reads. A declaration none of whose read names changed since it was last
 /// evaluated would compute what it computed then, so only the others are evaluated: at
