@@ -1961,8 +1961,11 @@ impl Rounds<'_> {
             // every file parsed, pass 1 is `--no-prefilter`'s, so the findings are the
             // same by construction. In a small project a round costs milliseconds.
             let rest = self.unparsed();
+            if rest.is_empty() {
+                break;
+            }
             let parsed = self.parsed.iter().flatten().count();
-            if !rest.is_empty() && parsed >= PARSE_THE_REST_FROM && rest.len() * 2 <= parsed {
+            if parsed >= PARSE_THE_REST_FROM && rest.len() * 2 <= parsed {
                 if trace {
                     eprintln!("demand: round: parsing the {} files left", rest.len());
                 }
