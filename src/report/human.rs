@@ -366,11 +366,16 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
         line.push_str(&format!(", {unsafe_only} more with `--unsafe-fixes`"));
     }
     if none > 0 {
-        let why: Vec<String> = reasons
+        let mut why: Vec<String> = reasons
             .iter()
             .take(3)
             .map(|(r, n)| format!("{n}: {}", crate::text::escape_controls(r)))
             .collect();
+        // The reasons left out, counted, so the parts add up to the total.
+        let rest: usize = reasons.iter().skip(3).map(|(_, n)| n).sum();
+        if rest > 0 {
+            why.push(format!("{rest}: other reasons"));
+        }
         line.push_str(&format!(
             ", {none} without a fix ({}; `idemlint explain RULE` or JSON `no_fix` says why)",
             why.join("; ")
@@ -383,6 +388,45 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reasons past the first three are counted, so the parts add up to the total.
+    #[test]
+    fn fix_summary_counts_the_reasons_it_leaves_out() {
+        let finding = |why: &str| crate::finding::Finding {
+            rule: "time-in-key",
+            severity: crate::finding::Severity::Error,
+            path: "a.java".into(),
+            line: 1,
+            column: 1,
+            end_line: 1,
+            end_column: 2,
+            message: String::new(),
+            help: String::new(),
+            boundary: None,
+            source: String::new(),
+            span: crate::model::Span::new(0, 1),
+            sink: String::new(),
+            fingerprint: String::new(),
+            fix: None,
+            no_fix: Some(why.to_string()),
+            also: Vec::new(),
+            ambiguous: false,
+        };
+        let findings: Vec<_> = ["a", "a", "a", "b", "b", "c", "d", "e"]
+            .iter()
+            .map(|r| finding(r))
+            .collect();
+        let line = fix_summary(&findings);
+        assert!(
+            line.contains("8 without a fix (3: a; 2: b; 1: c; 2: other reasons;"),
+            "{line}"
+        );
+        let line = fix_summary(&findings[..6]);
+        assert!(
+            line.contains("6 without a fix (3: a; 2: b; 1: c; `idemlint"),
+            "{line}"
+        );
+    }
 
     /// The "not checked" line names only what was left out: no "0 source files".
     #[test]
