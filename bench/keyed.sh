@@ -37,6 +37,7 @@ add async-stripe "$EVAL/arlyon+async-stripe"
 add square-java-sdk "$EVAL/square+square-java-sdk"
 add connector-service "$EVAL/juspay+connector-service"
 add waqitiapp "$EVAL/anietieakpan+waqitiapp"
+add google-cloud-rust "$EVAL/googleapis+google-cloud-rust"
 if [ -n "${CORPUS:-}" ]; then
   add corpus "$CORPUS"
   add corpus+keyed "$CORPUS $REPO/bench/keyed"

@@ -1612,6 +1612,7 @@ fn run_in_pool(
     let mut parsed: Vec<Option<Box<Parsed>>> = Vec::with_capacity(candidates.len());
     let mut sigs: Vec<Option<TokenSig>> = Vec::with_capacity(candidates.len());
     let mut readable = vec![false; candidates.len()];
+    let mut sizes = vec![0u64; candidates.len()];
     let mut deferred = Vec::new();
     let mut any_sink = false;
     for (i, r) in stage0.into_iter().enumerate() {
@@ -1630,6 +1631,7 @@ fn run_in_pool(
                 sig,
             } => {
                 readable[i] = true;
+                sizes[i] = bytes;
                 file_sig = sig;
                 if in_shard[i] {
                     report.bytes += bytes;
@@ -1671,6 +1673,7 @@ fn run_in_pool(
         parsed,
         sigs,
         readable,
+        sizes,
         in_shard: &in_shard,
         errors: &mut report.errors,
         stats: &mut report.stats,
@@ -1768,8 +1771,8 @@ fn run_in_pool(
     report
 }
 
-/// How many files pass 1 must have parsed before it parses every file left once they are
-/// at most half as many ([`Rounds::name_rounds`]).
+/// How many files pass 1 must have parsed before it parses every file left once they hold
+/// at most half as many bytes ([`Rounds::name_rounds`]).
 const PARSE_THE_REST_FROM: usize = 500;
 
 /// Pass 1 beyond stage 0: the parsed files so far and how to parse more.
@@ -1786,6 +1789,8 @@ struct Rounds<'a> {
     sigs: Vec<Option<TokenSig>>,
     /// Read successfully in stage 0 and not failed since.
     readable: Vec<bool>,
+    /// Per candidate, its size in bytes as stage 0 read it (0 when it could not).
+    sizes: Vec<u64>,
     in_shard: &'a [bool],
     errors: &'a mut Vec<FileError>,
     stats: &'a mut Stats,
@@ -1953,19 +1958,28 @@ impl Rounds<'_> {
         // How many declarations of a sampled name the next sample parses.
         let mut sample_size: std::collections::BTreeMap<String, usize> = Default::default();
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
+        // Files the last round parsed (none before the first round).
+        let mut last_round = 0;
         loop {
-            // Few files left in a large project: parsing them all costs less than the
-            // rounds of index and demand that would pick among them (a round resolves
-            // the index and the demand over every parsed file, at about a third of a
-            // parse per file, and every round that parses is followed by one more). With
-            // every file parsed, pass 1 is `--no-prefilter`'s, so the findings are the
-            // same by construction. In a small project a round costs milliseconds.
+            // Little left of a large project after a round that parsed files (so another
+            // round follows): parsing the rest costs less than the rounds of index and
+            // demand that would pick among it (a round resolves the index and the demand
+            // over everything parsed, at about a third of a parse per byte). Bytes, not
+            // files, measure both: many small files parsed are no reason to parse a few
+            // large ones. With every file parsed, pass 1 is `--no-prefilter`'s, so the
+            // findings are the same by construction. In a small project a round costs
+            // milliseconds.
             let rest = self.unparsed();
             if rest.is_empty() {
                 break;
             }
             let parsed = self.parsed.iter().flatten().count();
-            if parsed >= PARSE_THE_REST_FROM && rest.len() * 2 <= parsed {
+            let bytes = |which: &mut dyn Iterator<Item = usize>| -> u64 {
+                which.map(|i| self.sizes[i]).sum()
+            };
+            let parsed_bytes = bytes(&mut (0..self.parsed.len()).filter(|i| self.parsed[*i].is_some()));
+            let rest_bytes = bytes(&mut rest.iter().copied());
+            if last_round > 0 && parsed >= PARSE_THE_REST_FROM && rest_bytes * 2 <= parsed_bytes {
                 if trace {
                     eprintln!("demand: round: parsing the {} files left", rest.len());
                 }
@@ -2093,6 +2107,7 @@ impl Rounds<'_> {
                 );
             }
             self.stats.parsed_per_round.push(n);
+            last_round = n;
             // A held-back name waits on this scan, whatever it parsed.
             if n == 0 && !deferred {
                 break;

@@ -172,8 +172,9 @@
 //!   still parses every declaration of it (the name is complete); a key parameter, a
 //!   key-header read or a named key is looked up by name alone, so such names are wanted
 //!   everywhere.
-//! - When at least 500 files are parsed and at most half as many are left, pass 1 parses
-//!   them all (fewer rounds of index and demand); its result is then `--no-prefilter`'s.
+//! - When a name round has parsed files, at least 500 are parsed and the files left hold
+//!   at most half as many bytes, pass 1 parses them all (fewer rounds of index and
+//!   demand); its result is then `--no-prefilter`'s.
 //! - Suppressions: a file that mentions `idemlint` is parsed and checked in any case
 //!   ([`mentions_idemlint`]), since an unused suppression is reported on its own.
 //!

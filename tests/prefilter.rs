@@ -1694,9 +1694,10 @@ fn a_request_types_declaration_is_wanted_not_its_mentions() {
     assert_eq!(with.parsed, 3, "{}", with.stats.render());
 }
 
-/// `n` Java files with a key sink (parsed at once) and `rest` that name nothing pass 1
-/// looks for.
-fn sinks_and_plain_files(dir: &Path, n: usize, rest: usize) {
+/// `n` Java files with a key sink (parsed at once), `users` that call one of them (parsed
+/// by the first name round), and `rest` that name nothing pass 1 looks for, each padded
+/// with `pad` bytes of comment.
+fn keyed_project(dir: &Path, n: usize, users: usize, rest: usize, pad: usize) {
     let mut files = Vec::new();
     for i in 0..n {
         files.push((
@@ -1704,33 +1705,48 @@ fn sinks_and_plain_files(dir: &Path, n: usize, rest: usize) {
             format!("package com.acme;\n\ninterface Api{i} {{\n    @POST(\"v1/charges\")\n    Charge charge{i}(@Header(\"Idempotency-Key\") String key, @Body ChargeRequest body);\n}}\n"),
         ));
     }
+    for i in 0..users {
+        files.push((
+            format!("src/main/java/com/acme/User{i}.java"),
+            format!("package com.acme;\n\nclass User{i} {{\n    Charge pay(Api0 api, String k, ChargeRequest body) {{\n        return api.charge0(k, body);\n    }}\n}}\n"),
+        ));
+    }
+    let padding = format!("// {}\n", "x".repeat(pad));
     for i in 0..rest {
         files.push((
             format!("src/main/java/com/acme/Plain{i}.java"),
-            format!("package com.acme;\n\nclass Plain{i} {{\n    int value() {{\n        return {i};\n    }}\n}}\n"),
+            format!("package com.acme;\n\n{padding}class Plain{i} {{\n    int value() {{\n        return {i};\n    }}\n}}\n"),
         ));
     }
-    // A key from the clock: its file makes the name rounds run.
+    // A key from the clock, in a file parsed at once: it makes the name rounds run.
     files.push((
         "src/main/java/com/acme/Caller.java".into(),
-        "package com.acme;\n\nclass Caller {\n    Charge pay(Api0 api, ChargeRequest body) {\n        return api.charge0(\"k-\" + System.currentTimeMillis(), body);\n    }\n}\n".into(),
+        "package com.acme;\n\nclass Caller {\n    Charge pay(Api0 api, ChargeRequest body) {\n        String idempotencyKey = \"k-\" + System.currentTimeMillis();\n        return api.charge0(idempotencyKey, body);\n    }\n}\n".into(),
     ));
     write_files(dir, &files);
 }
 
 #[test]
-fn a_large_project_with_few_files_left_parses_them_all() {
-    // 601 parsed at once and 300 left: parsing them costs less than a round.
+fn a_large_project_with_little_left_parses_it_all() {
+    // 601 files parsed at once, 100 by the first round, and 150 small ones left: parsing
+    // them costs less than another round.
     let dir = scratch("parse-the-rest");
-    sinks_and_plain_files(&dir, 600, 300);
-    let (with, without) = assert_same(vec![dir.clone()], "few files left");
+    keyed_project(&dir, 600, 100, 150, 0);
+    let (with, without) = assert_same(vec![dir.clone()], "little left");
     assert!(!with.findings.is_empty());
-    assert_eq!(without.parsed, 901);
-    assert_eq!(with.parsed, 901, "{}", with.stats.render());
-    assert_eq!(with.stats.parsed_per_round.last(), Some(&300));
-    // 601 parsed and 302 left: more than half as many, so they are scanned for names.
-    let dir = scratch("parse-the-rest-not");
-    sinks_and_plain_files(&dir, 600, 302);
-    let (with, _) = assert_same(vec![dir.clone()], "many files left");
+    assert_eq!(without.parsed, 851);
+    assert_eq!(with.parsed, 851, "{}", with.stats.render());
+    assert_eq!(with.stats.parsed_per_round.last(), Some(&150));
+    // The same files left, each large: more than half the bytes parsed, so they are
+    // scanned for names, and none is parsed.
+    let dir = scratch("parse-the-rest-large");
+    keyed_project(&dir, 600, 100, 150, 2000);
+    let (with, _) = assert_same(vec![dir.clone()], "large files left");
+    assert_eq!(with.parsed, 701, "{}", with.stats.render());
+    // Nothing parsed by a name round: no round follows, so nothing more is parsed however
+    // little is left.
+    let dir = scratch("parse-the-rest-no-round");
+    keyed_project(&dir, 600, 0, 150, 0);
+    let (with, _) = assert_same(vec![dir.clone()], "no round");
     assert_eq!(with.parsed, 601, "{}", with.stats.render());
 }
