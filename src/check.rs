@@ -1977,7 +1977,8 @@ impl Rounds<'_> {
             let bytes = |which: &mut dyn Iterator<Item = usize>| -> u64 {
                 which.map(|i| self.sizes[i]).sum()
             };
-            let parsed_bytes = bytes(&mut (0..self.parsed.len()).filter(|i| self.parsed[*i].is_some()));
+            let parsed_bytes =
+                bytes(&mut (0..self.parsed.len()).filter(|i| self.parsed[*i].is_some()));
             let rest_bytes = bytes(&mut rest.iter().copied());
             if last_round > 0 && parsed >= PARSE_THE_REST_FROM && rest_bytes * 2 <= parsed_bytes {
                 if trace {
