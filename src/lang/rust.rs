@@ -2308,7 +2308,12 @@ fn expr_first(e: &Expr) -> Option<PmSpan> {
         Expr::Match(x) => &x.attrs,
         _ => return None,
     };
-    if let Some(a) = attrs.first() {
+    // Inner attributes (`{ #![allow(x)] .. }`, `match x { #![a] .. }`) print inside the
+    // braces: only an outer one comes first.
+    if let Some(a) = attrs
+        .iter()
+        .find(|a| matches!(a.style, syn::AttrStyle::Outer))
+    {
         return Some(a.pound_token.span);
     }
     Some(match e {
@@ -2448,8 +2453,10 @@ mod tests {
             .map(|i| format!(".m{i}(a[{i}], &-x?, [1; 2])"))
             .collect();
         texts.push(format!(
-            "fn f() {{ let v = #[a] S {{ a: 1 }}.b::<T>{chain}.await?; return 'l: {{ if x {{ 1 }} else if y {{ (2,) }} else {{ match z {{ _ => ::p::q }} }} }}; }}"
+            "fn f() {{ let v = #[a] S {{ a: 1 }}.b::<T>(){chain}.await?; return 'l: {{ if x {{ 1 }} else if y {{ (2,) }} else {{ match z {{ _ => ::p::q }} }} }}; let w = {{ #![allow(x)] 1 }} + match x {{ #![a] _ => 1 }}; }}"
         ));
+        let generated = texts.last().unwrap();
+        assert!(syn::parse_file(generated).is_ok(), "{generated}");
         let mut v = V(0, 0);
         for t in &texts {
             if let Ok(file) = syn::parse_file(t) {
