@@ -163,7 +163,11 @@
 //!
 //! - A web handler's request-bound field default is a sink only in the file declaring the
 //!   request type (the default is recorded under the type whose declaration holds it), so
-//!   the type's declarations are demanded ([`Demand::decls`]), not its mentions.
+//!   the type's declarations are demanded ([`Demand::decls`]), not its mentions. The
+//!   calls such a default's flow passes through ([`FileDemand::default_asks`]) are asked
+//!   about like a sink's once the index knows a handler sends the field: a default from a
+//!   project helper (`requestRef = Seeds.now()`) has the helper's declarations parsed and
+//!   the request type's file checked.
 //! - A call can reach a minting declaration only from code that declaration is visible to
 //!   (the same language family; test code only from test code), which is how
 //!   [`ProjectIndex::is_mint_name_from`] and candidate resolution see it. A name that is a
@@ -1501,6 +1505,12 @@ pub struct FileDemand {
     /// defaults, Java field initialisers): a sink when a web handler sends that field of
     /// a request-bound object as a key ([`crate::index::BoundKeyField`]).
     pub default_fields: Vec<(String, String)>,
+    /// Of those, the ones whose default's flow passes through calls, each with those calls
+    /// (as [`FileDemand::asks`] holds them): when a web handler sends the field as a key,
+    /// a fresh helper among them is an origin (`requestRef = Seeds.now()`), so its
+    /// declarations are wanted and the file is checked.
+    #[serde(default)]
+    pub default_asks: Vec<(String, String, Vec<CallRef>)>,
     /// Parameter types of web handlers whose fields reach a key here: their declarations
     /// are wanted ([`crate::index::BoundKeyField`]).
     pub bound_types: Vec<String>,
@@ -1644,6 +1654,11 @@ impl FileDemand {
             .asks
             .iter_mut()
             .chain(self.lambda_calls.iter_mut().map(|(c, _)| c))
+            .chain(
+                self.default_asks
+                    .iter_mut()
+                    .flat_map(|(_, _, a)| a.iter_mut()),
+            )
         {
             share(&mut r.callee);
             if let Some(x) = &mut r.receiver {
@@ -1845,6 +1860,28 @@ impl FileDemand {
                 (Name::from(c), calls)
             })
             .collect();
+        // Field defaults: a sink once the index knows a web handler sends the field.
+        let default_asks: Vec<(String, String, Vec<CallRef>)> = model
+            .ctor_defaults
+            .iter()
+            .map(|c| (&c.type_name, &c.name, c.value))
+            .chain(model.bindings.iter().filter_map(|b| {
+                let v = b.value?;
+                if b.kind != BindingKind::Field {
+                    return None;
+                }
+                match &model.scopes[b.scope].kind {
+                    ScopeKind::Type(t) => Some((&t.name, &b.name, v)),
+                    _ => None,
+                }
+            }))
+            .filter_map(|(t, f, v)| {
+                let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
+                flow.origins(v, &rec);
+                let asked: BTreeSet<CallRef> = rec.asked.into_inner().into_iter().collect();
+                (!asked.is_empty()).then(|| (t.clone(), f.clone(), asked.into_iter().collect()))
+            })
+            .collect();
         let asks_everything = crate::flow::budget_exhausted();
         // `@Idempotent(keyExpression = ".. T(java.time.LocalDateTime).now()")`.
         let spel_clock_key = crate::rules::time_in_key::has_spel_clock_key(model);
@@ -1902,6 +1939,7 @@ impl FileDemand {
                 d.dedup();
                 d
             },
+            default_asks,
             bound_types: sorted(
                 summary
                     .bound_key_fields
@@ -1955,9 +1993,23 @@ impl FileDemand {
     /// ([`crate::index::BoundKeyField`]): a sink pass 1 could not see.
     fn bound_defaults(&self, index: &ProjectIndex) -> bool {
         !index.bound_key_fields.is_empty()
-            && self.default_fields.iter().any(|(t, f)| {
-                index.bound_key_field(t, f).is_some() || index.bound_key_field(t, "*").is_some()
+            && self
+                .default_fields
+                .iter()
+                .any(|(t, f)| is_bound_default(index, t, f))
+    }
+
+    /// The calls the flows of such defaults pass through ([`FileDemand::default_asks`]).
+    fn bound_default_asks<'a>(
+        &'a self,
+        index: &'a ProjectIndex,
+    ) -> impl Iterator<Item = &'a CallRef> + 'a {
+        self.default_asks
+            .iter()
+            .filter(move |(t, f, _)| {
+                !index.bound_key_fields.is_empty() && is_bound_default(index, t, f)
             })
+            .flat_map(|(_, _, asked)| asked.iter())
     }
 
     /// A catalogue source (or another origin) here can reach a key: some flow from a sink,
@@ -1989,6 +2041,11 @@ impl FileDemand {
                     .is_some()
             })
     }
+}
+
+/// Field `f` of type `t` (or the whole object) is sent as a key by a web handler.
+fn is_bound_default(index: &ProjectIndex, t: &str, f: &str) -> bool {
+    index.bound_key_field(t, f).is_some() || index.bound_key_field(t, "*").is_some()
 }
 
 /// What the files outside P are scanned for (step 2 of the module docs): names wanted as
@@ -2562,7 +2619,7 @@ pub fn demanded_names<'a>(
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
-            for c in &d.asks {
+            for c in d.asks.iter().chain(d.bound_default_asks(index)) {
                 resolve_ask(index, c, &d.path, &mut out, &mut fresh);
             }
             for (callee, asked) in &d.arg_asks {
@@ -3028,6 +3085,7 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
     let fresh_ask = d
         .asks
         .iter()
+        .chain(d.bound_default_asks(index))
         .chain(
             d.arg_asks
                 .iter()

@@ -1694,6 +1694,71 @@ fn a_request_types_declaration_is_wanted_not_its_mentions() {
     assert_eq!(with.parsed, 3, "{}", with.stats.render());
 }
 
+/// A request field's default that calls a clock helper declared in another file: the
+/// default is a sink once the handler's file is indexed, and its flow asks about the
+/// helper, whose declaration must be parsed and whose file must be checked (both were
+/// missed: the prefilter never asked for the helper, and `needs_check` looked only at
+/// catalogue sources in the request type's file).
+#[test]
+fn a_request_defaults_helper_in_another_file_is_followed() {
+    let dir = scratch("bound-default-helper");
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "src/main/java/com/acme/PayoutRequest.java".into(),
+            "package com.acme;\n\nclass PayoutRequest {\n    public String accountId;\n    public String requestRef = Seeds.now();\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/Seeds.java".into(),
+            "package com.acme;\n\nfinal class Seeds {\n    static String now() {\n        return \"payout-\" + System.currentTimeMillis();\n    }\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/PayoutController.java".into(),
+            "package com.acme;\n\n@RestController\nclass PayoutController {\n    private final PayoutGateway gateway;\n\n    PayoutController(PayoutGateway gateway) { this.gateway = gateway; }\n\n    @PostMapping(\"/payouts\")\n    String create(@RequestBody PayoutRequest request) {\n        return gateway.send(request.accountId, request.requestRef);\n    }\n}\n".into(),
+        ),
+        (
+            "src/main/java/com/acme/PayoutGateway.java".into(),
+            "package com.acme;\n\ninterface PayoutGateway {\n    String send(String accountId, String idempotencyKey);\n}\n".into(),
+        ),
+        (
+            "src/main/kotlin/com/acme/RefundRequest.kt".into(),
+            "package com.acme\n\ndata class RefundRequest(val chargeId: String, val refundRef: String = Ids.fresh())\n".into(),
+        ),
+        (
+            "src/main/kotlin/com/acme/Ids.kt".into(),
+            "package com.acme\n\nobject Ids {\n    fun fresh(): String = \"refund-${System.currentTimeMillis()}\"\n}\n".into(),
+        ),
+        (
+            "src/main/kotlin/com/acme/RefundController.kt".into(),
+            "package com.acme\n\n@RestController\nclass RefundController(private val gateway: RefundGateway) {\n    @PostMapping(\"/refunds\")\n    fun refund(@RequestBody request: RefundRequest): String =\n        gateway.refund(request.chargeId, request.refundRef)\n}\n".into(),
+        ),
+        (
+            "src/main/kotlin/com/acme/RefundGateway.kt".into(),
+            "package com.acme\n\ninterface RefundGateway {\n    fun refund(chargeId: String, idempotencyKey: String): String\n}\n".into(),
+        ),
+    ];
+    // Code that only uses the request types.
+    for i in 0..4 {
+        files.push((
+            format!("src/main/java/com/acme/Mapper{i}.java"),
+            format!("package com.acme;\n\nclass Mapper{i} {{\n    String account(PayoutRequest r) {{\n        return r.accountId;\n    }}\n}}\n"),
+        ));
+    }
+    write_files(&dir, &files);
+    let (with, _) = assert_same(vec![dir.clone()], "a request default's helper");
+    let at = |file: &str, line: usize| {
+        with.findings
+            .iter()
+            .any(|f| f.path.ends_with(file) && f.line == line)
+    };
+    assert!(
+        at("PayoutRequest.java", 5) && at("RefundRequest.kt", 3),
+        "{:?}",
+        findings(&with)
+    );
+    // The mappers are not parsed for it.
+    assert!(with.parsed <= 8, "{}", with.stats.render());
+}
+
 /// `n` Java files with a key sink (parsed at once), `users` that call one of them (parsed
 /// by the first name round), and `rest` that name nothing pass 1 looks for, each padded
 /// with `pad` bytes of comment.
