@@ -2793,6 +2793,19 @@ pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
 
 /// [`arity_ok`] for a caller in the file `from_path`: only Kotlin leaves out arguments
 /// that have defaults (Java passes every one, short of `@JvmOverloads`).
+/// What [`ProjectIndex::candidates_of`] reads of the calling file's path when the call has
+/// a receiver other than `this`/`self`: its language and whether it is test code, as a
+/// number from 1 to 8 (never an address, so it shares a key with the path's address).
+fn path_class(path: &str) -> usize {
+    let lang = match Language::from_path(std::path::Path::new(path)) {
+        Some(Language::Java) => 0,
+        Some(Language::Kotlin) => 1,
+        Some(Language::Rust) => 2,
+        None => 3,
+    };
+    1 + lang * 2 + usize::from(is_test_source(path))
+}
+
 pub(crate) fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
     d.arity == args
         || (arity_ok(d, args)
@@ -3550,13 +3563,26 @@ impl ProjectIndex {
         caller: &FnDecl,
         cache: &'c mut NarrowCache,
     ) -> &'c [usize] {
+        // Calls are shared across files (`Interned`) and resolve from the caller's file:
+        // keyed by both addresses (the caller's shared path). A call on a typed or named
+        // receiver resolves alike from every file of one language and kind (test or
+        // not), which [`candidates_of`](Self::candidates_of) reads of the path; only a
+        // call on `this`/`self` or none looks in the file and its supertypes. Keyed by
+        // that class (a number below any address), such a call resolves once for all
+        // files: in google-cloud-rust, `builder.send()` in hundreds of files, against
+        // every `send` of the generated clients, was most of the index's time.
+        let own = r.receiver_type.is_none()
+            && matches!(
+                r.receiver.as_deref().map(str::trim),
+                None | Some("this" | "self" | "super" | "Self")
+            );
+        let from = if own {
+            std::sync::Arc::as_ptr(&caller.path) as *const u8 as usize
+        } else {
+            path_class(&caller.path)
+        };
         cache
-            // Calls are shared across files (`Interned`) and resolve from the caller's
-            // file: keyed by both addresses (the caller's shared path).
-            .entry((
-                r as *const CallRef as usize,
-                std::sync::Arc::as_ptr(&caller.path) as *const u8 as usize,
-            ))
+            .entry((r as *const CallRef as usize, from))
             .or_insert_with(|| {
                 self.candidates_of_ref(r, &caller.path)
                     .into_iter()
@@ -3667,6 +3693,12 @@ impl ProjectIndex {
                         let Some(decls) = self.functions.get(callee) else {
                             continue;
                         };
+                        // No declaration of the callee retries a parameter (yet): none of
+                        // them retries this one (most names; skipping them spares a pass
+                        // over every declaration of a name like `send` per call of it).
+                        if !self.retry.contains_key(callee) {
+                            continue;
+                        }
                         let fits = |c: &FnDecl| arity_ok(c, pp.call.arity) && c.jvm == d.jvm;
                         // Does declaration `j` of the callee retry the argument?
                         let retries = |j: usize, c: &FnDecl| -> bool {

@@ -1759,6 +1759,41 @@ fn a_request_defaults_helper_in_another_file_is_followed() {
     assert!(with.parsed <= 8, "{}", with.stats.render());
 }
 
+/// The same call text (`store.get()`, one shared call record) in a Java and a Rust helper:
+/// the index resolves a call on a named receiver once per language and kind of code, not
+/// once per file, and must not answer one language with the other's declarations. Java's
+/// `Store.get()` mints, so `key()` does and the retried call is a finding; Rust's only
+/// `get` is on `Ids`, which `store` does not name, so Rust's `key` does not mint.
+#[test]
+fn a_call_on_a_named_receiver_resolves_per_language() {
+    let dir = scratch("named-receiver-per-language");
+    write_files(
+        &dir,
+        &[
+            (
+                "src/main/java/com/acme/Poster.java".into(),
+                NAMED_RECEIVER_JAVA.into(),
+            ),
+            ("src/lib.rs".into(), NAMED_RECEIVER_RUST.into()),
+        ],
+    );
+    let (with, _) = assert_same(vec![dir.clone()], "a shared call in two languages");
+    let got: Vec<(String, usize)> = with
+        .findings
+        .iter()
+        .map(|f| (f.path.rsplit('/').next().unwrap().to_string(), f.line))
+        .collect();
+    assert_eq!(
+        got,
+        vec![("Poster.java".to_string(), 30)],
+        "{:?}",
+        findings(&with)
+    );
+}
+
+const NAMED_RECEIVER_JAVA: &str = "package com.acme;\n\nimport org.springframework.retry.support.RetryTemplate;\nimport org.springframework.web.client.RestClient;\n\nclass Store {\n    String get() {\n        return java.util.UUID.randomUUID().toString();\n    }\n}\n\nclass Poster {\n    private final RestClient ledger;\n    private final RetryTemplate retryTemplate;\n    private final Registry registry;\n\n    Poster(RestClient ledger, RetryTemplate retryTemplate, Registry registry) {\n        this.ledger = ledger;\n        this.retryTemplate = retryTemplate;\n        this.registry = registry;\n    }\n\n    String key() {\n        var store = registry.lookup();\n        return store.get();\n    }\n\n    void post(Entry entry) {\n        retryTemplate.execute(ctx -> {\n            String key = key();\n            return ledger.post().uri(\"/v1/entries\").header(\"Idempotency-Key\", key).body(entry).retrieve().toBodilessEntity();\n        });\n    }\n}\n";
+const NAMED_RECEIVER_RUST: &str = "pub struct Ids;\n\nimpl Ids {\n    pub fn get(&self) -> String {\n        uuid::Uuid::new_v4().to_string()\n    }\n}\n\nfn key(registry: &Registry) -> String {\n    let store = registry.lookup();\n    store.get()\n}\n\npub async fn post(client: &reqwest::Client, registry: &Registry) {\n    for _ in 0..3 {\n        let key = key(registry);\n        let r = client.post(\"https://api.example.com/v1/entries\").header(\"Idempotency-Key\", key).send().await;\n        if r.is_ok() {\n            break;\n        }\n    }\n}\n";
+
 /// `n` Java files with a key sink (parsed at once), `users` that call one of them (parsed
 /// by the first name round), and `rest` that name nothing pass 1 looks for, each padded
 /// with `pad` bytes of comment.
