@@ -1062,7 +1062,18 @@ impl<'a> Lowerer<'a> {
         let e = any
             .downcast_ref::<Expr>()
             .or_else(|| any.downcast_ref::<Box<Expr>>().map(|b| &**b));
-        if let Some((first, last)) = e.and_then(expr_ends) {
+        let ends = match e {
+            Some(e) => expr_ends(e),
+            None => any
+                .downcast_ref::<syn::Item>()
+                .and_then(item_ends)
+                .or_else(|| any.downcast_ref::<syn::ImplItem>().and_then(impl_item_ends))
+                .or_else(|| {
+                    any.downcast_ref::<syn::TraitItem>()
+                        .and_then(trait_item_ends)
+                }),
+        };
+        if let Some((first, last)) = ends {
             let (a, b) = (self.span(first), self.span(last));
             return Span::new(a.start, b.end.max(a.start));
         }
@@ -2310,11 +2321,8 @@ fn expr_first(e: &Expr) -> Option<PmSpan> {
     };
     // Inner attributes (`{ #![allow(x)] .. }`, `match x { #![a] .. }`) print inside the
     // braces: only an outer one comes first.
-    if let Some(a) = attrs
-        .iter()
-        .find(|a| matches!(a.style, syn::AttrStyle::Outer))
-    {
-        return Some(a.pound_token.span);
+    if let Some(a) = first_outer(attrs) {
+        return Some(a);
     }
     Some(match e {
         Expr::Array(x) => x.bracket_token.span.open(),
@@ -2355,6 +2363,101 @@ fn path_first(p: &syn::Path) -> Option<PmSpan> {
     match &p.leading_colon {
         Some(c) => Some(c.spans[0]),
         None => p.segments.first().map(|s| s.ident.span()),
+    }
+}
+
+/// The first outer attribute's `#`: inner ones (`#![..]`) print inside the braces.
+fn first_outer(attrs: &[syn::Attribute]) -> Option<PmSpan> {
+    attrs
+        .iter()
+        .find(|a| matches!(a.style, syn::AttrStyle::Outer))
+        .map(|a| a.pound_token.span)
+}
+
+fn vis_first(v: &syn::Visibility) -> Option<PmSpan> {
+    match v {
+        syn::Visibility::Public(p) => Some(p.span),
+        syn::Visibility::Restricted(r) => Some(r.pub_token.span),
+        syn::Visibility::Inherited => None,
+    }
+}
+
+fn sig_first(sig: &syn::Signature) -> PmSpan {
+    sig.constness
+        .map(|t| t.span)
+        .or(sig.asyncness.map(|t| t.span))
+        .or(sig.unsafety.map(|t| t.span))
+        .or(sig.abi.as_ref().map(|a| a.extern_token.span))
+        .unwrap_or(sig.fn_token.span)
+}
+
+/// [`expr_ends`] for the items that hold bodies (functions, impls, modules, traits), in
+/// the order `Spanned` prints them: outer attributes, visibility, qualifiers, keyword;
+/// the closing brace (or `;`). `None` for the other items.
+fn item_ends(i: &syn::Item) -> Option<(PmSpan, PmSpan)> {
+    Some(match i {
+        syn::Item::Fn(f) => (
+            first_outer(&f.attrs)
+                .or(vis_first(&f.vis))
+                .unwrap_or(sig_first(&f.sig)),
+            f.block.brace_token.span.close(),
+        ),
+        syn::Item::Impl(x) => (
+            first_outer(&x.attrs)
+                .or(x.defaultness.map(|t| t.span))
+                .or(x.unsafety.map(|t| t.span))
+                .unwrap_or(x.impl_token.span),
+            x.brace_token.span.close(),
+        ),
+        syn::Item::Mod(m) => (
+            first_outer(&m.attrs)
+                .or(vis_first(&m.vis))
+                .or(m.unsafety.map(|t| t.span))
+                .unwrap_or(m.mod_token.span),
+            match (&m.content, &m.semi) {
+                (Some((b, _)), _) => b.span.close(),
+                (None, Some(s)) => s.spans[0],
+                (None, None) => return None,
+            },
+        ),
+        syn::Item::Trait(t) if t.restriction.is_none() => (
+            first_outer(&t.attrs)
+                .or(vis_first(&t.vis))
+                .or(t.unsafety.map(|x| x.span))
+                .or(t.auto_token.map(|x| x.span))
+                .unwrap_or(t.trait_token.span),
+            t.brace_token.span.close(),
+        ),
+        _ => return None,
+    })
+}
+
+/// [`item_ends`] for a function in an `impl` block.
+fn impl_item_ends(i: &syn::ImplItem) -> Option<(PmSpan, PmSpan)> {
+    match i {
+        syn::ImplItem::Fn(f) => Some((
+            first_outer(&f.attrs)
+                .or(vis_first(&f.vis))
+                .or(f.defaultness.map(|t| t.span))
+                .unwrap_or(sig_first(&f.sig)),
+            f.block.brace_token.span.close(),
+        )),
+        _ => None,
+    }
+}
+
+/// [`item_ends`] for a function in a trait.
+fn trait_item_ends(i: &syn::TraitItem) -> Option<(PmSpan, PmSpan)> {
+    match i {
+        syn::TraitItem::Fn(f) => Some((
+            first_outer(&f.attrs).unwrap_or(sig_first(&f.sig)),
+            match (&f.default, &f.semi_token) {
+                (Some(b), _) => b.brace_token.span.close(),
+                (None, Some(s)) => s.spans[0],
+                (None, None) => return None,
+            },
+        )),
+        _ => None,
     }
 }
 
@@ -2415,8 +2518,41 @@ mod tests {
     fn expression_ends_agree_with_spanned() {
         use syn::spanned::Spanned;
         use syn::visit::Visit;
-        struct V(usize, usize);
+        struct V(usize, usize, usize);
+        fn agree(
+            got: (proc_macro2::Span, proc_macro2::Span),
+            want: proc_macro2::Span,
+            t: &dyn quote::ToTokens,
+        ) {
+            assert_eq!(
+                got.0.byte_range().start..got.1.byte_range().end,
+                want.byte_range(),
+                "{}",
+                t.to_token_stream()
+            );
+        }
         impl<'a> Visit<'a> for V {
+            fn visit_item(&mut self, i: &'a syn::Item) {
+                if let Some(got) = super::item_ends(i) {
+                    self.2 += 1;
+                    agree(got, i.span(), i);
+                }
+                syn::visit::visit_item(self, i);
+            }
+            fn visit_impl_item(&mut self, i: &'a syn::ImplItem) {
+                if let Some(got) = super::impl_item_ends(i) {
+                    self.2 += 1;
+                    agree(got, i.span(), i);
+                }
+                syn::visit::visit_impl_item(self, i);
+            }
+            fn visit_trait_item(&mut self, i: &'a syn::TraitItem) {
+                if let Some(got) = super::trait_item_ends(i) {
+                    self.2 += 1;
+                    agree(got, i.span(), i);
+                }
+                syn::visit::visit_trait_item(self, i);
+            }
             fn visit_expr(&mut self, e: &'a syn::Expr) {
                 self.0 += 1;
                 if let Some((a, b)) = super::expr_ends(e) {
@@ -2457,7 +2593,12 @@ mod tests {
         ));
         let generated = texts.last().unwrap();
         assert!(syn::parse_file(generated).is_ok(), "{generated}");
-        let mut v = V(0, 0);
+        texts.push(
+            "#![allow(x)]\n/// d\npub(crate) const unsafe extern \"C\" fn f() { #![allow(y)] }\nasync fn g() {}\npub mod m;\nunsafe mod n { #![a] }\npub unsafe auto trait T { fn a(); /** d */ async fn b() {} }\n#[a] default unsafe impl<X> T for S<X> { #![b] pub(in crate::m) default fn c(&self) {} const C: u8 = 1; }\nimpl S { fn d() {} }\n".to_string(),
+        );
+        let items = texts.last().unwrap();
+        assert!(syn::parse_file(items).is_ok(), "{items}");
+        let mut v = V(0, 0, 0);
         for t in &texts {
             if let Ok(file) = syn::parse_file(t) {
                 v.visit_file(&file);
@@ -2465,6 +2606,7 @@ mod tests {
         }
         // Most expressions take the fast way.
         assert!(v.0 > 10_000 && v.1 * 10 > v.0 * 9, "{} of {}", v.1, v.0);
+        assert!(v.2 > 1_000, "{} items", v.2);
     }
 
     use super::*;
