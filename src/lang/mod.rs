@@ -130,7 +130,7 @@ pub(crate) fn declared_type(language: Language, text: &str, b: &crate::model::Bi
         }
         let t = t.trim_start_matches("dyn ").trim_start_matches("impl ");
         let head = t
-            .split(['<', '?', '[', ' ', '(', ',', '=', ')', '{', ';'])
+            .split(['<', '>', '?', '[', ' ', '(', ',', '=', ')', '{', ';'])
             .next()
             .unwrap_or("");
         let mut segs = head.rsplit(['.', ':']);

@@ -1271,18 +1271,39 @@ impl<'a> Lowerer<'a> {
     ) {
         let annotations = self.annotations(attrs);
         let mut params = Vec::new();
+        // A parameter's binding spans `name: Type` when the type names one
+        // (`store: &Cache`), so that calls on it resolve by that type
+        // (`crate::lang::declared_type`), as a typed `let` does; not when it is one of
+        // the function's type parameters (`client: &C`) or `Self`, which name no
+        // declaration.
+        let generic: Vec<String> = sig
+            .generics
+            .type_params()
+            .map(|t| t.ident.to_string())
+            .chain(std::iter::once("Self".to_string()))
+            .collect();
+        let mut typed_params = Vec::new();
         for input in &sig.inputs {
             if let syn::FnArg::Typed(t) = input {
                 let mut names = Vec::new();
                 pat_names(&t.pat, &mut names);
                 let ty_span = self.sp(&*t.ty);
                 let ty = self.text_of(ty_span);
+                let names_a_type = names.len() == 1
+                    && matches!(&*t.pat, Pat::Ident(_))
+                    && !type_heads(&t.ty).iter().any(|h| generic.contains(h));
                 for (n, s) in names {
+                    let span = self.span(s);
+                    typed_params.push(if names_a_type {
+                        Span::new(span.start, ty_span.end.max(span.end))
+                    } else {
+                        span
+                    });
                     params.push(Param {
                         name: n,
                         ty: ty.clone(),
                         annotations: Vec::new(),
-                        span: self.span(s),
+                        span,
                     });
                 }
             }
@@ -1307,14 +1328,14 @@ impl<'a> Lowerer<'a> {
             .m
             .add_scope(ScopeKind::Function(info), self.scope, span);
         let saved = std::mem::replace(&mut self.scope, s);
-        for p in params {
+        for (p, span) in params.into_iter().zip(typed_params) {
             self.m.bindings.push(Binding {
                 name: p.name,
                 kind: BindingKind::Param,
                 value: None,
                 scope: s,
                 name_span: p.span,
-                span: p.span,
+                span,
             });
         }
         self.block_with_tail(block, true);
@@ -2363,6 +2384,53 @@ fn path_first(p: &syn::Path) -> Option<PmSpan> {
     match &p.leading_colon {
         Some(c) => Some(c.spans[0]),
         None => p.segments.first().map(|s| s.ident.span()),
+    }
+}
+
+/// The last path segments a type names through references, pointers and smart pointers
+/// (`&mut Arc<C>` → `C`, `Arc`): what [`crate::lang::declared_type`] may read as the
+/// receiver's type.
+fn type_heads(t: &syn::Type) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut t = t;
+    loop {
+        match t {
+            syn::Type::Reference(r) => t = &r.elem,
+            syn::Type::Paren(p) => t = &p.elem,
+            syn::Type::Group(g) => t = &g.elem,
+            syn::Type::Path(p) => {
+                let Some(last) = p.path.segments.last() else {
+                    return out;
+                };
+                out.push(last.ident.to_string());
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments
+                    && let Some(syn::GenericArgument::Type(inner)) = a.args.first()
+                {
+                    t = inner;
+                    continue;
+                }
+                return out;
+            }
+            syn::Type::TraitObject(o) => {
+                out.extend(o.bounds.iter().filter_map(|b| match b {
+                    syn::TypeParamBound::Trait(tb) => {
+                        tb.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                }));
+                return out;
+            }
+            syn::Type::ImplTrait(o) => {
+                out.extend(o.bounds.iter().filter_map(|b| match b {
+                    syn::TypeParamBound::Trait(tb) => {
+                        tb.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                }));
+                return out;
+            }
+            _ => return out,
+        }
     }
 }
 
