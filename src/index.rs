@@ -2915,14 +2915,20 @@ fn test_layout(path: &str, examples: bool) -> bool {
         if seg == "src"
             && let Some(set) = dirs.peek()
         {
-            // `test`, `testFixtures`, `jvmTest`, `integrationTest`, and build-variant
-            // sets such as `androidTestDebug` or `testRelease`: the word `test` starts
-            // the name or `Test` starts a camel-case part of it.
+            // `test`, `testFixtures`, `jvmTest`, `integrationTest`, `test-integration`,
+            // `integration_test`, and build-variant sets such as `androidTestDebug` or
+            // `testRelease`: the word `test` is a camel-case, `-` or `_` separated part
+            // of the name (not `testing`, `latest`).
             let word_at = |at: usize| {
-                set[at + 4..].is_empty() || set[at + 4..].starts_with(char::is_uppercase)
+                let rest = &set[at + 4..];
+                rest.is_empty()
+                    || rest.starts_with(|c: char| c.is_uppercase() || c == '-' || c == '_')
             };
+            let starts_word = |at: usize| at == 0 || set[..at].ends_with(['-', '_']);
             if *set == "it"
-                || set.starts_with("test") && word_at(0)
+                || set
+                    .match_indices("test")
+                    .any(|(at, _)| starts_word(at) && word_at(at))
                 || set.match_indices("Test").any(|(at, _)| word_at(at))
             {
                 return true;
@@ -4932,6 +4938,9 @@ mod tests {
             "svc/src/test/java/com/acme/main/B.java",
             "app/src/androidTestDebug/java/com/acme/tests/Keys.java",
             "app/src/testRelease/kotlin/a/K.kt",
+            "svc/src/test-integration/java/a/B.java",
+            "svc/src/integration_test/java/a/B.java",
+            "svc/src/e2e-test/kotlin/a/B.kt",
         ] {
             assert!(is_test_source(p), "{p}");
         }
@@ -4945,6 +4954,9 @@ mod tests {
             "svc/src/main/java/com/acme/tests/wallet/Pay.java",
             "mpp/src/commonMain/kotlin/org/test/Key.kt",
             "app/src/latestApi/java/a/B.java",
+            "app/src/testing/java/a/B.java",
+            "app/src/contest-entries/java/a/B.java",
+            "app/src/latest_api/java/a/B.java",
         ] {
             assert!(!is_test_source(p), "{p}");
         }
