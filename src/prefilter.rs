@@ -1861,20 +1861,7 @@ impl FileDemand {
             })
             .collect();
         // Field defaults: a sink once the index knows a web handler sends the field.
-        let default_asks: Vec<(String, String, Vec<CallRef>)> = model
-            .ctor_defaults
-            .iter()
-            .map(|c| (&c.type_name, &c.name, c.value))
-            .chain(model.bindings.iter().filter_map(|b| {
-                let v = b.value?;
-                if b.kind != BindingKind::Field {
-                    return None;
-                }
-                match &model.scopes[b.scope].kind {
-                    ScopeKind::Type(t) => Some((&t.name, &b.name, v)),
-                    _ => None,
-                }
-            }))
+        let default_asks: Vec<(String, String, Vec<CallRef>)> = field_defaults(model)
             .filter_map(|(t, f, v)| {
                 let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
                 flow.origins(v, &rec);
@@ -1920,20 +1907,8 @@ impl FileDemand {
             evidence_needed,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
             default_fields: {
-                let mut d: Vec<(String, String)> = model
-                    .ctor_defaults
-                    .iter()
-                    .map(|c| (c.type_name.clone(), c.name.clone()))
-                    .chain(model.bindings.iter().filter_map(|b| {
-                        b.value?;
-                        if b.kind != BindingKind::Field {
-                            return None;
-                        }
-                        match &model.scopes[b.scope].kind {
-                            ScopeKind::Type(t) => Some((t.name.clone(), b.name.clone())),
-                            _ => None,
-                        }
-                    }))
+                let mut d: Vec<(String, String)> = field_defaults(model)
+                    .map(|(t, f, _)| (t.clone(), f.clone()))
                     .collect();
                 d.sort();
                 d.dedup();
@@ -2041,6 +2016,27 @@ impl FileDemand {
                     .is_some()
             })
     }
+}
+
+/// `(type, field, default value)` of every field with a declared default: Kotlin
+/// primary-constructor defaults, then Java/Kotlin field initialisers in a type's body.
+fn field_defaults(
+    model: &FileModel,
+) -> impl Iterator<Item = (&String, &String, crate::model::ValueId)> + '_ {
+    model
+        .ctor_defaults
+        .iter()
+        .map(|c| (&c.type_name, &c.name, c.value))
+        .chain(model.bindings.iter().filter_map(|b| {
+            let v = b.value?;
+            if b.kind != BindingKind::Field {
+                return None;
+            }
+            match &model.scopes[b.scope].kind {
+                ScopeKind::Type(t) => Some((&t.name, &b.name, v)),
+                _ => None,
+            }
+        }))
 }
 
 /// Field `f` of type `t` (or the whole object) is sent as a key by a web handler.
