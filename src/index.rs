@@ -32,7 +32,7 @@ pub struct MintInfo {
 /// One declared function.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FnDecl {
-    pub name: String,
+    pub name: Name,
     pub arity: usize,
     /// Kotlin functions may have default arguments, so fewer arguments can match.
     pub defaults_possible: bool,
@@ -188,7 +188,7 @@ impl KeyedArg {
             source: self.source.to_string(),
             kind: self.kind,
             location: format!("{}:{}", d.path, self.line),
-            function: d.name.clone(),
+            function: d.name.to_string(),
         }
     }
 }
@@ -533,7 +533,7 @@ pub struct RetrofitService {
 /// Per name, parallel to its declarations: whether a minting one's key leaves only from
 /// inside a catch-all `try`, and which key parameters do
 /// ([`ProjectIndex::handled_states`]).
-type HandledStates = (HashMap<String, Vec<bool>>, HashMap<String, Vec<Vec<usize>>>);
+type HandledStates = (HashMap<Name, Vec<bool>>, HashMap<Name, Vec<Vec<usize>>>);
 
 /// The retry-site lists [`ProjectIndex::resolve_sites`] works out: per client, and those
 /// reaching OkHttp and Spring HTTP calls.
@@ -830,10 +830,9 @@ fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String 
 #[derive(Default)]
 struct CallTable(HashMap<CallRef, std::sync::Arc<CallRef>>);
 
-/// A name or type text shared by the declarations of one file (and, for
-/// [`FnDecl::type_norm`], of the index): most are repeated many times (every method of a
-/// type holds its name), so each distinct text is stored once.
-pub type Name = std::sync::Arc<str>;
+/// A name or type text: most are repeated many times (every method of a type holds its
+/// name), so each distinct text is stored once, process-wide ([`crate::name`]).
+pub use crate::name::Name;
 
 /// One file's distinct [`Name`]s, while it is summarised.
 #[derive(Default)]
@@ -842,10 +841,10 @@ struct Names(HashSet<Name>);
 impl Names {
     fn get(&mut self, s: &str) -> Name {
         if let Some(n) = self.0.get(s) {
-            return n.clone();
+            return *n;
         }
-        let n: Name = Name::from(s);
-        self.0.insert(n.clone());
+        let n = Name::new(s);
+        self.0.insert(n);
         n
     }
 }
@@ -873,6 +872,32 @@ fn line_of(lines: &LineIndex, text: &str, offset: usize) -> u32 {
 }
 
 impl FnDecl {
+    /// Gives back the spare capacity of the declaration's lists: pass 1 keeps every
+    /// declaration of the project until the index is built, and lists grown by doubling
+    /// hold up to twice what they use.
+    fn shrink(&mut self) {
+        self.key_params.shrink_to_fit();
+        self.type_supers.shrink_to_fit();
+        self.fresh_via.shrink_to_fit();
+        self.call_refs.shrink_to_fit();
+        self.passes_params.shrink_to_fit();
+        self.param_names.shrink_to_fit();
+        self.self_calls.shrink_to_fit();
+        self.overwrites.shrink_to_fit();
+        if let Some(r) = self.rare.as_deref_mut() {
+            r.key_param_sinks.shrink_to_fit();
+            r.named_param_writes.shrink_to_fit();
+            r.mint_via_fresh.shrink_to_fit();
+            r.keyed_arg_candidates.shrink_to_fit();
+            r.retry_params.shrink_to_fit();
+            r.retry_on_throw.shrink_to_fit();
+            r.boundary_params.shrink_to_fit();
+            r.handled_calls.shrink_to_fit();
+            r.param_sinks_handled.shrink_to_fit();
+            r.param_sinks_unhandled.shrink_to_fit();
+        }
+    }
+
     /// The declaration's rare fields, empty when it has none.
     pub fn rare(&self) -> &FnRare {
         static NONE: std::sync::LazyLock<FnRare> = std::sync::LazyLock::new(FnRare::default);
@@ -1002,7 +1027,7 @@ pub fn summarize(
         };
         let mut d = FnDecl {
             return_type: names.get(&return_type),
-            name: f.name.clone(),
+            name: Name::from(&f.name),
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
             key_params,
@@ -1076,7 +1101,7 @@ pub fn summarize(
                 source: o.display.clone(),
                 kind: o.kind,
                 location: location(path, lines, text, o.span.start),
-                function: d.name.clone(),
+                function: d.name.to_string(),
             }));
         }
         d.rare_mut().mint_via_fresh.extend(
@@ -1175,7 +1200,7 @@ pub fn summarize(
                 source: e.source.clone(),
                 kind: SourceKind::Random,
                 location: e.label.clone(),
-                function: d.name.clone(),
+                function: d.name.to_string(),
             }));
         }
     }
@@ -1238,7 +1263,7 @@ pub fn summarize(
             let rec = Recorder::cached(&refs);
             if let Some(o) = flow.origins(arg.value, &rec).first() {
                 candidates.push(KeyedArg {
-                    callee: names.get(&call.callee),
+                    callee: names.get(call.callee.as_str()),
                     arity: u32::try_from(call.args.len()).unwrap_or(u32::MAX),
                     position: u32::try_from(i).unwrap_or(u32::MAX),
                     source: names.get(&o.display),
@@ -1299,6 +1324,7 @@ pub fn summarize(
             .sort_unstable_by(|a, b| refs[*a as usize].callee.cmp(&refs[*b as usize].callee));
         d.self_calls
             .dedup_by(|a, b| refs[*a as usize].callee == refs[*b as usize].callee);
+        d.shrink();
     }
     let mut fns: Vec<(ScopeId, FnDecl)> = decls.into_iter().collect();
     fns.sort_by_key(|(s, _)| *s);
@@ -1316,7 +1342,7 @@ pub fn summarize(
             continue;
         };
         out.functions.push(FnDecl {
-            name: cd.type_name.clone(),
+            name: Name::from(&cd.type_name),
             arity: cd.index,
             defaults_possible: true,
             line: line_of(lines, text, cd.span.start),
@@ -2150,7 +2176,12 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
             if recv.as_deref() != Some("super") {
                 continue;
             }
-            for d in index.functions.get(&call.callee).into_iter().flatten() {
+            for d in index
+                .functions
+                .get(call.callee.as_str())
+                .into_iter()
+                .flatten()
+            {
                 if d.jvm != jvm || d.has_lock || !supers.contains(&&*d.type_name) {
                     continue;
                 }
@@ -2510,11 +2541,11 @@ type NarrowCache = HashMap<(usize, usize), Vec<usize>>;
 #[derive(Clone, Debug, Default)]
 pub struct ProjectIndex {
     /// Declarations by simple name, in path order.
-    pub functions: HashMap<String, Vec<FnDecl>>,
+    pub functions: HashMap<Name, Vec<FnDecl>>,
     /// Per declaration (parallel to `functions[name]`): does it return a fresh value?
-    fresh: HashMap<String, Vec<Option<Box<HelperInfo>>>>,
+    fresh: HashMap<Name, Vec<Option<Box<HelperInfo>>>>,
     /// Per declaration: does it mint a key and put it somewhere (with no lock)?
-    mints: HashMap<String, Vec<Option<Box<MintInfo>>>>,
+    mints: HashMap<Name, Vec<Option<Box<MintInfo>>>>,
     pub registrations: Vec<Registration>,
     /// Retrofit services of every summarised file, sorted.
     pub retrofit_services: Vec<RetrofitService>,
@@ -2559,14 +2590,14 @@ pub struct ProjectIndex {
     type_supers: HashMap<String, Vec<String>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
-    with_key_params: HashSet<String>,
-    with_fresh: HashSet<String>,
-    with_mints: HashSet<String>,
+    with_key_params: HashSet<Name>,
+    with_fresh: HashSet<Name>,
+    with_mints: HashSet<Name>,
     /// Of [`Self::with_mints`], who can call a minting declaration of the name, as
     /// [`Self::candidates_of`] sees it (the same language family; test code only from test
     /// code): [`MINT_FROM_JVM_MAIN`] and the other bits.
-    mint_callers: HashMap<String, u8>,
-    with_header_reads: HashSet<String>,
+    mint_callers: HashMap<Name, u8>,
+    with_header_reads: HashSet<Name>,
     /// Files were merged since [`ProjectIndex::handled_states`] last ran
     /// ([`ProjectIndex::extend_deferred`]).
     handled_stale: bool,
@@ -2574,13 +2605,13 @@ pub struct ProjectIndex {
     sites_stale: bool,
     /// Per declaration (parallel to `functions[name]`): parameters it retries, directly or
     /// by passing them to a combinator (see [`FnDecl::retry_params`]).
-    retry: HashMap<String, Vec<Vec<RetryState>>>,
+    retry: HashMap<Name, Vec<Vec<RetryState>>>,
     /// Per declaration (parallel to `functions[name]`): it mints a key, and every way the
     /// key leaves for the wire sits in a `try` that catches every exception, in the body
     /// or in the helpers it calls ([`ProjectIndex::handled_states`]).
-    mint_handled: HashMap<String, Vec<bool>>,
+    mint_handled: HashMap<Name, Vec<bool>>,
     /// Per declaration: the key parameters whose every sink sits in such a `try`.
-    key_params_handled: HashMap<String, Vec<Vec<usize>>>,
+    key_params_handled: HashMap<Name, Vec<Vec<usize>>>,
     /// Camel routes and sends of every summarised file ([`CamelRoute`], [`CamelSend`]).
     camel_routes: Vec<CamelRoute>,
     camel_sends: Vec<CamelSend>,
@@ -2598,31 +2629,16 @@ pub struct ProjectIndex {
 /// A merged file's calls, by the address of its copy: its copy and the index's.
 pub(crate) type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync::Arc<CallRef>)>;
 
-/// The index's shared texts and calls ([`ProjectIndex::extend`]).
+/// The index's shared calls ([`ProjectIndex::extend`]; names are shared process-wide,
+/// [`crate::name`]).
 #[derive(Clone, Debug, Default)]
 pub struct Interned {
-    names: HashSet<Name>,
     /// Each distinct call once, found by its content (a key that is itself the shared
     /// copy: 8 bytes a slot, not a second `CallRef`).
     calls: HashSet<std::sync::Arc<CallRef>>,
 }
 
 impl Interned {
-    pub(crate) fn name(&mut self, n: &mut Name) {
-        match self.names.get(n) {
-            Some(x) => *n = x.clone(),
-            None => {
-                self.names.insert(n.clone());
-            }
-        }
-    }
-
-    fn opt_name(&mut self, n: &mut Option<Name>) {
-        if let Some(n) = n {
-            self.name(n);
-        }
-    }
-
     /// Replaces each call of `v` by the index's copy (`local` maps a file's copies, by
     /// address, to the index's; it holds the file's copy, so no address is reused while
     /// the file is merged).
@@ -2642,11 +2658,7 @@ impl Interned {
         let shared = match self.calls.get(&**r) {
             Some(x) => x.clone(),
             None => {
-                let mut c = (**r).clone();
-                self.name(&mut c.callee);
-                self.opt_name(&mut c.receiver);
-                self.opt_name(&mut c.receiver_type);
-                let a = std::sync::Arc::new(c);
+                let a = r.clone();
                 self.calls.insert(a.clone());
                 a
             }
@@ -2655,8 +2667,8 @@ impl Interned {
         local.insert(key, (old, shared));
     }
 
-    /// Shares the texts and calls of a parsed file's summary and demand, so that a name
-    /// or call that recurs across files is held once while pass 1 keeps every file's
+    /// Shares the calls of a parsed file's summary and demand, so that a call that
+    /// recurs across files is held once while pass 1 keeps every file's
     /// results (in openai-java, 173 → 139 MiB in use after parsing all 3,275 files).
     pub fn share_parsed(&mut self, s: &mut FileSummary, d: &mut crate::prefilter::FileDemand) {
         let mut local = HashMap::new();
@@ -2666,36 +2678,15 @@ impl Interned {
         d.share_names_with(self);
     }
 
-    /// Shares the texts and calls of one declaration of a file being merged.
+    /// Shares the calls of one declaration of a file being merged.
     fn decl(&mut self, f: &mut FnDecl, local: &mut LocalCalls) {
-        for n in [
-            &mut f.type_name,
-            &mut f.extends,
-            &mut f.return_type,
-            &mut f.type_outer,
-        ] {
-            self.name(n);
-        }
-        for n in f
-            .type_supers
-            .iter_mut()
-            .chain(f.param_names.iter_mut())
-            .chain(f.overwrites.iter_mut())
-        {
-            self.name(n);
-        }
         self.calls(&mut f.call_refs, local);
         self.calls(&mut f.fresh_via, local);
         if let Some(r) = f.rare.as_deref_mut() {
             self.calls(&mut r.mint_via_fresh, local);
-            for ka in r.keyed_arg_candidates.iter_mut() {
-                self.name(&mut ka.callee);
-                self.name(&mut ka.source);
-            }
         }
         for pp in f.passes_params.iter_mut() {
             self.call(&mut pp.call, local);
-            self.opt_name(&mut pp.arg_name);
         }
     }
 }
@@ -2783,7 +2774,7 @@ fn kotlin_code_bytes(t: &str) -> Vec<u8> {
 
 /// Whether declaration `i` of `name` has a state in a sparse per-declaration map
 /// ([`ProjectIndex::fresh`], [`ProjectIndex::mints`]: a missing name has none).
-fn state_at<T>(states: &HashMap<String, Vec<Option<T>>>, name: &str, i: usize) -> bool {
+fn state_at<T>(states: &HashMap<Name, Vec<Option<T>>>, name: &str, i: usize) -> bool {
     states.get(name).is_some_and(|v| v[i].is_some())
 }
 
@@ -3085,11 +3076,10 @@ impl ProjectIndex {
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
                 idx.interned.decl(&mut f, &mut local);
                 f.type_norm = match norms.get(&f.type_name) {
-                    Some(n) => n.clone(),
+                    Some(n) => *n,
                     None => {
-                        let mut n = Name::from(normalized(&f.type_name));
-                        idx.interned.name(&mut n);
-                        norms.insert(f.type_name.clone(), n.clone());
+                        let n = Name::from(normalized(&f.type_name));
+                        norms.insert(f.type_name, n);
                         n
                     }
                 };
@@ -3106,7 +3096,7 @@ impl ProjectIndex {
                     }
                     None => {
                         let mut v = Vec::with_capacity(room.max(1));
-                        let name = f.name.clone();
+                        let name = f.name;
                         v.push(f);
                         idx.functions.insert(name, v);
                     }
@@ -3185,7 +3175,7 @@ impl ProjectIndex {
         clock.lap("key params");
         idx.bound_key_fields = idx.bound_at_sinks.clone();
         for (callee, nargs, i, b) in &idx.bound_arg_candidates {
-            let key = idx.functions.get(callee).is_some_and(|decls| {
+            let key = idx.functions.get(callee.as_str()).is_some_and(|decls| {
                 decls
                     .iter()
                     .any(|d| d.jvm && d.arity == *nargs && d.key_params.iter().any(|(p, _)| p == i))
@@ -3210,22 +3200,22 @@ impl ProjectIndex {
         idx.with_mints.clear();
         for (name, decls) in &idx.functions {
             if decls.iter().any(|d| !d.key_params.is_empty()) {
-                idx.with_key_params.insert(name.clone());
+                idx.with_key_params.insert(*name);
             }
             if decls.iter().any(|d| d.reads_key_header) {
-                idx.with_header_reads.insert(name.clone());
+                idx.with_header_reads.insert(*name);
             }
         }
         for (name, states) in &idx.fresh {
             if states.iter().any(Option::is_some) {
-                idx.with_fresh.insert(name.clone());
+                idx.with_fresh.insert(*name);
             }
         }
         idx.mint_callers.clear();
         for (name, states) in &idx.mints {
             if states.iter().any(Option::is_some) {
-                idx.with_mints.insert(name.clone());
-                let decls = &idx.functions[name];
+                idx.with_mints.insert(*name);
+                let decls = &idx.functions[name.as_str()];
                 let mut bits = 0;
                 for (d, _) in decls.iter().zip(states).filter(|(_, m)| m.is_some()) {
                     bits |= match (d.jvm, d.test_source) {
@@ -3235,7 +3225,7 @@ impl ProjectIndex {
                         (false, true) => MINT_FROM_RUST_TEST,
                     };
                 }
-                idx.mint_callers.insert(name.clone(), bits);
+                idx.mint_callers.insert(*name, bits);
             }
         }
         clock.lap("names");
@@ -3509,7 +3499,7 @@ impl ProjectIndex {
     /// have one.
     fn unanimous<'a, T>(
         &'a self,
-        states: &'a HashMap<String, Vec<Option<T>>>,
+        states: &'a HashMap<Name, Vec<Option<T>>>,
         name: &str,
         args: usize,
         caller: &FnDecl,
@@ -3632,7 +3622,7 @@ impl ProjectIndex {
     }
 
     fn resolve_retry(&mut self) {
-        let mut names: Vec<String> = self.functions.keys().cloned().collect();
+        let mut names: Vec<Name> = self.functions.keys().copied().collect();
         names.sort();
         for n in &names {
             let v = self.functions[n]
@@ -3662,7 +3652,7 @@ impl ProjectIndex {
                 .collect::<Vec<Vec<RetryState>>>();
             // Sparse: only names with a retried parameter (a missing name has none).
             if v.iter().any(|st| !st.is_empty()) {
-                self.retry.insert(n.clone(), v);
+                self.retry.insert(*n, v);
             } else {
                 self.retry.remove(n);
             }
@@ -3764,7 +3754,7 @@ impl ProjectIndex {
                         changed = true;
                         let len = self.functions[n].len();
                         self.retry
-                            .entry(n.clone())
+                            .entry(*n)
                             .or_insert_with(|| vec![Vec::new(); len])[i]
                             .extend(add);
                         work.touch(k);
@@ -3844,7 +3834,7 @@ impl ProjectIndex {
         }
         clock.lap("sites and handled");
         if std::env::var_os("IDEMLINT_TRACE_INDEX").is_some() {
-            let mut names: Vec<&String> = self.retry.keys().collect();
+            let mut names: Vec<&Name> = self.retry.keys().collect();
             names.sort();
             for n in names {
                 for (i, st) in self.retry[n].iter().enumerate() {
@@ -3914,18 +3904,18 @@ impl ProjectIndex {
     /// inside a `try` that catches every exception: [`Self::mint_handled`] and
     /// [`Self::key_params_handled`] as [`Self::finish`] stores them.
     fn handled_states(&self) -> HandledStates {
-        let mut names: Vec<&String> = self.functions.keys().collect();
+        let mut names: Vec<&Name> = self.functions.keys().collect();
         names.sort();
         // Mints.
         // Sparse, as `mints` is: only names with a minting declaration.
-        let mut mh: HashMap<String, Vec<bool>> = HashMap::new();
+        let mut mh: HashMap<Name, Vec<bool>> = HashMap::new();
         for (n, st) in &self.mints {
             let v = self.functions[n]
                 .iter()
                 .zip(st)
                 .map(|(d, m)| m.is_some() && !d.sink_unhandled && !d.bodiless)
                 .collect();
-            mh.insert(n.clone(), v);
+            mh.insert(*n, v);
         }
         // A state reads the states of the body's calls' names.
         let mut work = Worklist::new(
@@ -3985,7 +3975,7 @@ impl ProjectIndex {
             }
         }
         // Key parameters.
-        let mut kh: HashMap<String, Vec<Vec<usize>>> = HashMap::new();
+        let mut kh: HashMap<Name, Vec<Vec<usize>>> = HashMap::new();
         for n in &names {
             let v = self.functions[*n]
                 .iter()
@@ -4004,7 +3994,7 @@ impl ProjectIndex {
                 .collect::<Vec<Vec<usize>>>();
             // Sparse: only names with a key parameter in some declaration.
             if v.iter().any(|x| !x.is_empty()) {
-                kh.insert((*n).clone(), v);
+                kh.insert(*(*n), v);
             }
         }
         // A state reads the states of the names the parameters are passed on to.
@@ -4090,8 +4080,8 @@ impl ProjectIndex {
     pub fn mint_handled(&self, call: &Call, from_path: &str) -> bool {
         debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
         let (Some(states), Some(handled)) = (
-            self.mints.get(&call.callee),
-            self.mint_handled.get(&call.callee),
+            self.mints.get(call.callee.as_str()),
+            self.mint_handled.get(call.callee.as_str()),
         ) else {
             return false;
         };
@@ -4109,7 +4099,7 @@ impl ProjectIndex {
     /// exception ([`Self::handled_states`]); `false` when none takes a key there.
     pub fn key_arg_handled(&self, call: &Call, from_path: &str, arg: usize) -> bool {
         debug_assert!(!self.handled_stale, "ProjectIndex::finish not called");
-        let Some(handled) = self.key_params_handled.get(&call.callee) else {
+        let Some(handled) = self.key_params_handled.get(call.callee.as_str()) else {
             return false;
         };
         let keyed: Vec<usize> = self
@@ -4135,7 +4125,7 @@ impl ProjectIndex {
         if NOT_COMBINATORS.contains(&call.callee.as_str()) {
             return None;
         }
-        let states = self.retry.get(&call.callee)?;
+        let states = self.retry.get(call.callee.as_str())?;
         let cands = self.candidates(call, from_path);
         if cands.is_empty() {
             return None;
@@ -4156,7 +4146,7 @@ impl ProjectIndex {
     /// argument by its name (`charge(token = k)` into `fun charge(amount: Long = 1,
     /// token: String)`).
     pub fn key_args(&self, call: &Call, from_path: &str) -> Vec<(usize, usize, String)> {
-        if !self.with_key_params.contains(&call.callee) {
+        if !self.with_key_params.contains(call.callee.as_str()) {
             return Vec::new();
         }
         let first_named = call
@@ -4187,7 +4177,7 @@ impl ProjectIndex {
     /// Where the body of the function `call` resolves to puts its argument `arg` into a key
     /// (`path:line`), for a key parameter found by flow; the first candidate's.
     pub fn key_param_sink(&self, call: &Call, from_path: &str, arg: usize) -> Option<String> {
-        if !self.with_key_params.contains(&call.callee) {
+        if !self.with_key_params.contains(call.callee.as_str()) {
             return None;
         }
         self.candidates(call, from_path)
@@ -4244,10 +4234,10 @@ impl ProjectIndex {
     /// (`invoke(.., cid, ..)` calling `entity(.., cid, ..)`, which puts `cid` into the
     /// `X-CorrelationID` header). A least fixpoint; the sink location is the callee's.
     fn propagate_key_params(&mut self) {
-        let mut names: Vec<String> = self.functions.keys().cloned().collect();
+        let mut names: Vec<Name> = self.functions.keys().copied().collect();
         names.sort();
         // Parameters written under a name the project declares a key are key parameters.
-        let mut named: Vec<(String, usize, usize, String, String)> = Vec::new();
+        let mut named: Vec<(Name, usize, usize, String, String)> = Vec::new();
         for n in &names {
             for (i, d) in self.functions[n].iter().enumerate() {
                 for (pi, name, q, slot, at) in &d.rare().named_param_writes {
@@ -4261,7 +4251,7 @@ impl ProjectIndex {
                             .get(*pi)
                             .map(|p| p.to_string())
                             .unwrap_or_default();
-                        named.push((n.clone(), i, *pi, pname, at.clone()));
+                        named.push((*n, i, *pi, pname, at.clone()));
                     }
                 }
             }
@@ -4301,7 +4291,7 @@ impl ProjectIndex {
         // A least fixpoint (each round adds a key parameter; finitely many), uncapped so
         // the result does not depend on how the prefilter batched the files.
         loop {
-            let mut adds: Vec<(String, usize, usize, String, String)> = Vec::new();
+            let mut adds: Vec<(Name, usize, usize, String, String)> = Vec::new();
             let mut added: HashSet<(usize, usize, usize)> = HashSet::new();
             let keyed: HashSet<&str> = self
                 .functions
@@ -4330,8 +4320,7 @@ impl ProjectIndex {
                             && !name_ids
                                 .get(&*pp.call.callee)
                                 .is_some_and(|c| declared_in.contains(&(d.path.clone(), *c)));
-                        let cache_key =
-                            (pp.call.callee.clone(), pp.call.arity, pp.arg, d.test_source);
+                        let cache_key = (pp.call.callee, pp.call.arity, pp.arg, d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
                                 let pname = d
@@ -4340,7 +4329,7 @@ impl ProjectIndex {
                                     .map(|p| p.to_string())
                                     .unwrap_or_default();
                                 added.insert((k, i, pp.param));
-                                adds.push((n.clone(), i, pp.param, pname, at));
+                                adds.push((*n, i, pp.param, pname, at));
                             }
                             continue;
                         }
@@ -4391,7 +4380,7 @@ impl ProjectIndex {
                                 .map(|p| p.to_string())
                                 .unwrap_or_default();
                             added.insert((k, i, pp.param));
-                            adds.push((n.clone(), i, pp.param, pname, at));
+                            adds.push((*n, i, pp.param, pname, at));
                         }
                     }
                 }
@@ -4419,7 +4408,7 @@ impl ProjectIndex {
     }
 
     fn resolve(&mut self) {
-        let mut names: Vec<String> = self.functions.keys().cloned().collect();
+        let mut names: Vec<Name> = self.functions.keys().copied().collect();
         names.sort();
         // Sparse: a name is in `fresh` / `mints` once one of its declarations is (most
         // names never are; a missing name reads as all `None`).
@@ -4430,7 +4419,7 @@ impl ProjectIndex {
         self.with_fresh.clear();
         for n in &names {
             if self.functions[n].iter().any(|d| d.fresh.is_some()) {
-                self.with_fresh.insert(n.clone());
+                self.with_fresh.insert(*n);
             }
         }
         // Fresh helpers, per declaration.
@@ -4459,11 +4448,10 @@ impl ProjectIndex {
                     });
                     if let Some(info) = info {
                         let len = self.functions[n].len();
-                        self.fresh
-                            .entry(n.clone())
-                            .or_insert_with(|| vec![None; len])[i] = Some(Box::new(info));
+                        self.fresh.entry(*n).or_insert_with(|| vec![None; len])[i] =
+                            Some(Box::new(info));
                         if !self.with_fresh.contains(n) {
-                            self.with_fresh.insert(n.clone());
+                            self.with_fresh.insert(*n);
                         }
                         work.touch(k);
                         changed = true;
@@ -4475,10 +4463,10 @@ impl ProjectIndex {
             }
         }
         // Key-minting functions, per declaration.
-        let mut minting: HashSet<String> = HashSet::new();
+        let mut minting: HashSet<Name> = HashSet::new();
         for n in &names {
             if self.functions[n].iter().any(|d| d.mints.is_some()) {
-                minting.insert(n.clone());
+                minting.insert(*n);
             }
         }
         // A declaration's state reads the states of its calls' names (the fresh states
@@ -4509,7 +4497,7 @@ impl ProjectIndex {
                                 source: format!("{}()", r.callee),
                                 kind: f.kind,
                                 location: f.location.clone(),
-                                function: d.name.clone(),
+                                function: d.name.to_string(),
                             })
                         });
                     }
@@ -4560,10 +4548,9 @@ impl ProjectIndex {
                     }
                     if let Some(info) = info {
                         let len = self.functions[n].len();
-                        self.mints
-                            .entry(n.clone())
-                            .or_insert_with(|| vec![None; len])[i] = Some(Box::new(info));
-                        minting.insert(n.clone());
+                        self.mints.entry(*n).or_insert_with(|| vec![None; len])[i] =
+                            Some(Box::new(info));
+                        minting.insert(*n);
                         work.touch(k);
                         changed = true;
                     }
@@ -4579,11 +4566,11 @@ impl ProjectIndex {
     /// refer to mints one; otherwise the distinct keys of those that do and how many of
     /// the candidates that is ([`MintResolution::ambiguous`] when not all of them).
     pub fn mints(&self, call: &Call, from_path: &str) -> Option<MintResolution<'_>> {
-        if !self.with_mints.contains(&call.callee) {
+        if !self.with_mints.contains(call.callee.as_str()) {
             return None;
         }
         let cands = self.candidates(call, from_path);
-        let states = self.mints.get(&call.callee)?;
+        let states = self.mints.get(call.callee.as_str())?;
         let mut infos: Vec<&MintInfo> = Vec::new();
         let mut minting = 0;
         for (i, _) in &cands {
@@ -4603,7 +4590,7 @@ impl ProjectIndex {
 
     /// Whether the function a call refers to reads a key header (all candidates do).
     pub fn reads_key_header(&self, call: &Call, from_path: &str) -> bool {
-        if !self.with_header_reads.contains(&call.callee) {
+        if !self.with_header_reads.contains(call.callee.as_str()) {
             return false;
         }
         let cands = self.candidates(call, from_path);
@@ -4616,11 +4603,11 @@ impl ProjectIndex {
     /// only some of them do (the call's receiver does not say which runs, so the finding
     /// names the ambiguity at a lower severity instead of dropping it).
     pub fn fresh_from(&self, call: &Call, from_path: &str) -> Option<HelperInfo> {
-        if !self.with_fresh.contains(&call.callee) {
+        if !self.with_fresh.contains(call.callee.as_str()) {
             return None;
         }
         let cands = self.candidates(call, from_path);
-        let states = self.fresh.get(&call.callee)?;
+        let states = self.fresh.get(call.callee.as_str())?;
         let mut info: Option<&HelperInfo> = None;
         let mut fresh = 0;
         for (i, _) in &cands {
@@ -4736,7 +4723,7 @@ impl ProjectIndex {
             .chain(&self.with_mints)
             .chain(&self.with_key_params)
             .chain(&self.with_header_reads)
-            .map(String::as_str)
+            .map(|n| n.as_str())
     }
 
     /// Names with a declaration that mints a key, has a key parameter or reads a key
@@ -4746,7 +4733,7 @@ impl ProjectIndex {
             .iter()
             .chain(&self.with_key_params)
             .chain(&self.with_header_reads)
-            .map(String::as_str)
+            .map(|n| n.as_str())
             .chain(self.named_keys.iter().map(|k| k.name.as_str()))
     }
 
@@ -4980,9 +4967,10 @@ impl<'a> SiteGraph<'a> {
     fn of(index: &'a ProjectIndex, sites: &'a [RetrySite]) -> SiteGraph<'a> {
         let retried =
             |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
-                let (Some(states), Some(decls)) =
-                    (index.retry.get(name), index.functions.get(name))
-                else {
+                let (Some(states), Some(decls)) = (
+                    index.retry.get(name.as_str()),
+                    index.functions.get(name.as_str()),
+                ) else {
                     return false;
                 };
                 decls.iter().zip(states).any(|(d, st)| {
@@ -5001,14 +4989,23 @@ impl<'a> SiteGraph<'a> {
             .collect();
         // The names the sites' calls reach through JVM declarations (forward); the sites
         // are few, the project's call edges many.
+        // A name joins the worklist once, when first seen (a popular callee is reached
+        // from many declarations; pushing it per edge made the list millions long).
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut work: Vec<&str> = sites
+        let mut work: Vec<&str> = Vec::new();
+        for c in sites
             .iter()
             .flat_map(|s| s.calls.iter().map(String::as_str))
-            .collect();
+        {
+            if seen.insert(c) {
+                work.push(c);
+            }
+        }
         while let Some(n) = work.pop() {
-            if seen.insert(n) {
-                work.extend(Self::jvm_callees(index, n).filter(|c| !seen.contains(c)));
+            for c in Self::jvm_callees(index, n) {
+                if seen.insert(c) {
+                    work.push(c);
+                }
             }
         }
         let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -5018,6 +5015,10 @@ impl<'a> SiteGraph<'a> {
                     callers.entry(c).or_default().push(n);
                 }
             }
+        }
+        for v in callers.values_mut() {
+            v.sort_unstable();
+            v.dedup();
         }
         SiteGraph {
             index,
@@ -5193,7 +5194,7 @@ mod worklist_tests {
 
     fn decl(name: &str, calls: &[&str]) -> FnDecl {
         FnDecl {
-            name: name.to_string(),
+            name: Name::from(name),
             call_refs: calls
                 .iter()
                 .map(|c| {
@@ -5211,10 +5212,10 @@ mod worklist_tests {
 
     #[test]
     fn only_readers_of_a_touched_name_are_evaluated_again() {
-        let functions: HashMap<String, Vec<FnDecl>> = [
-            ("a".to_string(), vec![decl("a", &["b"]), decl("a", &["c"])]),
-            ("b".to_string(), vec![decl("b", &["c", "c"])]),
-            ("c".to_string(), vec![decl("c", &[])]),
+        let functions: HashMap<Name, Vec<FnDecl>> = [
+            (Name::from("a"), vec![decl("a", &["b"]), decl("a", &["c"])]),
+            (Name::from("b"), vec![decl("b", &["c", "c"])]),
+            (Name::from("c"), vec![decl("c", &[])]),
         ]
         .into_iter()
         .collect();

@@ -27,6 +27,7 @@ pub mod index;
 pub mod lang;
 pub mod lsp;
 pub mod model;
+pub mod name;
 pub mod prefilter;
 pub mod progress;
 pub mod report;

@@ -1623,8 +1623,8 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 impl FileDemand {
-    /// Replaces the names this demand holds by the index's copies (kept for every parsed
-    /// file until pass 2: the same callees recur in every file).
+    /// Replaces the shared calls this demand holds by the index's copies (kept for every
+    /// parsed file until pass 2: the same calls recur in many files).
     pub fn share_names(&mut self, index: &mut ProjectIndex) {
         self.share_names_with(index.interner());
     }
@@ -1632,40 +1632,9 @@ impl FileDemand {
     /// [`FileDemand::share_names`] through the interner of a run's pass 1.
     pub fn share_names_with(&mut self, names: &mut crate::index::Interned) {
         let mut local = crate::index::LocalCalls::default();
-        for (callee, calls) in &mut self.arg_asks {
-            names.name(callee);
+        for (_, calls) in &mut self.arg_asks {
             for r in calls {
                 names.call(r, &mut local);
-            }
-        }
-        self.for_each_name(&mut |n| names.name(n));
-    }
-
-    fn for_each_name(&mut self, share: &mut dyn FnMut(&mut Name)) {
-        for c in &mut self.callees {
-            share(c);
-        }
-        for (_, args) in &mut self.lambda_calls {
-            for n in args.iter_mut().filter_map(|(_, n)| n.as_mut()) {
-                share(n);
-            }
-        }
-        for r in self
-            .asks
-            .iter_mut()
-            .chain(self.lambda_calls.iter_mut().map(|(c, _)| c))
-            .chain(
-                self.default_asks
-                    .iter_mut()
-                    .flat_map(|(_, _, a)| a.iter_mut()),
-            )
-        {
-            share(&mut r.callee);
-            if let Some(x) = &mut r.receiver {
-                share(x);
-            }
-            if let Some(x) = &mut r.receiver_type {
-                share(x);
             }
         }
     }
@@ -2110,7 +2079,7 @@ fn settled_of<'a>(
     // A least fixpoint (states only turn settled, each reading the states of the callees
     // the declaration returns): a declaration is evaluated again only when one of those
     // names changed ([`crate::index::Worklist`]).
-    let mut names: Vec<&str> = index.functions.keys().map(String::as_str).collect();
+    let mut names: Vec<&str> = index.functions.keys().map(|n| n.as_str()).collect();
     names.sort_unstable();
     let mut work = crate::index::Worklist::new(
         &names,

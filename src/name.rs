@@ -1,0 +1,226 @@
+//! Interned names: one process-wide copy of each distinct identifier or type text the
+//! project index holds ([`Name`]).
+//!
+//! Pass 1 keeps a summary of every parsed file until the index is built, and those
+//! summaries are mostly names: callees, receivers, declared types, parameter names, each
+//! repeated across thousands of declarations. A [`Name`] is one pointer (8 bytes; an
+//! `Option<Name>` too) to the single copy of its text, so repeats cost a pointer and two
+//! names are equal exactly when their pointers are.
+//!
+//! The copies are never freed: the table only grows, by the distinct names of the files
+//! analysed in this process (a language server that runs for a day holds the names of
+//! every text it saw, a few MiB on large projects).
+
+use std::collections::HashSet;
+use std::sync::{LazyLock, Mutex};
+
+/// An interned text (see the module docs). Dereferences to `str`; hashes and orders as
+/// its text does (so a map keyed by `Name` is looked up by `&str`), and compares equal by
+/// address, which for interned texts is the same as by content.
+#[derive(Clone, Copy)]
+pub struct Name(&'static &'static str);
+
+/// The empty text's one copy (seeded into the table, so `Name::from("")` is it too).
+static EMPTY: &str = "";
+
+/// Shards of the table, each behind its own lock, chosen by the text's hash: two threads
+/// summarising files rarely wait on each other.
+const SHARDS: usize = 16;
+
+static TABLE: LazyLock<Vec<Mutex<HashSet<Name, foldhash::fast::RandomState>>>> =
+    LazyLock::new(|| {
+        (0..SHARDS)
+            .map(|i| {
+                let mut set = HashSet::with_hasher(foldhash::fast::RandomState::default());
+                if i == shard_of("") {
+                    set.insert(Name(&EMPTY));
+                }
+                Mutex::new(set)
+            })
+            .collect()
+    });
+
+/// The shard holding `s`: a hash independent of the shards' own (fixed seed).
+fn shard_of(s: &str) -> usize {
+    use std::hash::BuildHasher;
+    (foldhash::fast::FixedState::with_seed(0x1de3).hash_one(s) as usize) % SHARDS
+}
+
+impl Name {
+    /// The one copy of `s`, added to the table if it is new.
+    pub fn new(s: &str) -> Name {
+        if s.is_empty() {
+            return Name(&EMPTY);
+        }
+        // A poisoned lock only means another thread panicked while holding it; the set
+        // itself is never left half-updated (insert is the last step).
+        let mut set = TABLE[shard_of(s)].lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = set.get(s) {
+            return *n;
+        }
+        let text: &'static str = Box::leak(Box::<str>::from(s));
+        let n = Name(Box::leak(Box::new(text)));
+        set.insert(n);
+        n
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl Default for Name {
+    fn default() -> Name {
+        Name(&EMPTY)
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Name {}
+
+impl std::hash::Hash for Name {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Name) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Name) -> std::cmp::Ordering {
+        if self == other {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(other.0)
+        }
+    }
+}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl std::fmt::Display for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self.0, f)
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Name {
+        Name::new(s)
+    }
+}
+
+impl From<&String> for Name {
+    fn from(s: &String) -> Name {
+        Name::new(s)
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name::new(&s)
+    }
+}
+
+impl serde::Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Name::new(&s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Name;
+    use std::collections::HashMap;
+
+    #[test]
+    fn equal_texts_share_one_copy_and_compare_by_text() {
+        let a = Name::from("chargeCard");
+        let b = Name::from(String::from("charge") + "Card");
+        assert_eq!(a, b);
+        assert!(std::ptr::eq(a.as_str(), b.as_str()));
+        assert_ne!(a, Name::from("chargecard"));
+        assert_eq!(Name::from(""), Name::default());
+        assert!(Name::default().is_empty());
+        // Ordered and hashed as the text.
+        let mut v = [Name::from("b"), Name::from("a"), Name::from("ab")];
+        v.sort();
+        assert_eq!(v.map(|n| n.as_str()), ["a", "ab", "b"]);
+        let mut m: HashMap<Name, u32> = HashMap::new();
+        m.insert(a, 1);
+        assert_eq!(m.get("chargeCard"), Some(&1));
+        assert_eq!(std::mem::size_of::<Option<Name>>(), 8);
+    }
+
+    #[test]
+    fn names_made_on_many_threads_are_one_copy_each() {
+        let made: Vec<Vec<Name>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..500)
+                            .map(|i| Name::from(format!("n{}", i % 50)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for v in &made[1..] {
+            assert_eq!(v, &made[0]);
+            for (x, y) in v.iter().zip(&made[0]) {
+                assert!(std::ptr::eq(x.as_str(), y.as_str()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_round_trips_through_json() {
+        let n = Name::from("X-Idempotency-Key");
+        let s = serde_json::to_string(&n).unwrap();
+        assert_eq!(s, "\"X-Idempotency-Key\"");
+        let back: Name = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, n);
+        let escaped: Name = serde_json::from_str("\"a\\\"b\"").unwrap();
+        assert_eq!(&*escaped, "a\"b");
+    }
+}
