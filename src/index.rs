@@ -992,16 +992,22 @@ pub fn summarize(
             })
             .map(|(i, p)| (i, p.name.clone()))
             .collect();
-        let owner = s
-            .parent
-            .and_then(|p| model.enclosing_type(p))
-            .and_then(|t| model.type_info(t));
-        let type_name = owner.map(|t| t.name.clone()).unwrap_or_default();
-        let type_outer = s
-            .parent
-            .and_then(|p| model.enclosing_type(p))
-            .and_then(|t| model.scopes[t].parent)
-            .and_then(|p| model.enclosing_type(p))
+        let outer_of = |t: ScopeId| model.scopes[t].parent.and_then(|p| model.enclosing_type(p));
+        let owner_scope = s.parent.and_then(|p| model.enclosing_type(p));
+        let owner = owner_scope.and_then(|t| model.type_info(t));
+        // A Kotlin companion object's functions are called through the enclosing class
+        // (`Ids.fresh()`): they are declared as that class's, with the companion's own
+        // supertypes.
+        let named_scope = match owner_scope {
+            Some(t) if owner.is_some_and(|o| o.companion) => outer_of(t).or(Some(t)),
+            other => other,
+        };
+        let type_name = named_scope
+            .and_then(|t| model.type_info(t))
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        let type_outer = named_scope
+            .and_then(outer_of)
             .and_then(|t| model.type_info(t))
             .map(|t| t.name.clone())
             .unwrap_or_default();
@@ -3014,12 +3020,13 @@ pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
         && !d.passes_params.iter().any(|pp| pp.param == p)
 }
 
-/// A receiver names a type when either normalised name contains the other (at least three
-/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
-/// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
-/// declaration's [`FnDecl::type_norm`].
+/// A receiver names a type when the normalised names are equal (`Q` of `Q.mid { .. }`
+/// names `object Q`), or when either contains the other and the receiver has at least
+/// three characters: `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names
+/// come normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and
+/// a declaration's [`FnDecl::type_norm`].
 pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
-    r.len() >= 3 && !t.is_empty() && (t.contains(r) || r.contains(t))
+    !t.is_empty() && (r == t || (r.len() >= 3 && (t.contains(r) || r.contains(t))))
 }
 
 impl ProjectIndex {
@@ -5008,17 +5015,17 @@ impl<'a> SiteGraph<'a> {
                 }
             }
         }
+        // Each edge once: a name's declarations call the same callee many times.
         let mut callers: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut callees: Vec<&str> = Vec::new();
         for &n in &seen {
-            for c in Self::jvm_callees(index, n) {
-                if seen.contains(c) {
-                    callers.entry(c).or_default().push(n);
-                }
+            callees.clear();
+            callees.extend(Self::jvm_callees(index, n).filter(|c| seen.contains(c)));
+            callees.sort_unstable();
+            callees.dedup();
+            for &c in &callees {
+                callers.entry(c).or_default().push(n);
             }
-        }
-        for v in callers.values_mut() {
-            v.sort_unstable();
-            v.dedup();
         }
         SiteGraph {
             index,

@@ -133,6 +133,9 @@ pub struct TypeInfo {
     pub supertypes: Vec<String>,
     /// Annotation names without `@` and without qualification (`Configuration`).
     pub annotations: Vec<Annotation>,
+    /// A Kotlin `companion object` (named or not): its members are called through the
+    /// enclosing class's name (`Ids.fresh()`), as Java's static members are.
+    pub companion: bool,
 }
 
 /// An annotation (Java/Kotlin) or attribute (Rust, path only).

@@ -1225,8 +1225,11 @@ impl<'a> Lowerer<'a> {
                 _ => {}
             }
         }
-        if info.name.is_empty() && n.kind() == "companion_object" {
-            info.name = "Companion".to_string();
+        if n.kind() == "companion_object" {
+            info.companion = true;
+            if info.name.is_empty() {
+                info.name = "Companion".to_string();
+            }
         }
         head.scope = self.add_type_scope(info, span(n));
         head
@@ -2933,6 +2936,8 @@ interface StripeService {
         assert_eq!(binding(&m, "z").kind, BindingKind::Param);
         let comp = m.type_info(2).expect("companion");
         assert_eq!(comp.name, "Companion");
+        assert!(comp.companion);
+        assert!(!m.type_info(1).expect("class").companion);
         assert_eq!(binding(&m, "K").scope, 2);
         assert_eq!(binding(&m, "K").kind, BindingKind::Field);
         let y = binding(&m, "y");
