@@ -113,6 +113,10 @@ pub struct FnDecl {
     /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
     /// that overwrites what an earlier setter of the chain put there.
     pub overwrites: ThinVec<Name>,
+    /// Declared in a Kotlin `companion object`: [`Self::type_name`] is then the enclosing
+    /// class's (the companion's functions are called through it, `Ids.fresh()`).
+    #[serde(default)]
+    pub companion: bool,
     /// What few declarations have (retry and key parameters, handled calls, minting
     /// calls): boxed, so the many plain declarations of a large project pay 8 bytes for it
     /// (`None`) rather than one empty list each. Read it with [`Self::rare`].
@@ -998,8 +1002,9 @@ pub fn summarize(
         // A Kotlin companion object's functions are called through the enclosing class
         // (`Ids.fresh()`): they are declared as that class's, with the companion's own
         // supertypes.
+        let companion = owner.is_some_and(|o| o.companion);
         let named_scope = match owner_scope {
-            Some(t) if owner.is_some_and(|o| o.companion) => outer_of(t).or(Some(t)),
+            Some(t) if companion => outer_of(t).or(Some(t)),
             other => other,
         };
         let type_name = named_scope
@@ -1045,6 +1050,7 @@ pub fn summarize(
             extends: names.get(&f.extends),
             type_outer: names.get(&type_outer),
             type_supers: type_supers.iter().map(|t| names.get(t)).collect(),
+            companion,
             reads_key_header,
             param_names: f.params.iter().map(|p| names.get(&p.name)).collect(),
             bodiless: bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or("")),
@@ -3020,13 +3026,26 @@ pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
         && !d.passes_params.iter().any(|pp| pp.param == p)
 }
 
-/// A receiver names a type when the normalised names are equal (`Q` of `Q.mid { .. }`
-/// names `object Q`), or when either contains the other and the receiver has at least
-/// three characters: `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names
-/// come normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and
-/// a declaration's [`FnDecl::type_norm`].
+/// A receiver names a type when either normalised name contains the other (at least three
+/// characters): `stripeService` → `StripeService`, `api` → `PaymentsApi`. Both names come
+/// normalised ([`crate::catalogue::normalize_name`]): the receiver's last segment and a
+/// declaration's [`FnDecl::type_norm`].
 pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
-    !t.is_empty() && (r == t || (r.len() >= 3 && (t.contains(r) || r.contains(t))))
+    r.len() >= 3 && !t.is_empty() && (t.contains(r) || r.contains(t))
+}
+
+/// A named receiver (not a call) names declaration `d`'s type: as
+/// [`receiver_names_norm`], or, for a receiver written as a type (capitalised), its
+/// normalised name is the type's whatever its length (`Q` of `Q.mid { .. }` names
+/// `object Q`; a one-letter local `q` does not), or it is `Companion` and `d` is declared
+/// in a companion object (`Ids.Companion.fresh()`). `last` is the receiver's last
+/// segment, `last_norm` its normalised form. Read by [`ProjectIndex::candidates_of`] and,
+/// alike, by the prefilter.
+pub(crate) fn receiver_names_decl(last: &str, last_norm: &str, d: &FnDecl) -> bool {
+    !d.type_name.is_empty()
+        && (receiver_names_norm(last_norm, &d.type_norm)
+            || (last.starts_with(char::is_uppercase) && *last_norm == *d.type_norm)
+            || (d.companion && last == "Companion"))
 }
 
 impl ProjectIndex {
@@ -3407,12 +3426,14 @@ impl ProjectIndex {
                 Some((o, t)) => (Some(o), t),
                 None => (None, t),
             };
-            all.filter(|(_, d)| {
-                (*d.type_name == *t && outer.is_none_or(|o| *d.type_outer == *o))
-                    || (outer.is_none() && d.type_supers.iter().any(|s| **s == *t))
-                    || (outer.is_none() && *d.extends == *t)
-            })
-            .collect()
+            // A Kotlin companion object's functions are not called on an instance.
+            all.filter(|(_, d)| !d.companion)
+                .filter(|(_, d)| {
+                    (*d.type_name == *t && outer.is_none_or(|o| *d.type_outer == *o))
+                        || (outer.is_none() && d.type_supers.iter().any(|s| **s == *t))
+                        || (outer.is_none() && *d.extends == *t)
+                })
+                .collect()
         } else {
             match receiver.map(str::trim) {
                 None | Some("this") | Some("self") | Some("super") | Some("Self") => {
@@ -3456,7 +3477,7 @@ impl ProjectIndex {
                                 && if is_call {
                                     getter_names_type(last, &d.type_name)
                                 } else {
-                                    receiver_names_norm(&last_norm, &d.type_norm)
+                                    receiver_names_decl(last, &last_norm, d)
                                 }
                         })
                         .collect();
@@ -3481,6 +3502,13 @@ impl ProjectIndex {
                                 *d.type_name == *t || d.type_supers.iter().any(|s| **s == *t)
                             })
                             .collect();
+                    }
+                    // A class's name as the receiver calls its companion object's
+                    // functions, not its instance methods (`Receipt.fresh()`).
+                    if last.starts_with(char::is_uppercase)
+                        && typed.iter().any(|(_, d)| d.companion)
+                    {
+                        typed.retain(|(_, d)| d.companion);
                     }
                     if !typed.is_empty() {
                         typed
@@ -5111,11 +5139,7 @@ impl<'a> SiteGraph<'a> {
                 }
             }
         }
-        let reach = |name: &str| {
-            self.seen
-                .binary_search(&name)
-                .is_ok_and(|i| reached[i])
-        };
+        let reach = |name: &str| self.seen.binary_search(&name).is_ok_and(|i| reached[i]);
         let mut out: Vec<String> = self
             .sites
             .iter()

@@ -2179,7 +2179,7 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
                     && if is_call {
                         crate::index::getter_names_type(last, &d.type_name)
                     } else {
-                        crate::index::receiver_names_norm(&last_norm, &d.type_norm)
+                        crate::index::receiver_names_decl(last, &last_norm, d)
                     }
             })
         });
@@ -2440,12 +2440,14 @@ fn resolve_call<'a>(
                     if is_call {
                         crate::index::getter_names_type(last, &d.type_name)
                     } else {
-                        crate::index::receiver_names_norm(&last_norm, &d.type_norm)
+                        crate::index::receiver_names_decl(last, &last_norm, d)
                     }
                 };
                 if !is_call && last_norm.len() < 3 {
-                    // No type name can match the receiver.
-                    if untyped_none {
+                    // Only a type of exactly this name can match a capitalised receiver
+                    // (`Q.mid { .. }`), none a lowercase one: every declaration of the
+                    // name is wanted for the first.
+                    if untyped_none && !last.starts_with(|ch: char| ch.is_uppercase()) {
                         return Vec::new();
                     }
                     (Want::Name, true)

@@ -1850,3 +1850,41 @@ fn a_large_project_with_little_left_parses_it_all() {
     let (with, _) = assert_same(vec![dir.clone()], "no round");
     assert_eq!(with.parsed, 601, "{}", with.stats.render());
 }
+
+/// A capitalised receiver of one or two letters (`Q.key()`) names the type of exactly
+/// that name, here a Kotlin `object Q` in another file whose `key()` mints: the index
+/// resolves the call to it, so the prefilter must want `key`'s declarations (it wanted
+/// nothing for a receiver too short to name a type by containment, and the default run
+/// missed what `--no-prefilter` found). A Kotlin companion object's function called
+/// through its class (`Ids.fresh()`) and as `Ids.Companion.fresh()` is found alike.
+#[test]
+fn a_short_capitalised_receiver_and_a_companion_are_resolved_in_both_modes() {
+    let dir = scratch("short-receiver-companion");
+    let gateway = "package com.acme\n\ninterface RefundGateway {\n    fun refund(chargeId: String, idempotencyKey: String): String\n}\n";
+    write_files(
+        &dir,
+        &[
+            (
+                "src/main/kotlin/com/acme/Q.kt".into(),
+                "package com.acme\n\nimport java.util.UUID\n\nobject Q {\n    fun key(): String = UUID.randomUUID().toString()\n}\n".into(),
+            ),
+            (
+                "src/main/kotlin/com/acme/Ids.kt".into(),
+                "package com.acme\n\nimport java.util.UUID\n\nclass Ids {\n    companion object {\n        fun fresh(): String = UUID.randomUUID().toString()\n    }\n}\n".into(),
+            ),
+            (
+                "src/main/kotlin/com/acme/Payer.kt".into(),
+                "package com.acme\n\nimport org.springframework.retry.annotation.Retryable\n\nclass Payer(private val gateway: RefundGateway) {\n    @Retryable\n    fun pay(chargeId: String): String = gateway.refund(chargeId, Q.key())\n\n    @Retryable\n    fun payAgain(chargeId: String): String = gateway.refund(chargeId, Ids.fresh())\n\n    @Retryable\n    fun payQualified(chargeId: String): String = gateway.refund(chargeId, Ids.Companion.fresh())\n}\n".into(),
+            ),
+            ("src/main/kotlin/com/acme/RefundGateway.kt".into(), gateway.into()),
+        ],
+    );
+    let (with, _) = assert_same(vec![dir.clone()], "a short receiver and a companion");
+    let lines: Vec<usize> = with
+        .findings
+        .iter()
+        .filter(|f| f.path.ends_with("Payer.kt"))
+        .map(|f| f.line)
+        .collect();
+    assert_eq!(lines, vec![7, 10, 13], "{:?}", findings(&with));
+}
