@@ -14,7 +14,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Retry) {
             continue;
         }
-        let label = &ctx.boundary(b).label;
+        let label = attempt_of(&ctx.boundary(b).label);
         let message = format!(
             "{} is evaluated again on every attempt of {label}, so each retry sends a new idempotency key ({})",
             ctx.origin_desc(&kf.origin),
@@ -47,7 +47,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let call = &ctx.model.calls[mc.call];
-        let label = &ctx.boundary(mc.boundary).label;
+        let label = attempt_of(&ctx.boundary(mc.boundary).label);
         let message = format!(
             "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
             mc.mints_phrase(call)
@@ -63,6 +63,17 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         ));
         let sink = format!("the key `{}()` mints", super::helper_name(call));
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
+    }
+}
+
+/// A boundary's label as the object of "every attempt of ..": a loop's label (`` `loop`
+/// retry loop ``) takes the article ("every attempt of the `loop` retry loop"); the others
+/// name their construct (`` `@Retryable` method `pay()` ``) and read as they are.
+fn attempt_of(label: &str) -> String {
+    if label == "retry loop" || label.ends_with(" retry loop") {
+        format!("the {label}")
+    } else {
+        label.to_string()
     }
 }
 
@@ -94,4 +105,20 @@ fn redelivery_help(ctx: &Ctx, b: crate::model::ScopeId) -> Option<String> {
             ctx.boundary(b).label.split(", which ").next().unwrap_or_default()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_loop_label_takes_the_article() {
+        assert_eq!(
+            super::attempt_of("`loop` retry loop"),
+            "the `loop` retry loop"
+        );
+        assert_eq!(super::attempt_of("retry loop"), "the retry loop");
+        assert_eq!(
+            super::attempt_of("`@Retryable` method `pay()`"),
+            "`@Retryable` method `pay()`"
+        );
+    }
 }
