@@ -838,7 +838,9 @@ struct CallTable(HashMap<CallRef, std::sync::Arc<CallRef>>);
 /// name), so each distinct text is stored once, process-wide ([`crate::name`]).
 pub use crate::name::Name;
 
-/// One file's distinct [`Name`]s, while it is summarised.
+/// One file's distinct [`Name`]s, while it is summarised: a lock-free cache in front of
+/// the process-wide table (taking a shard's lock for every name cost about 4 % of
+/// `--no-prefilter` user time on fineract).
 #[derive(Default)]
 struct Names(HashSet<Name>);
 
