@@ -357,21 +357,16 @@ fn config_key(config: &Config) -> Option<u64> {
     Some(u64::from_le_bytes(d[..8].try_into().ok()?))
 }
 
-/// The texts and calls of one run's pass-1 results, shared across files
-/// ([`crate::index::Interned::share_parsed`]).
-type SharedNames = std::sync::Mutex<crate::index::Interned>;
-
 /// Pass 1 for candidate `c` through `cache`, when there is one and `key` (its
-/// configuration's [`config_key`]) is known; its names are then shared through `names`.
+/// configuration's [`config_key`]) is known.
 fn parse_cached(
     c: &Candidate,
     text: &str,
     cat: &Catalogue,
     cache: Option<&Pass1Cache>,
     key: Option<u64>,
-    names: &SharedNames,
 ) -> Result<Parsed, FileError> {
-    let mut p = match (cache, key) {
+    let p = match (cache, key) {
         (Some(cache), Some(key)) => {
             let hash = text_hash(text);
             let id = (hash, text.len(), key);
@@ -386,9 +381,6 @@ fn parse_cached(
         }
         _ => parse_one(c, text, cat)?,
     };
-    if let (Some(s), Ok(mut names)) = (p.summary.as_mut(), names.lock()) {
-        names.share_parsed(s, &mut p.demand);
-    }
     if text.len() >= RELEASE_AFTER_BYTES {
         release_free_memory();
     }
@@ -1488,7 +1480,6 @@ fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Box<Parsed>>]) ->
     for p in parsed.iter_mut().flatten() {
         if let Some(s) = p.summary.take() {
             new.push(*s);
-            p.demand.share_names(index);
         }
     }
     if new.is_empty() {
@@ -1567,7 +1558,6 @@ fn run_in_pool(
     if let Some(p) = progress {
         p.start(Phase::Reading, candidates.len());
     }
-    let names = SharedNames::default();
     let stage0: Vec<Read> = candidates
         .par_iter()
         .enumerate()
@@ -1596,7 +1586,6 @@ fn run_in_pool(
                     &config.catalogue,
                     opts.pass1_cache.as_ref(),
                     config_keys[i],
-                    &names,
                 )
             });
             let sig = (!parse_now && prefilter_of[i].is_some()).then(|| scratch.signature());
@@ -1668,7 +1657,6 @@ fn run_in_pool(
         candidates,
         overlays,
         cache: opts.pass1_cache.as_ref(),
-        names: &names,
         config_keys: &config_keys,
         parsed,
         sigs,
@@ -1780,7 +1768,6 @@ struct Rounds<'a> {
     candidates: &'a [Configured],
     overlays: &'a Overlays,
     cache: Option<&'a Pass1Cache>,
-    names: &'a SharedNames,
     /// Per candidate, its configuration's [`config_key`] (with a cache only).
     config_keys: &'a [Option<u64>],
     parsed: Vec<Option<Box<Parsed>>>,
@@ -1835,14 +1822,7 @@ impl Rounds<'_> {
                 }
                 Some((
                     i,
-                    parse_cached(
-                        c,
-                        &text,
-                        &config.catalogue,
-                        cache,
-                        config_keys[i],
-                        self.names,
-                    ),
+                    parse_cached(c, &text, &config.catalogue, cache, config_keys[i]),
                 ))
             })
             .collect();

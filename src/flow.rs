@@ -122,10 +122,10 @@ impl CallRefCache {
             && r.arity == call.args.len()
             && *r.callee == *call.callee
         {
-            return r.clone();
+            return *r;
         }
         let r = make(call);
-        self.made.borrow_mut().insert(key, (call.span, r.clone()));
+        self.made.borrow_mut().insert(key, (call.span, r));
         r
     }
 }

@@ -74,12 +74,12 @@ pub struct FnDecl {
     pub fresh: Option<Box<HelperInfo>>,
     /// Calls whose result flows into the return value (may be fresh helpers), each with
     /// what resolves it ([`ProjectIndex::candidates_of`]).
-    pub fresh_via: ThinVec<std::sync::Arc<CallRef>>,
+    pub fresh_via: ThinVec<SharedCall>,
     /// The body puts an ephemeral value into a key sink.
     pub mints: Option<Box<MintInfo>>,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
-    pub call_refs: ThinVec<std::sync::Arc<CallRef>>,
+    pub call_refs: ThinVec<SharedCall>,
     /// The declaration has no body (an interface or abstract method): a call resolves to
     /// the implementations instead.
     pub bodiless: bool,
@@ -141,7 +141,7 @@ pub struct FnRare {
         String,
     )>,
     /// Calls whose result flows into a key sink in the body (as [`Self::fresh_via`]).
-    pub mint_via_fresh: ThinVec<std::sync::Arc<CallRef>>,
+    pub mint_via_fresh: ThinVec<SharedCall>,
     /// Positional arguments that carry an ephemeral value ([`KeyedArg`]).
     pub keyed_arg_candidates: ThinVec<KeyedArg>,
     /// Parameters the body calls again after a failure (a retry combinator): 0-based
@@ -245,6 +245,7 @@ type RetryState = (usize, String, Option<ParamBoundary>);
 /// receiver (see [`ProjectIndex::candidates_of`]).
 #[derive(
     Clone,
+    Copy,
     Debug,
     Default,
     PartialEq,
@@ -279,6 +280,103 @@ impl CallRef {
     }
 }
 
+/// One process-wide copy of a [`CallRef`] (8 bytes, `Copy`): generated code makes the
+/// same call (`apply(1)`, `build()` on a builder) in thousands of declarations, and
+/// declarations and demands hold a pointer to the one copy. Equal by address, which for
+/// interned calls is the same as by content; hashed and ordered as the [`CallRef`] (so a
+/// set of them is looked up by a `CallRef`, and sorts deterministically). The copies are
+/// never freed ([`crate::name`]): a caller's resolution cache may key by the address.
+#[derive(Clone, Copy)]
+pub struct SharedCall(&'static CallRef);
+
+static CALLS: std::sync::LazyLock<crate::name::Table<SharedCall>> =
+    std::sync::LazyLock::new(crate::name::Table::new);
+
+impl SharedCall {
+    /// The one copy of `r`, added to the process-wide table if it is new.
+    pub fn new(r: &CallRef) -> SharedCall {
+        CALLS.intern(r, |r| SharedCall(crate::name::leak(*r)))
+    }
+
+    /// The copy's address: the same for equal calls for the life of the process.
+    pub fn addr(self) -> usize {
+        self.0 as *const CallRef as usize
+    }
+}
+
+impl std::ops::Deref for SharedCall {
+    type Target = CallRef;
+    fn deref(&self) -> &CallRef {
+        self.0
+    }
+}
+
+impl std::borrow::Borrow<CallRef> for SharedCall {
+    fn borrow(&self) -> &CallRef {
+        self.0
+    }
+}
+
+impl PartialEq for SharedCall {
+    fn eq(&self, other: &SharedCall) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for SharedCall {}
+
+impl std::hash::Hash for SharedCall {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl PartialOrd for SharedCall {
+    fn partial_cmp(&self, other: &SharedCall) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedCall {
+    fn cmp(&self, other: &SharedCall) -> std::cmp::Ordering {
+        if self == other {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.cmp(other.0)
+        }
+    }
+}
+
+impl std::fmt::Debug for SharedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl Default for SharedCall {
+    fn default() -> SharedCall {
+        SharedCall::new(&CallRef::default())
+    }
+}
+
+impl From<CallRef> for SharedCall {
+    fn from(r: CallRef) -> SharedCall {
+        SharedCall::new(&r)
+    }
+}
+
+impl serde::Serialize for SharedCall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SharedCall {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedCall, D::Error> {
+        Ok(SharedCall::new(&CallRef::deserialize(d)?))
+    }
+}
+
 /// What a call to project functions mints ([`ProjectIndex::mints`]): the key each
 /// minting candidate declaration mints (distinct locations), and how many of the
 /// candidates mint one.
@@ -308,7 +406,7 @@ pub struct PassedParam {
     /// The call, shared with the file's other records of it: callee, number of arguments,
     /// the receiver's last segment (`RetryHelper` in `RetryHelper.run(block)`: candidates
     /// on a type it names are preferred) and declared type.
-    pub call: std::sync::Arc<CallRef>,
+    pub call: SharedCall,
     /// The argument's name when it is a Kotlin named argument (binds by name).
     pub arg_name: Option<Name>,
     /// 1-based line of the call, in the file of the declaration holding this.
@@ -827,12 +925,11 @@ fn location(path: &str, lines: &LineIndex, text: &str, offset: usize) -> String 
     format!("{path}:{}", lines.position(text, offset).line)
 }
 
-/// One shared copy of each distinct [`CallRef`] of a file: generated code makes the same
-/// call (`apply(1)`, `build()` on a builder) in thousands of declarations, and the
-/// declarations' call lists hold pointers to one copy (pointer-keyed caches stay valid:
-/// a call's resolution depends only on the call and its file).
+/// A file's distinct calls while it is summarised: a lock-free cache in front of the
+/// process-wide table of [`SharedCall`]s (generated code makes the same call thousands of
+/// times in one file).
 #[derive(Default)]
-struct CallTable(HashMap<CallRef, std::sync::Arc<CallRef>>);
+struct CallTable(HashMap<CallRef, SharedCall>);
 
 /// A name or type text: most are repeated many times (every method of a type holds its
 /// name), so each distinct text is stored once, process-wide ([`crate::name`]).
@@ -856,19 +953,9 @@ impl Names {
 }
 
 impl CallTable {
-    /// The file's one copy of `r`, its texts shared through `names`.
-    fn intern(&mut self, r: CallRef, names: &mut Names) -> std::sync::Arc<CallRef> {
-        if let Some(a) = self.0.get(&r) {
-            return a.clone();
-        }
-        let a = std::sync::Arc::new(CallRef {
-            callee: names.get(&r.callee),
-            arity: r.arity,
-            receiver: r.receiver.as_deref().map(|x| names.get(x)),
-            receiver_type: r.receiver_type.as_deref().map(|x| names.get(x)),
-        });
-        self.0.insert(r, a.clone());
-        a
+    /// The process-wide copy of `r`.
+    fn intern(&mut self, r: CallRef) -> SharedCall {
+        *self.0.entry(r).or_insert_with_key(SharedCall::new)
     }
 }
 
@@ -1084,7 +1171,7 @@ pub fn summarize(
             .asked
             .into_inner()
             .into_iter()
-            .map(|r| calls.intern(r, &mut names))
+            .map(|r| calls.intern(r))
             .collect();
         decls.insert(i, d);
     }
@@ -1118,12 +1205,9 @@ pub fn summarize(
                 function: d.name.to_string(),
             }));
         }
-        d.rare_mut().mint_via_fresh.extend(
-            rec.asked
-                .into_inner()
-                .into_iter()
-                .map(|r| calls.intern(r, &mut names)),
-        );
+        d.rare_mut()
+            .mint_via_fresh
+            .extend(rec.asked.into_inner().into_iter().map(|r| calls.intern(r)));
         // A parameter whose value reaches the sink is a key parameter too, whatever its
         // name (`for_customer(transaction_id, ..)` building `Self { transaction_id, .. }`):
         // a caller's positional argument there is the key.
@@ -1308,12 +1392,12 @@ pub fn summarize(
             // recorded call (handled or not) resolves somewhere.
             let handled = model.failure_caught_all(call.span.start, model.scopes[f].span);
             let r = CallRef::of(call);
-            if recorded.insert((f, r.clone(), handled)) {
+            if recorded.insert((f, r, handled)) {
                 if handled {
                     let at = d.call_refs.len() as u32;
                     d.rare_mut().handled_calls.push(at);
                 }
-                d.call_refs.push(calls.intern(r, &mut names));
+                d.call_refs.push(calls.intern(r));
             }
             if self_call
                 && let Some(at) = d.call_refs.iter().rposition(|r| *r.callee == *call.callee)
@@ -1921,7 +2005,7 @@ fn infer_retry_params(
                         d.passes_params.push(PassedParam {
                             param: pi,
                             arg: ai,
-                            call: call_table.intern(CallRef::of(call), names),
+                            call: call_table.intern(CallRef::of(call)),
                             arg_name: arg.name.as_deref().map(|n| names.get(n)),
                             line: line_of(lines, text, call.span.start),
                             handled: model.failure_caught_all(call.span.start, s.span),
@@ -2634,75 +2718,6 @@ pub struct ProjectIndex {
     /// Camel processor types a boundary's send runs (through routes, transitively), with
     /// the send that does, the first by location ([`ProjectIndex::camel_processor`]).
     camel_processors: HashMap<String, (CamelSend, String)>,
-    /// One copy of each name and type text of the merged declarations, and of each
-    /// recorded call ([`Interned`]): the same callees (`of`, `build`) and types recur in
-    /// every file.
-    interned: Interned,
-}
-
-/// A merged file's calls, by the address of its copy: its copy and the index's.
-pub(crate) type LocalCalls = HashMap<usize, (std::sync::Arc<CallRef>, std::sync::Arc<CallRef>)>;
-
-/// The index's shared calls ([`ProjectIndex::extend`]; names are shared process-wide,
-/// [`crate::name`]).
-#[derive(Clone, Debug, Default)]
-pub struct Interned {
-    /// Each distinct call once, found by its content (a key that is itself the shared
-    /// copy: 8 bytes a slot, not a second `CallRef`).
-    calls: HashSet<std::sync::Arc<CallRef>>,
-}
-
-impl Interned {
-    /// Replaces each call of `v` by the index's copy (`local` maps a file's copies, by
-    /// address, to the index's; it holds the file's copy, so no address is reused while
-    /// the file is merged).
-    fn calls(&mut self, v: &mut ThinVec<std::sync::Arc<CallRef>>, local: &mut LocalCalls) {
-        for r in v.iter_mut() {
-            self.call(r, local);
-        }
-    }
-
-    /// Replaces call `r` by the index's copy (as [`Self::calls`]).
-    pub(crate) fn call(&mut self, r: &mut std::sync::Arc<CallRef>, local: &mut LocalCalls) {
-        let key = std::sync::Arc::as_ptr(r) as usize;
-        if let Some((_, x)) = local.get(&key) {
-            *r = x.clone();
-            return;
-        }
-        let shared = match self.calls.get(&**r) {
-            Some(x) => x.clone(),
-            None => {
-                let a = r.clone();
-                self.calls.insert(a.clone());
-                a
-            }
-        };
-        let old = std::mem::replace(r, shared.clone());
-        local.insert(key, (old, shared));
-    }
-
-    /// Shares the calls of a parsed file's summary and demand, so that a call that
-    /// recurs across files is held once while pass 1 keeps every file's
-    /// results (in openai-java, 173 → 139 MiB in use after parsing all 3,275 files).
-    pub fn share_parsed(&mut self, s: &mut FileSummary, d: &mut crate::prefilter::FileDemand) {
-        let mut local = HashMap::new();
-        for f in &mut s.functions {
-            self.decl(f, &mut local);
-        }
-        d.share_names_with(self);
-    }
-
-    /// Shares the calls of one declaration of a file being merged.
-    fn decl(&mut self, f: &mut FnDecl, local: &mut LocalCalls) {
-        self.calls(&mut f.call_refs, local);
-        self.calls(&mut f.fresh_via, local);
-        if let Some(r) = f.rare.as_deref_mut() {
-            self.calls(&mut r.mint_via_fresh, local);
-        }
-        for pp in f.passes_params.iter_mut() {
-            self.call(&mut pp.call, local);
-        }
-    }
 }
 
 /// True when a function declaration's text has no body: Java and Rust declarations that
@@ -3058,11 +3073,6 @@ impl ProjectIndex {
         idx
     }
 
-    /// The index's one copy of each name and call ([`Interned`]).
-    pub(crate) fn interner(&mut self) -> &mut Interned {
-        &mut self.interned
-    }
-
     /// Adds more pass-1 summaries (a later prefilter round) and resolves again. The
     /// summaries are moved in, not copied; the result equals [`ProjectIndex::build`] over
     /// all summaries so far, whatever order they came in (declarations are kept sorted by
@@ -3100,9 +3110,7 @@ impl ProjectIndex {
             // empty callee (`(f)()`) must not find it.
             // One copy of the path per file, shared by its declarations.
             let path: std::sync::Arc<str> = std::sync::Arc::from(s.path.as_str());
-            let mut local = HashMap::new();
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
-                idx.interned.decl(&mut f, &mut local);
                 f.type_norm = match norms.get(&f.type_name) {
                     Some(n) => *n,
                     None => {
@@ -3563,7 +3571,7 @@ impl ProjectIndex {
     /// call, never the project's own `get` that happens to return a fresh value.
     fn ref_fresh(
         &self,
-        r: &CallRef,
+        r: SharedCall,
         caller: &FnDecl,
         cache: &mut NarrowCache,
     ) -> Option<&HelperInfo> {
@@ -3592,11 +3600,11 @@ impl ProjectIndex {
     /// resolves to does not change while the fixpoints run.
     fn cached_candidates<'c>(
         &self,
-        r: &CallRef,
+        r: SharedCall,
         caller: &FnDecl,
         cache: &'c mut NarrowCache,
     ) -> &'c [usize] {
-        // Calls are shared across files (`Interned`) and resolve from the caller's file:
+        // Calls are shared process-wide ([`SharedCall`]) and resolve from the caller's file:
         // keyed by both addresses (the caller's shared path). A call on a typed or named
         // receiver resolves alike from every file of one language and kind (test or
         // not), which [`candidates_of`](Self::candidates_of) reads of the path; only a
@@ -3614,14 +3622,12 @@ impl ProjectIndex {
         } else {
             path_class(&caller.path)
         };
-        cache
-            .entry((r as *const CallRef as usize, from))
-            .or_insert_with(|| {
-                self.candidates_of_ref(r, &caller.path)
-                    .into_iter()
-                    .map(|(j, _)| j)
-                    .collect()
-            })
+        cache.entry((r.addr(), from)).or_insert_with(|| {
+            self.candidates_of_ref(&r, &caller.path)
+                .into_iter()
+                .map(|(j, _)| j)
+                .collect()
+        })
     }
 
     /// When the name's declarations disagree: a call whose receiver narrows its candidates
@@ -3630,11 +3636,11 @@ impl ProjectIndex {
     /// unrelated namesake (`Names.newId(id)`) does not hide a helper one call down.
     fn narrowed_fresh(
         &self,
-        r: &CallRef,
+        r: SharedCall,
         caller: &FnDecl,
         cache: &mut NarrowCache,
     ) -> Option<&HelperInfo> {
-        if !narrowable(r) {
+        if !narrowable(&r) {
             return None;
         }
         let states = self.fresh.get(&*r.callee)?;
@@ -4481,7 +4487,7 @@ impl ProjectIndex {
                         d.fresh_via
                             .iter()
                             .filter(|r| *r.callee != **n)
-                            .find_map(|r| self.ref_fresh(r, d, &mut cache).cloned())
+                            .find_map(|r| self.ref_fresh(*r, d, &mut cache).cloned())
                     });
                     if let Some(info) = info {
                         let len = self.functions[n].len();
@@ -4530,7 +4536,7 @@ impl ProjectIndex {
                     let mut info = d.mints.as_deref().cloned();
                     if info.is_none() {
                         info = d.rare().mint_via_fresh.iter().find_map(|r| {
-                            self.ref_fresh(r, d, &mut cache).map(|f| MintInfo {
+                            self.ref_fresh(*r, d, &mut cache).map(|f| MintInfo {
                                 source: format!("{}()", r.callee),
                                 kind: f.kind,
                                 location: f.location.clone(),
@@ -5192,14 +5198,18 @@ pub(crate) struct Worklist {
     base: Vec<usize>,
     /// Per flat position: to be evaluated.
     dirty: Vec<bool>,
-    /// Per name (by position): the flat positions of the declarations reading it. A read
-    /// of a name the passes do not go over is never touched, so not kept.
-    readers: Vec<Vec<u32>>,
+    /// Per name (by position): the flat positions of the declarations reading it, each
+    /// once, as `readers[starts[k]..starts[k + 1]]` (compressed rows: one list for every
+    /// name instead of a vector each). A read of a name the passes do not go over is never
+    /// touched, so not kept.
+    starts: Vec<u32>,
+    readers: Vec<u32>,
 }
 
 impl Worklist {
     /// `names`: the sorted names the passes go over; `decls`: each name's declarations;
-    /// `reads`: the names a declaration's state depends on.
+    /// `reads`: the names a declaration's state depends on (called twice per declaration:
+    /// once to count each name's readers, once to fill them in).
     pub(crate) fn new<'a, N: AsRef<str>>(
         names: &[N],
         decls: impl Fn(&str) -> &'a [FnDecl],
@@ -5210,26 +5220,46 @@ impl Worklist {
             .enumerate()
             .map(|(k, n)| (n.as_ref(), k as u32))
             .collect();
+        // Calls `edge(k, at)` once for each name `k` that declaration `at` reads.
+        let each_edge = |edge: &mut dyn FnMut(usize, u32)| {
+            let mut last_reader = vec![u32::MAX; names.len()];
+            let mut at = 0u32;
+            for n in names {
+                for d in decls(n.as_ref()) {
+                    for r in reads(d) {
+                        if let Some(&k) = position.get(r) {
+                            let k = k as usize;
+                            if last_reader[k] != at {
+                                last_reader[k] = at;
+                                edge(k, at);
+                            }
+                        }
+                    }
+                    at += 1;
+                }
+            }
+        };
+        let mut starts = vec![0u32; names.len() + 1];
+        each_edge(&mut |k, _| starts[k + 1] += 1);
+        for k in 0..names.len() {
+            starts[k + 1] += starts[k];
+        }
+        let mut readers = vec![0u32; starts[names.len()] as usize];
+        let mut next: Vec<u32> = starts[..names.len()].to_vec();
+        each_edge(&mut |k, at| {
+            readers[next[k] as usize] = at;
+            next[k] += 1;
+        });
         let mut base = Vec::with_capacity(names.len());
-        let mut readers: Vec<Vec<u32>> = vec![Vec::new(); names.len()];
         let mut at = 0usize;
         for n in names {
             base.push(at);
-            for d in decls(n.as_ref()) {
-                for r in reads(d) {
-                    if let Some(&k) = position.get(r) {
-                        let v = &mut readers[k as usize];
-                        if v.last() != Some(&(at as u32)) {
-                            v.push(at as u32);
-                        }
-                    }
-                }
-                at += 1;
-            }
+            at += decls(n.as_ref()).len();
         }
         Worklist {
             base,
             dirty: vec![true; at],
+            starts,
             readers,
         }
     }
@@ -5249,9 +5279,79 @@ impl Worklist {
     /// The state of a declaration of the `k`-th name changed: its readers are evaluated
     /// again.
     pub(crate) fn touch(&mut self, k: usize) {
-        for &r in &self.readers[k] {
+        let (from, to) = (self.starts[k] as usize, self.starts[k + 1] as usize);
+        for &r in &self.readers[from..to] {
             self.dirty[r as usize] = true;
         }
+    }
+
+    /// The flat positions of the declarations reading the `k`-th name.
+    #[cfg(test)]
+    fn readers_of(&self, k: usize) -> &[u32] {
+        &self.readers[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+}
+
+#[cfg(test)]
+mod shared_call_tests {
+    use super::*;
+
+    fn call(callee: &str, arity: usize, receiver: Option<&str>) -> CallRef {
+        CallRef {
+            callee: Name::from(callee),
+            arity,
+            receiver: receiver.map(Name::from),
+            receiver_type: None,
+        }
+    }
+
+    #[test]
+    fn equal_calls_share_one_copy_across_threads_and_sort_by_content() {
+        let made: Vec<Vec<SharedCall>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        (0..300)
+                            .map(|i| SharedCall::new(&call(&format!("f{}", i % 30), i % 3, None)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for v in &made[1..] {
+            for (x, y) in v.iter().zip(&made[0]) {
+                assert_eq!(x, y);
+                assert_eq!(x.addr(), y.addr());
+            }
+        }
+        // Different arity or receiver: another copy.
+        let a = SharedCall::new(&call("charge", 1, Some("api")));
+        assert_ne!(a, SharedCall::new(&call("charge", 2, Some("api"))));
+        assert_ne!(a, SharedCall::new(&call("charge", 1, None)));
+        // Ordered as the calls are, whatever the addresses.
+        let mut v = [
+            SharedCall::new(&call("b", 0, None)),
+            SharedCall::new(&call("a", 1, None)),
+            SharedCall::new(&call("a", 0, None)),
+        ];
+        v.sort();
+        assert_eq!(
+            v.map(|c| (c.callee.as_str(), c.arity)),
+            [("a", 0), ("a", 1), ("b", 0)]
+        );
+        // Looked up by content.
+        let set: HashSet<SharedCall> = [a].into_iter().collect();
+        assert!(set.contains(&call("charge", 1, Some("api"))));
+    }
+
+    #[test]
+    fn a_shared_call_round_trips_through_json_as_the_call() {
+        let a = SharedCall::new(&call("newKey", 0, Some("Ids")));
+        let s = serde_json::to_string(&a).unwrap();
+        assert_eq!(s, serde_json::to_string(&*a).unwrap());
+        let back: SharedCall = serde_json::from_str(&s).unwrap();
+        assert_eq!(back.addr(), a.addr());
     }
 }
 
@@ -5265,7 +5365,7 @@ mod worklist_tests {
             call_refs: calls
                 .iter()
                 .map(|c| {
-                    std::sync::Arc::new(CallRef {
+                    SharedCall::new(&CallRef {
                         callee: Name::from(*c),
                         arity: 0,
                         receiver: None,
@@ -5299,7 +5399,9 @@ mod worklist_tests {
         }
         // `c` changed: its readers, the second `a` and `b` (read twice, listed once).
         w.touch(2);
-        assert_eq!(w.readers[2], vec![1, 2]);
+        assert_eq!(w.readers_of(2), [1, 2]);
+        assert_eq!(w.readers_of(1), [0]);
+        assert_eq!(w.readers_of(0), [] as [u32; 0]);
         assert!(!w.take(0, 0));
         assert!(w.take(0, 1));
         assert!(w.take(1, 0));

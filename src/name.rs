@@ -23,28 +23,67 @@ pub struct Name(&'static &'static str);
 /// The empty text's one copy (seeded into the table, so `Name::from("")` is it too).
 static EMPTY: &str = "";
 
-/// Shards of the table, each behind its own lock, chosen by the text's hash: two threads
+/// Shards of a table, each behind its own lock, chosen by the key's hash: two threads
 /// summarising files rarely wait on each other.
 const SHARDS: usize = 16;
 
-static TABLE: LazyLock<Vec<Mutex<HashSet<Name, foldhash::fast::RandomState>>>> =
-    LazyLock::new(|| {
-        (0..SHARDS)
-            .map(|i| {
-                let mut set = HashSet::with_hasher(foldhash::fast::RandomState::default());
-                if i == shard_of("") {
-                    set.insert(Name(&EMPTY));
-                }
-                Mutex::new(set)
-            })
-            .collect()
-    });
-
-/// The shard holding `s`: a hash independent of the shards' own (fixed seed).
-fn shard_of(s: &str) -> usize {
-    use std::hash::BuildHasher;
-    (foldhash::fast::FixedState::with_seed(0x1de3).hash_one(s) as usize) % SHARDS
+/// A process-wide set of interned values (`H`, a copyable handle to a leaked value),
+/// split into [`SHARDS`] locked shards. Values are looked up by what the handle borrows
+/// as (`Q`: a text for [`Name`], a recorded call for [`crate::index::SharedCall`]).
+pub(crate) struct Table<H> {
+    shards: Vec<Mutex<HashSet<H, foldhash::fast::RandomState>>>,
 }
+
+impl<H: Copy + Eq + std::hash::Hash> Table<H> {
+    pub(crate) fn new() -> Table<H> {
+        Table {
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(HashSet::with_hasher(Default::default())))
+                .collect(),
+        }
+    }
+
+    /// The one handle equal to `q`, made by `make` (which leaks a copy of `q`) if the
+    /// table has none yet.
+    pub(crate) fn intern<Q>(&self, q: &Q, make: impl FnOnce(&Q) -> H) -> H
+    where
+        H: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ?Sized,
+    {
+        use std::hash::BuildHasher;
+        // A hash independent of the shards' own (fixed seed).
+        let shard = foldhash::fast::FixedState::with_seed(0x1de3).hash_one(q) as usize % SHARDS;
+        // A poisoned lock only means another thread panicked while holding it; the set
+        // itself is never left half-updated (insert is the last step).
+        let mut set = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = set.get(q) {
+            return *h;
+        }
+        let h = make(q);
+        set.insert(h);
+        h
+    }
+}
+
+thread_local! {
+    /// This thread's arena for interned values: one allocation per chunk instead of one
+    /// per value (a name cost two allocations and ~64 bytes of heap before). Leaked, so
+    /// what it holds lives as long as the process, whichever thread reads it.
+    static ARENA: &'static bumpalo::Bump = Box::leak(Box::new(bumpalo::Bump::new()));
+}
+
+/// A copy of `v` that lives as long as the process, in the calling thread's arena.
+/// `T` is never dropped, so it must own nothing (no heap, no `Drop`).
+pub(crate) fn leak<T: Copy>(v: T) -> &'static T {
+    ARENA.with(|a| &*a.alloc(v))
+}
+
+/// A copy of `s` that lives as long as the process (see [`leak`]).
+fn leak_str(s: &str) -> &'static str {
+    ARENA.with(|a| &*a.alloc_str(s))
+}
+
+static TABLE: LazyLock<Table<Name>> = LazyLock::new(Table::new);
 
 impl Name {
     /// The one copy of `s`, added to the table if it is new.
@@ -52,16 +91,7 @@ impl Name {
         if s.is_empty() {
             return Name(&EMPTY);
         }
-        // A poisoned lock only means another thread panicked while holding it; the set
-        // itself is never left half-updated (insert is the last step).
-        let mut set = TABLE[shard_of(s)].lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = set.get(s) {
-            return *n;
-        }
-        let text: &'static str = Box::leak(Box::<str>::from(s));
-        let n = Name(Box::leak(Box::new(text)));
-        set.insert(n);
-        n
+        TABLE.intern(s, |s| Name(leak(leak_str(s))))
     }
 
     pub fn as_str(&self) -> &'static str {

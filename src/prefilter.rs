@@ -194,7 +194,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::catalogue::{CallMatch, Catalogue};
 use crate::classify::FileFacts;
-use crate::index::{CallRef, FileSummary, FnDecl, Name, ProjectIndex};
+use crate::index::{CallRef, FileSummary, FnDecl, Name, ProjectIndex, SharedCall};
 use crate::model::Call;
 use crate::model::{BindingKind, FileModel, Language, ScopeKind};
 
@@ -1510,7 +1510,7 @@ pub struct FileDemand {
     /// a fresh helper among them is an origin (`requestRef = Seeds.now()`), so its
     /// declarations are wanted and the file is checked.
     #[serde(default)]
-    pub default_asks: Vec<(String, String, Vec<CallRef>)>,
+    pub default_asks: Vec<(String, String, Vec<SharedCall>)>,
     /// Parameter types of web handlers whose fields reach a key here: their declarations
     /// are wanted ([`crate::index::BoundKeyField`]).
     pub bound_types: Vec<String>,
@@ -1531,8 +1531,7 @@ pub struct FileDemand {
     pub library_mints: bool,
     /// The file has an attempt boundary.
     pub has_boundary: bool,
-    /// Every callee name, sorted and deduplicated (shared with the index's copy once the
-    /// file is merged, [`FileDemand::share_names`]).
+    /// Every callee name, sorted and deduplicated.
     pub callees: Vec<Name>,
     /// The file's display path: the asked calls are resolved from it.
     pub path: String,
@@ -1540,11 +1539,11 @@ pub struct FileDemand {
     /// key can come from), sorted and deduplicated: whether they return a fresh value
     /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
     /// receiver as [`resolution_receiver`] shortens it).
-    pub asks: Vec<CallRef>,
+    pub asks: Vec<SharedCall>,
     /// Per callee: the calls the flows of its arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks).
     /// Each call is held once per file (the same call recurs in many callees' flows).
-    pub arg_asks: Vec<(Name, Vec<std::sync::Arc<CallRef>>)>,
+    pub arg_asks: Vec<(Name, Vec<SharedCall>)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -1623,22 +1622,6 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 impl FileDemand {
-    /// Replaces the shared calls this demand holds by the index's copies (kept for every
-    /// parsed file until pass 2: the same calls recur in many files).
-    pub fn share_names(&mut self, index: &mut ProjectIndex) {
-        self.share_names_with(index.interner());
-    }
-
-    /// [`FileDemand::share_names`] through the interner of a run's pass 1.
-    pub fn share_names_with(&mut self, names: &mut crate::index::Interned) {
-        let mut local = crate::index::LocalCalls::default();
-        for (_, calls) in &mut self.arg_asks {
-            for r in calls {
-                names.call(r, &mut local);
-            }
-        }
-    }
-
     /// Extracts the demand of one analysed file.
     pub fn of(
         path: &str,
@@ -1777,12 +1760,13 @@ impl FileDemand {
         for w in &facts.named_writes {
             sink_origin |= !flow.origins(w.value, &rec).is_empty();
         }
-        let asks: Vec<CallRef> = rec
+        let asks: Vec<SharedCall> = rec
             .asked
             .into_inner()
             .into_iter()
             .collect::<BTreeSet<_>>()
-            .into_iter()
+            .iter()
+            .map(SharedCall::new)
             .collect();
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
@@ -1814,28 +1798,23 @@ impl FileDemand {
                     .extend(asked);
             }
         }
-        let mut one: BTreeMap<CallRef, std::sync::Arc<CallRef>> = BTreeMap::new();
         let arg_asks = by_callee
             .into_iter()
-            .map(|(c, a)| {
-                let calls = a
-                    .into_iter()
-                    .map(|r| {
-                        one.entry(r)
-                            .or_insert_with_key(|r| r.clone().into())
-                            .clone()
-                    })
-                    .collect();
-                (Name::from(c), calls)
-            })
+            .map(|(c, a)| (Name::from(c), a.iter().map(SharedCall::new).collect()))
             .collect();
         // Field defaults: a sink once the index knows a web handler sends the field.
-        let default_asks: Vec<(String, String, Vec<CallRef>)> = field_defaults(model)
+        let default_asks: Vec<(String, String, Vec<SharedCall>)> = field_defaults(model)
             .filter_map(|(t, f, v)| {
                 let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
                 flow.origins(v, &rec);
                 let asked: BTreeSet<CallRef> = rec.asked.into_inner().into_iter().collect();
-                (!asked.is_empty()).then(|| (t.clone(), f.clone(), asked.into_iter().collect()))
+                (!asked.is_empty()).then(|| {
+                    (
+                        t.clone(),
+                        f.clone(),
+                        asked.iter().map(SharedCall::new).collect(),
+                    )
+                })
             })
             .collect();
         let asks_everything = crate::flow::budget_exhausted();
@@ -1953,7 +1932,7 @@ impl FileDemand {
             .filter(move |(t, f, _)| {
                 !index.bound_key_fields.is_empty() && is_bound_default(index, t, f)
             })
-            .flat_map(|(_, _, asked)| asked.iter())
+            .flat_map(|(_, _, asked)| asked.iter().map(|c| &**c))
     }
 
     /// A catalogue source (or another origin) here can reach a key: some flow from a sink,
@@ -2586,7 +2565,12 @@ pub fn demanded_names<'a>(
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
-            for c in d.asks.iter().chain(d.bound_default_asks(index)) {
+            for c in d
+                .asks
+                .iter()
+                .map(|c| &**c)
+                .chain(d.bound_default_asks(index))
+            {
                 resolve_ask(index, c, &d.path, &mut out, &mut fresh);
             }
             for (callee, asked) in &d.arg_asks {
@@ -3052,6 +3036,7 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
     let fresh_ask = d
         .asks
         .iter()
+        .map(|c| &**c)
         .chain(d.bound_default_asks(index))
         .chain(
             d.arg_asks
