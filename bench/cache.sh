@@ -60,7 +60,7 @@ for dir in "${inputs[@]}"; do
     run none "$dir"
     run warm "$dir" --cache-dir "$cache"
   done
-  files=$(sed -n 's/.*stats: \([0-9]*\) files discovered.*/\1/p' "$tmp/none.err")
+  files=$(sed -n 's/.*stats: \([0-9]*\) files* found.*/\1/p' "$tmp/none.err")
   hits=$(sed -n 's/.*cache: \([0-9]*\) file(s) from the cache directory.*/\1/p' "$tmp/warm.err")
   disk=$(du -sh "$cache" | cut -f1)
   ns=$(cut -d' ' -f1 "$tmp/none.times" | median); nm=$(cut -d' ' -f2 "$tmp/none.times" | median)

@@ -657,10 +657,14 @@ impl Stats {
     pub fn render(&self) -> String {
         let parsed: usize = self.parsed_per_round.iter().sum();
         let rounds: Vec<String> = self.parsed_per_round.iter().map(usize::to_string).collect();
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut out = format!(
-            "idemlint stats: {} files discovered, {} read, {} parsed{} (per round: {}), {} analysed in pass 2\n\
-             idemlint stats: index built {} time(s), {} declarations of {} names\n",
-            self.discovered,
+            "idemlint stats: {} found, {} read, {} parsed{}, {} analysed for findings (pass 2)\n\
+             idemlint stats: parsed per round: {} (files with a key word, then with a source \
+             word, then files declaring what parsed files call)\n\
+             idemlint stats: project index: {} under {}, built in {}\n",
+            plural(self.discovered, "file", "files"),
             self.read,
             parsed,
             if self.cache.is_some() {
@@ -668,20 +672,26 @@ impl Stats {
             } else {
                 ""
             },
+            self.checked,
             if rounds.is_empty() {
                 "-".to_string()
             } else {
                 rounds.join(" + ")
             },
-            self.checked,
-            self.index_builds,
-            self.index_functions,
-            self.index_names,
+            plural(
+                self.index_functions,
+                "function declaration",
+                "function declarations"
+            ),
+            plural(self.index_names, "name", "names"),
+            plural(self.index_builds, "step", "steps"),
         );
         if self.reread + self.ruled_out > 0 {
             out.push_str(&format!(
-                "idemlint stats: later rounds read {} file(s) again; token signatures spared {} reads\n",
-                self.reread, self.ruled_out
+                "idemlint stats: later rounds read {} again to look for function names; {} \
+                 skipped (the file's word list, kept from the first read, cannot hold them)\n",
+                plural(self.reread, "file", "files"),
+                plural(self.ruled_out, "read was", "reads were"),
             ));
         }
         if let Some((hits, writes, errors)) = self.cache {

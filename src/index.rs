@@ -514,12 +514,12 @@ fn is_spring_http_call(call: &Call) -> bool {
 pub struct RetrySite {
     /// `path:line` of the boundary's anchor.
     pub location: String,
-    /// Callees (simple names) of the calls inside the boundary.
-    pub calls: Vec<String>,
+    /// Callees (simple names) of the calls inside the boundary, sorted, each once.
+    pub calls: Vec<Name>,
     /// For a lambda passed to a project function (a possible retry combinator, known only
     /// once the index is built): the callee, the argument position, the argument count and
     /// the argument's name when it is a Kotlin named argument ([`lambda_param`]).
-    pub via: Option<(String, usize, usize, Option<String>)>,
+    pub via: Option<(Name, usize, usize, Option<Name>)>,
 }
 
 /// A registration of an interceptor / middleware on a client builder.
@@ -1582,7 +1582,12 @@ pub fn summarize(
                 out.retry_sites.push(RetrySite {
                     location: location(path, lines, text, call.name_span.start),
                     calls: Vec::new(),
-                    via: Some((call.callee.clone(), ai, call.args.len(), arg.name.clone())),
+                    via: Some((
+                        names.get(&call.callee),
+                        ai,
+                        call.args.len(),
+                        arg.name.as_deref().map(|n| names.get(n)),
+                    )),
                 });
             }
         }
@@ -1590,12 +1595,12 @@ pub fn summarize(
             for call in &model.calls {
                 for a in model.ancestors(call.scope) {
                     if let Some(si) = site_of.get(&a) {
-                        out.retry_sites[*si].calls.push(call.callee.clone());
+                        out.retry_sites[*si].calls.push(names.get(&call.callee));
                         if is_spring_http_call(call) {
-                            out.retry_sites[*si].calls.push(SENDS_SPRING.to_string());
+                            out.retry_sites[*si].calls.push(Name::from(SENDS_SPRING));
                         }
                         if call.callee == "newCall" {
-                            out.retry_sites[*si].calls.push(SENDS_OKHTTP.to_string());
+                            out.retry_sites[*si].calls.push(Name::from(SENDS_OKHTTP));
                         }
                     }
                 }
@@ -1603,6 +1608,7 @@ pub fn summarize(
             for site in &mut out.retry_sites {
                 site.calls.sort_unstable();
                 site.calls.dedup();
+                site.calls.shrink_to_fit();
             }
             out.retry_sites
                 .retain(|s| s.via.is_none() || !s.calls.is_empty());
@@ -5011,24 +5017,23 @@ struct SiteGraph<'a> {
 
 impl<'a> SiteGraph<'a> {
     fn of(index: &'a ProjectIndex, sites: &'a [RetrySite]) -> SiteGraph<'a> {
-        let retried =
-            |(name, arg, args, arg_name): &(String, usize, usize, Option<String>)| -> bool {
-                let (Some(states), Some(decls)) = (
-                    index.retry.get(name.as_str()),
-                    index.functions.get(name.as_str()),
-                ) else {
-                    return false;
-                };
-                decls.iter().zip(states).any(|(d, st)| {
-                    let p = lambda_param(d, *arg, *args, arg_name.as_deref());
-                    d.jvm
-                        && st.iter().any(|(x, _, b)| {
-                            Some(*x) == p
-                                && b.as_ref()
-                                    .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
-                        })
-                })
+        let retried = |(name, arg, args, arg_name): &(Name, usize, usize, Option<Name>)| -> bool {
+            let (Some(states), Some(decls)) = (
+                index.retry.get(name.as_str()),
+                index.functions.get(name.as_str()),
+            ) else {
+                return false;
             };
+            decls.iter().zip(states).any(|(d, st)| {
+                let p = lambda_param(d, *arg, *args, arg_name.as_deref());
+                d.jvm
+                    && st.iter().any(|(x, _, b)| {
+                        Some(*x) == p
+                            && b.as_ref()
+                                .is_none_or(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
+                    })
+            })
+        };
         let sites: Vec<&RetrySite> = sites
             .iter()
             .filter(|s| s.via.as_ref().is_none_or(retried))
@@ -5039,10 +5044,7 @@ impl<'a> SiteGraph<'a> {
         // from many declarations; pushing it per edge made the list millions long).
         let mut seen: HashSet<&str> = HashSet::new();
         let mut work: Vec<&str> = Vec::new();
-        for c in sites
-            .iter()
-            .flat_map(|s| s.calls.iter().map(String::as_str))
-        {
+        for c in sites.iter().flat_map(|s| s.calls.iter().map(Name::as_str)) {
             if seen.insert(c) {
                 work.push(c);
             }

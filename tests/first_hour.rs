@@ -592,15 +592,17 @@ fn timings_print_counts_and_phases_on_stderr() {
         .filter(|l| l.starts_with("idemlint stats: "))
         .collect();
     assert!(
-        stats[0].starts_with("idemlint stats: 2 files discovered, 2 read, "),
+        stats[0].starts_with("idemlint stats: 2 files found, 2 read, "),
         "{stats:?}"
     );
     assert!(
-        stats[0].contains(" parsed (per round: ") && stats[0].ends_with(" analysed in pass 2"),
+        stats[0].contains(" parsed, ") && stats[0].ends_with(" analysed for findings (pass 2)"),
         "{stats:?}"
     );
     assert!(
-        stats[1].starts_with("idemlint stats: index built "),
+        stats[1].starts_with("idemlint stats: parsed per round: ")
+            && stats[2].starts_with("idemlint stats: project index: ")
+            && stats[2].contains(" function declaration"),
         "{stats:?}"
     );
     for phase in ["discover", "read+scan", "pass 1", "index", "pass 2"] {
