@@ -614,6 +614,8 @@ pub struct Stats {
     /// Files parsed in pass 1, per round: stage 0 (sink words), the rest of round 0
     /// (source words), each name round, the retry-evidence chunks.
     pub parsed_per_round: Vec<usize>,
+    /// The prefilter chose the files to parse (not `--no-prefilter` or `--parse-only`).
+    pub prefilter: bool,
     /// Files read again after stage 0 (to scan for demanded names, to sample
     /// declarations, or to parse), summed over the rounds.
     pub reread: usize,
@@ -653,17 +655,37 @@ impl Stats {
         *since = now;
     }
 
+    /// What [`Self::parsed_per_round`] counts, in words: with the prefilter, the files
+    /// with a key word (parsed as they were read), then those with a source word, then
+    /// each round of files declaring functions the parsed files call; without it, every
+    /// file at once.
+    fn rounds_text(&self) -> String {
+        let r = &self.parsed_per_round;
+        let total: usize = r.iter().sum();
+        match r.as_slice() {
+            [] => "none".to_string(),
+            _ if !self.prefilter => format!("{total} (every file, no prefilter)"),
+            [first] => format!("{first} with a key word"),
+            [first, second] => format!("{first} with a key word, {second} with a source word"),
+            [first, second, rest @ ..] => format!(
+                "{first} with a key word, {second} with a source word, then {} in {} declaring \
+                 functions the parsed files call",
+                rest.iter()
+                    .map(usize::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" + "),
+                plural(rest.len(), "round of files", "rounds of files"),
+            ),
+        }
+    }
+
     /// The statistics as lines of text (for standard error).
     pub fn render(&self) -> String {
         let parsed: usize = self.parsed_per_round.iter().sum();
-        let rounds: Vec<String> = self.parsed_per_round.iter().map(usize::to_string).collect();
-        let plural =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut out = format!(
             "idemlint stats: {} found, {} read, {} parsed{}, {} analysed for findings (pass 2)\n\
-             idemlint stats: parsed per round: {} (files with a key word, then with a source \
-             word, then files declaring what parsed files call)\n\
-             idemlint stats: project index: {} under {}, built in {}\n",
+             idemlint stats: parsed: {}\n\
+             idemlint stats: project index: {} under {}, built from {}\n",
             plural(self.discovered, "file", "files"),
             self.read,
             parsed,
@@ -673,24 +695,21 @@ impl Stats {
                 ""
             },
             self.checked,
-            if rounds.is_empty() {
-                "-".to_string()
-            } else {
-                rounds.join(" + ")
-            },
+            self.rounds_text(),
             plural(
                 self.index_functions,
                 "function declaration",
                 "function declarations"
             ),
             plural(self.index_names, "name", "names"),
-            plural(self.index_builds, "step", "steps"),
+            plural(self.index_builds, "batch of files", "batches of files"),
         );
         if self.reread + self.ruled_out > 0 {
             out.push_str(&format!(
-                "idemlint stats: later rounds read {} again to look for function names; {} \
-                 skipped (the file's word list, kept from the first read, cannot hold them)\n",
-                plural(self.reread, "file", "files"),
+                "idemlint stats: later rounds read files {} more time(s) to look for function \
+                 names; {} skipped (the file's word list, kept from the first read, cannot \
+                 hold them)\n",
+                self.reread,
                 plural(self.ruled_out, "read was", "reads were"),
             ));
         }
@@ -723,6 +742,11 @@ impl Stats {
         ));
         out
     }
+}
+
+/// `n` and the noun for it (`one` or `many`).
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The process's peak resident set size so far, in KiB: `VmHWM` of `/proc/self/status`
@@ -1522,6 +1546,7 @@ fn run_in_pool(
         r.stats.phase("parse", &mut since);
         return r;
     }
+    report.stats.prefilter = !opts.no_prefilter;
     // One prefilter per distinct catalogue (configurations differing only in rule levels,
     // such as `[[overrides]]`, share theirs).
     let mut prefilters: Vec<Prefilter> = Vec::new();
@@ -1844,10 +1869,14 @@ impl Rounds<'_> {
             match p {
                 Ok(p) => {
                     self.parsed[i] = Some(Box::new(p));
+                    // A parsed file is never scanned again (4.7 MB of signatures on
+                    // waqitiapp, whose rounds end up parsing every file).
+                    self.sigs[i] = None;
                     n += 1;
                 }
                 Err(e) => {
                     self.readable[i] = false;
+                    self.sigs[i] = None;
                     if self.in_shard[i] {
                         self.errors.push(e);
                     }
@@ -2543,4 +2572,34 @@ pub fn write_fixed(files: &[FixedFile]) -> Vec<FileError> {
         }
     }
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stats;
+
+    #[test]
+    fn parsed_rounds_are_told_by_what_they_parsed() {
+        let text = |rounds: &[usize], prefilter: bool| {
+            Stats {
+                parsed_per_round: rounds.to_vec(),
+                prefilter,
+                ..Stats::default()
+            }
+            .rounds_text()
+        };
+        assert_eq!(
+            text(&[19, 0, 724, 1079], true),
+            "19 with a key word, 0 with a source word, then 724 + 1079 in 2 rounds of files \
+             declaring functions the parsed files call"
+        );
+        assert_eq!(
+            text(&[5, 0, 3], true),
+            "5 with a key word, 0 with a source word, then 3 in 1 round of files declaring \
+             functions the parsed files call"
+        );
+        assert_eq!(text(&[5, 0], true), "5 with a key word, 0 with a source word");
+        assert_eq!(text(&[1822, 0], false), "1822 (every file, no prefilter)");
+        assert_eq!(text(&[], true), "none");
+    }
 }

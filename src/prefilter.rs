@@ -1541,9 +1541,10 @@ pub struct FileDemand {
     /// receiver as [`resolution_receiver`] shortens it).
     pub asks: Vec<SharedCall>,
     /// Per callee: the calls the flows of its arguments pass through. They
-    /// matter when the callee has a key parameter (its arguments are then sinks).
-    /// Each call is held once per file (the same call recurs in many callees' flows).
-    pub arg_asks: Vec<(Name, Vec<SharedCall>)>,
+    /// matter when the callee has a key parameter (its arguments are then sinks). One
+    /// `(callee, call)` pair each, sorted by callee then call, each once: one list per
+    /// file, not one per callee ([`FileDemand::arg_asks_by_callee`]).
+    pub arg_asks: Vec<(Name, SharedCall)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -1622,6 +1623,13 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 }
 
 impl FileDemand {
+    /// [`FileDemand::arg_asks`] grouped by callee: each callee once, with its pairs.
+    pub fn arg_asks_by_callee(&self) -> impl Iterator<Item = (Name, &[(Name, SharedCall)])> {
+        self.arg_asks
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|pairs| (pairs[0].0, pairs))
+    }
+
     /// Extracts the demand of one analysed file.
     pub fn of(
         path: &str,
@@ -1800,7 +1808,10 @@ impl FileDemand {
         }
         let arg_asks = by_callee
             .into_iter()
-            .map(|(c, a)| (Name::from(c), a.iter().map(SharedCall::new).collect()))
+            .flat_map(|(c, a)| {
+                let c = Name::from(c);
+                a.into_iter().map(move |r| (c, SharedCall::new(&r)))
+            })
             .collect();
         // Field defaults: a sink once the index knows a web handler sends the field.
         let default_asks: Vec<(String, String, Vec<SharedCall>)> = field_defaults(model)
@@ -2573,9 +2584,9 @@ pub fn demanded_names<'a>(
             {
                 resolve_ask(index, c, &d.path, &mut out, &mut fresh);
             }
-            for (callee, asked) in &d.arg_asks {
-                if index.has_key_params(callee) {
-                    for c in asked {
+            for (callee, asked) in d.arg_asks_by_callee() {
+                if index.has_key_params(&callee) {
+                    for (_, c) in asked {
                         resolve_ask(index, c, &d.path, &mut out, &mut fresh);
                     }
                 }
@@ -3039,10 +3050,9 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         .map(|c| &**c)
         .chain(d.bound_default_asks(index))
         .chain(
-            d.arg_asks
-                .iter()
+            d.arg_asks_by_callee()
                 .filter(|(callee, _)| index.has_key_params(callee))
-                .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
+                .flat_map(|(_, asked)| asked.iter().map(|(_, c)| &**c)),
         )
         .find(|c| index.is_fresh_ref(c, &d.path));
     let fresh_call = if d.asks_everything {

@@ -600,7 +600,8 @@ fn timings_print_counts_and_phases_on_stderr() {
         "{stats:?}"
     );
     assert!(
-        stats[1].starts_with("idemlint stats: parsed per round: ")
+        stats[1].starts_with("idemlint stats: parsed: ")
+            && stats[1].contains(" with a key word")
             && stats[2].starts_with("idemlint stats: project index: ")
             && stats[2].contains(" function declaration"),
         "{stats:?}"
