@@ -2598,7 +2598,10 @@ mod tests {
             "5 with a key word, 0 with a source word, then 3 in 1 round of files declaring \
              functions the parsed files call"
         );
-        assert_eq!(text(&[5, 0], true), "5 with a key word, 0 with a source word");
+        assert_eq!(
+            text(&[5, 0], true),
+            "5 with a key word, 0 with a source word"
+        );
         assert_eq!(text(&[1822, 0], false), "1822 (every file, no prefilter)");
         assert_eq!(text(&[], true), "none");
     }

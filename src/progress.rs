@@ -46,7 +46,7 @@ fn phase_name(p: Phase) -> &'static str {
     match p {
         Phase::Reading => "reading",
         Phase::Indexing => "indexing",
-        Phase::Checking => "checking",
+        Phase::Checking => "analysing",
     }
 }
 
@@ -128,13 +128,17 @@ fn bar(progress: &Progress, stop: &AtomicBool) {
 }
 
 /// Plain lines (`--progress always` off a terminal): one when a phase starts and at most
-/// one every two seconds, and the last state at the end.
+/// one every two seconds, a phase's end (all its files done) when the next starts, and the
+/// last state at the end.
 fn lines(progress: &Progress, stop: &AtomicBool) {
-    let mut last: Option<(Phase, Instant)> = None;
-    let print = |phase: Phase, done: usize, total: usize| {
+    let mut last: Option<(Phase, usize, Instant, Instant)> = None;
+    let print = |phase: Phase, done: usize, total: usize, since: Instant| {
         let line = match phase {
-            Phase::Indexing => "idemlint: indexing\n".to_string(),
-            _ => format!("idemlint: {} {done}/{total} files\n", phase_name(phase)),
+            Phase::Indexing => format!("idemlint: indexing, {} s\n", since.elapsed().as_secs()),
+            Phase::Checking => {
+                format!("idemlint: analysing {done}/{total} files that can have a finding\n")
+            }
+            Phase::Reading => format!("idemlint: reading {done}/{total} files\n"),
         };
         let _ = std::io::stderr().write_all(line.as_bytes());
     };
@@ -146,14 +150,33 @@ fn lines(progress: &Progress, stop: &AtomicBool) {
             std::thread::sleep(TICK);
             continue;
         }
-        let due = match last {
-            None => true,
-            Some((p, t)) => p != phase || t.elapsed() >= Duration::from_secs(2) || stopping,
+        let (due, since) = match last {
+            None => (true, Instant::now()),
+            Some((p, t, _, started)) if p != phase => {
+                // A phase ends only once all its files are done.
+                if p != Phase::Indexing {
+                    print(p, t, t, started);
+                }
+                (true, Instant::now())
+            }
+            Some((_, _, printed, started)) => (
+                printed.elapsed() >= Duration::from_secs(2) || stopping,
+                started,
+            ),
         };
         if due {
-            print(phase, done.min(total), total);
-            last = Some((phase, Instant::now()));
+            print(phase, done.min(total), total, since);
         }
+        last = Some((
+            phase,
+            total,
+            if due {
+                Instant::now()
+            } else {
+                last.map_or(Instant::now(), |l| l.2)
+            },
+            since,
+        ));
         if stopping {
             break;
         }

@@ -545,7 +545,7 @@ fn progress_only_on_a_terminal_unless_asked() {
         .count();
     assert_eq!(summary_lines, 1, "{}", o.stderr);
     let o = run(&d, &["check", ".", "--progress", "auto"], &[("CI", "true")]);
-    assert!(!o.stderr.contains("checking"), "{}", o.stderr);
+    assert!(!o.stderr.contains("analysing"), "{}", o.stderr);
     // Asked for: plain lines, ending with the last phase's count, before the summary.
     let o = run(
         &d,
@@ -560,7 +560,7 @@ fn progress_only_on_a_terminal_unless_asked() {
         .collect();
     assert_eq!(
         lines[lines.len() - 2],
-        "idemlint: checking 2/2 files",
+        "idemlint: analysing 2/2 files that can have a finding",
         "{}",
         o.stderr
     );
@@ -575,7 +575,7 @@ fn progress_only_on_a_terminal_unless_asked() {
         o.stderr
     );
     assert!(
-        !o.stdout.contains("checking"),
+        !o.stdout.contains("analysing"),
         "progress stays off standard output"
     );
     let o = run(
@@ -583,7 +583,7 @@ fn progress_only_on_a_terminal_unless_asked() {
         &["check", ".", "--progress", "never", "--format", "json"],
         &[],
     );
-    assert!(!o.stderr.contains("checking"), "{}", o.stderr);
+    assert!(!o.stderr.contains("analysing"), "{}", o.stderr);
 }
 
 /// `--diff` follows check's exit-code rules (findings at or above `--fail-on` give 1,

@@ -327,7 +327,7 @@ fn reason_head(reason: &str) -> String {
 }
 
 /// "idemlint: fixes: 2 safe (`--fix`), 1 more with `--unsafe-fixes`, 3 without a fix
-/// (2 the job needs a lock, 1 …)": how many findings each kind of fix covers, and why the
+/// (2 the job needs a lock, 1 …)" ("none safe" when there is no safe fix): how many findings each kind of fix covers, and why the
 /// others have none (the reasons `crate::fix::attach` recorded), most frequent first.
 pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
     use crate::finding::Applicability;
@@ -361,7 +361,12 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
     }
     reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let none: usize = reasons.iter().map(|(_, n)| n).sum();
-    let mut line = format!("idemlint: fixes: {safe} safe (`--fix`)");
+    // None left (after `--fix`, say): "0 safe (`--fix`)" read as advice to run it again.
+    let mut line = if safe > 0 {
+        format!("idemlint: fixes: {safe} safe (`--fix`)")
+    } else {
+        "idemlint: fixes: none safe".to_string()
+    };
     if unsafe_only > 0 {
         line.push_str(&format!(", {unsafe_only} more with `--unsafe-fixes`"));
     }
@@ -424,6 +429,11 @@ mod tests {
         let line = fix_summary(&findings[..6]);
         assert!(
             line.contains("6 without a fix (3: a; 2: b; 1: c; `idemlint"),
+            "{line}"
+        );
+        // No safe fix (after `--fix`, say): no count that reads as advice to run it.
+        assert!(
+            line.starts_with("idemlint: fixes: none safe, 6 without"),
             "{line}"
         );
     }
