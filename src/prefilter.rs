@@ -191,6 +191,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use thin_vec::ThinVec;
 
 use crate::catalogue::{CallMatch, Catalogue};
 use crate::classify::FileFacts;
@@ -1486,13 +1487,13 @@ pub type LambdaArg = (usize, Option<Name>);
 pub struct FileDemand {
     /// Interceptor types declared here whose registrations matter if this file can have a
     /// finding.
-    pub interceptor_types: Vec<String>,
+    pub interceptor_types: ThinVec<String>,
     /// Apache Camel `Processor` types declared here (a `process` method of one parameter):
     /// the routes that run them and the boundaries that send to those routes matter if
     /// this file can have a finding ([`crate::index::CamelRoute`]).
-    pub camel_processors: Vec<String>,
+    pub camel_processors: ThinVec<String>,
     /// Types registered here (whether they retry matters next to a demanded one).
-    pub registered_types: Vec<String>,
+    pub registered_types: ThinVec<String>,
     /// An interceptor boundary is here (the first `call.clone()` site may be quoted).
     pub interceptor: bool,
     /// The client libraries whose call-level retry evidence an interceptor here reads
@@ -1504,19 +1505,19 @@ pub struct FileDemand {
     /// `(type, field)` of every field with a declared default (Kotlin primary-constructor
     /// defaults, Java field initialisers): a sink when a web handler sends that field of
     /// a request-bound object as a key ([`crate::index::BoundKeyField`]).
-    pub default_fields: Vec<(String, String)>,
+    pub default_fields: ThinVec<(String, String)>,
     /// Of those, the ones whose default's flow passes through calls, each with those calls
     /// (as [`FileDemand::asks`] holds them): when a web handler sends the field as a key,
     /// a fresh helper among them is an origin (`requestRef = Seeds.now()`), so its
     /// declarations are wanted and the file is checked.
     #[serde(default)]
-    pub default_asks: Vec<(String, String, Vec<SharedCall>)>,
+    pub default_asks: ThinVec<(String, String, Vec<SharedCall>)>,
     /// Parameter types of web handlers whose fields reach a key here: their declarations
     /// are wanted ([`crate::index::BoundKeyField`]).
-    pub bound_types: Vec<String>,
+    pub bound_types: ThinVec<String>,
     /// Writes under a name another file may declare a key
     /// ([`crate::classify::NamedWrite`]): name, qualifier and kind.
-    pub named_writes: Vec<(String, Option<String>, crate::classify::SlotKind)>,
+    pub named_writes: ThinVec<(String, Option<String>, crate::classify::SlotKind)>,
     /// The file has a catalogue source, or a retry loop / `repeat` whose counter can be one,
     /// or a catalogue retry lambda with parameters.
     pub has_sources: bool,
@@ -1526,25 +1527,25 @@ pub struct FileDemand {
     pub origin_without_flow: bool,
     /// Callees of calls given a lambda with parameters: when one is an inferred retry
     /// combinator, the parameters are passed in per attempt (an origin).
-    pub param_lambda_callees: Vec<String>,
+    pub param_lambda_callees: ThinVec<String>,
     /// The file calls a library function that mints its own key (`[[minting_call]]`).
     pub library_mints: bool,
     /// The file has an attempt boundary.
     pub has_boundary: bool,
     /// Every callee name, sorted and deduplicated.
-    pub callees: Vec<Name>,
+    pub callees: ThinVec<Name>,
     /// The file's display path: the asked calls are resolved from it.
     pub path: String,
     /// Calls whose result the value flows of this file's sinks pass through (the calls a
     /// key can come from), sorted and deduplicated: whether they return a fresh value
     /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
     /// receiver as [`resolution_receiver`] shortens it).
-    pub asks: Vec<SharedCall>,
+    pub asks: ThinVec<SharedCall>,
     /// Per callee: the calls the flows of its arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks). One
     /// `(callee, call)` pair each, sorted by callee then call, each once: one list per
     /// file, not one per callee ([`FileDemand::arg_asks_by_callee`]).
-    pub arg_asks: Vec<(Name, SharedCall)>,
+    pub arg_asks: ThinVec<(Name, SharedCall)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -1555,18 +1556,18 @@ pub struct FileDemand {
     pub sink_origin: bool,
     /// Callees with an argument (positional or named) whose flow reaches such an origin, sorted: a
     /// sink when the callee has a key parameter.
-    pub origin_arg_callees: Vec<Name>,
+    pub origin_arg_callees: ThinVec<Name>,
     /// Callees that may be project retry combinators: calls given a lambda that no
     /// catalogue entry classified, and calls a function passes one of its parameters to
     /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
     /// whether the lambda is a retry scope.
-    pub combinator_callees: Vec<String>,
+    pub combinator_callees: ThinVec<String>,
     /// Of those, the calls given such a lambda (or a local bound to one), as
     /// [`ProjectIndex::candidates`] reads them, each with those arguments (sorted by
     /// position): pass 2 asks [`ProjectIndex::retried_arg`] about exactly these.
-    pub lambda_calls: Vec<(CallRef, Vec<LambdaArg>)>,
+    pub lambda_calls: ThinVec<(CallRef, Vec<LambdaArg>)>,
     /// Of those, the callees of `super` calls in scheduled methods (template methods).
-    pub super_callees: Vec<String>,
+    pub super_callees: ThinVec<String>,
 }
 
 /// A call's record as [`ProjectIndex::candidates`] resolves it: callee, argument count,
@@ -1606,7 +1607,7 @@ fn resolution_receiver(call: &Call) -> Option<String> {
 
 /// Types of a JVM file that implement Camel's `Processor` (see
 /// [`FileDemand::camel_processors`]).
-fn camel_processors(model: &FileModel) -> Vec<String> {
+fn camel_processors(model: &FileModel) -> ThinVec<String> {
     sorted(
         crate::index::camel_process_methods(model)
             .into_iter()
@@ -1615,11 +1616,10 @@ fn camel_processors(model: &FileModel) -> Vec<String> {
     )
 }
 
-fn sorted(mut v: Vec<String>) -> Vec<String> {
+fn sorted(mut v: Vec<String>) -> ThinVec<String> {
     v.sort();
     v.dedup();
-    v.shrink_to_fit();
-    v
+    v.into()
 }
 
 impl FileDemand {
@@ -1848,7 +1848,7 @@ impl FileDemand {
         }
         FileDemand {
             path: path.to_string(),
-            asks,
+            asks: asks.into(),
             arg_asks,
             asks_everything,
             sink_origin,
@@ -1871,9 +1871,9 @@ impl FileDemand {
                     .collect();
                 d.sort();
                 d.dedup();
-                d
+                d.into()
             },
-            default_asks,
+            default_asks: default_asks.into(),
             bound_types: sorted(
                 summary
                     .bound_key_fields
@@ -1890,7 +1890,7 @@ impl FileDemand {
                     .collect();
                 w.sort();
                 w.dedup();
-                w
+                w.into()
             },
             // An attempt counter (`for attempt in 1..=3` in a retry loop, `repeat(n) {
             // attempt -> .. }`) is an origin without a catalogue source.
