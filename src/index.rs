@@ -289,13 +289,13 @@ impl CallRef {
 #[derive(Clone, Copy)]
 pub struct SharedCall(&'static CallRef);
 
-static CALLS: std::sync::LazyLock<crate::name::Table<SharedCall>> =
+static CALLS: std::sync::LazyLock<crate::name::Table<SharedCall, crate::name::Slab<CallRef>>> =
     std::sync::LazyLock::new(crate::name::Table::new);
 
 impl SharedCall {
     /// The one copy of `r`, added to the process-wide table if it is new.
     pub fn new(r: &CallRef) -> SharedCall {
-        CALLS.intern(r, |r| SharedCall(crate::name::leak(*r)))
+        CALLS.intern(r, |r, slab| SharedCall(slab.alloc(*r)))
     }
 
     /// The copy's address: the same for equal calls for the life of the process.

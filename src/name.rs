@@ -28,24 +28,25 @@ static EMPTY: &str = "";
 const SHARDS: usize = 16;
 
 /// A process-wide set of interned values (`H`, a copyable handle to a leaked value),
-/// split into [`SHARDS`] locked shards. Values are looked up by what the handle borrows
-/// as (`Q`: a text for [`Name`], a recorded call for [`crate::index::SharedCall`]).
-pub(crate) struct Table<H> {
-    shards: Vec<Mutex<HashSet<H, foldhash::fast::RandomState>>>,
+/// split into [`SHARDS`] locked shards, each with its own storage `A` for the values it
+/// leaks. Values are looked up by what the handle borrows as (`Q`: a text for [`Name`], a
+/// recorded call for [`crate::index::SharedCall`]).
+pub(crate) struct Table<H, A> {
+    shards: Vec<Mutex<(HashSet<H, foldhash::fast::RandomState>, A)>>,
 }
 
-impl<H: Copy + Eq + std::hash::Hash> Table<H> {
-    pub(crate) fn new() -> Table<H> {
+impl<H: Copy + Eq + std::hash::Hash, A: Default> Table<H, A> {
+    pub(crate) fn new() -> Table<H, A> {
         Table {
             shards: (0..SHARDS)
-                .map(|_| Mutex::new(HashSet::with_hasher(Default::default())))
+                .map(|_| Mutex::new((HashSet::with_hasher(Default::default()), A::default())))
                 .collect(),
         }
     }
 
-    /// The one handle equal to `q`, made by `make` (which leaks a copy of `q`) if the
-    /// table has none yet.
-    pub(crate) fn intern<Q>(&self, q: &Q, make: impl FnOnce(&Q) -> H) -> H
+    /// The one handle equal to `q`, made by `make` (which leaks a copy of `q` into the
+    /// shard's storage) if the table has none yet.
+    pub(crate) fn intern<Q>(&self, q: &Q, make: impl FnOnce(&Q, &mut A) -> H) -> H
     where
         H: std::borrow::Borrow<Q>,
         Q: std::hash::Hash + Eq + ?Sized,
@@ -55,35 +56,84 @@ impl<H: Copy + Eq + std::hash::Hash> Table<H> {
         let shard = foldhash::fast::FixedState::with_seed(0x1de3).hash_one(q) as usize % SHARDS;
         // A poisoned lock only means another thread panicked while holding it; the set
         // itself is never left half-updated (insert is the last step).
-        let mut set = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let (set, storage) = &mut *guard;
         if let Some(h) = set.get(q) {
             return *h;
         }
-        let h = make(q);
+        let h = make(q, storage);
         set.insert(h);
         h
     }
 }
 
-thread_local! {
-    /// This thread's arena for interned values: one allocation per chunk instead of one
-    /// per value (a name cost two allocations and ~64 bytes of heap before). Leaked, so
-    /// what it holds lives as long as the process, whichever thread reads it.
-    static ARENA: &'static bumpalo::Bump = Box::leak(Box::new(bumpalo::Bump::new()));
+/// Values of type `T` leaked in chunks of [`Slab::CHUNK`] and handed out one by one: one
+/// allocation per chunk instead of one per value. A [`Table`] shard owns one, so what it
+/// holds is reused by every thread (a language server's runs each start new threads).
+pub(crate) struct Slab<T: 'static> {
+    rest: &'static mut [T],
 }
 
-/// A copy of `v` that lives as long as the process, in the calling thread's arena.
-/// `T` is never dropped, so it must own nothing (no heap, no `Drop`).
-pub(crate) fn leak<T: Copy>(v: T) -> &'static T {
-    ARENA.with(|a| &*a.alloc(v))
+impl<T> Default for Slab<T> {
+    fn default() -> Slab<T> {
+        Slab { rest: &mut [] }
+    }
 }
 
-/// A copy of `s` that lives as long as the process (see [`leak`]).
-fn leak_str(s: &str) -> &'static str {
-    ARENA.with(|a| &*a.alloc_str(s))
+impl<T: Default> Slab<T> {
+    const CHUNK: usize = 1024;
+
+    /// `v`, moved into the slab for the life of the process. `T` is never dropped.
+    pub(crate) fn alloc(&mut self, v: T) -> &'static T {
+        if self.rest.is_empty() {
+            self.rest = Box::leak((0..Self::CHUNK).map(|_| T::default()).collect());
+        }
+        match std::mem::take(&mut self.rest).split_first_mut() {
+            Some((first, rest)) => {
+                self.rest = rest;
+                *first = v;
+                first
+            }
+            None => Box::leak(Box::new(v)),
+        }
+    }
 }
 
-static TABLE: LazyLock<Table<Name>> = LazyLock::new(Table::new);
+/// Texts leaked in chunks of [`TextSlab::CHUNK`] bytes (zeroed, so the pages of a chunk's
+/// unused end are never touched); a text longer than a quarter chunk gets its own.
+#[derive(Default)]
+pub(crate) struct TextSlab {
+    rest: &'static mut [u8],
+}
+
+impl TextSlab {
+    const CHUNK: usize = 16 * 1024;
+
+    /// A copy of `s` that lives as long as the process.
+    fn alloc(&mut self, s: &str) -> &'static str {
+        if s.len() > Self::CHUNK / 4 {
+            return Box::leak(Box::from(s));
+        }
+        if self.rest.len() < s.len() {
+            self.rest = Box::leak(vec![0u8; Self::CHUNK].into_boxed_slice());
+        }
+        let (head, rest) = std::mem::take(&mut self.rest).split_at_mut(s.len());
+        self.rest = rest;
+        head.copy_from_slice(s.as_bytes());
+        let head: &'static [u8] = head;
+        // Copied from a `str`, so valid UTF-8.
+        std::str::from_utf8(head).unwrap_or_else(|_| Box::leak(Box::from(s)))
+    }
+}
+
+/// A shard's storage of names: their texts, and the cells a [`Name`] points to.
+#[derive(Default)]
+pub(crate) struct NameStorage {
+    texts: TextSlab,
+    cells: Slab<&'static str>,
+}
+
+static TABLE: LazyLock<Table<Name, NameStorage>> = LazyLock::new(Table::new);
 
 impl Name {
     /// The one copy of `s`, added to the table if it is new.
@@ -91,7 +141,10 @@ impl Name {
         if s.is_empty() {
             return Name(&EMPTY);
         }
-        TABLE.intern(s, |s| Name(leak(leak_str(s))))
+        TABLE.intern(s, |s, st| {
+            let text = st.texts.alloc(s);
+            Name(st.cells.alloc(text))
+        })
     }
 
     pub fn as_str(&self) -> &'static str {
@@ -240,6 +293,25 @@ mod tests {
             for (x, y) in v.iter().zip(&made[0]) {
                 assert!(std::ptr::eq(x.as_str(), y.as_str()));
             }
+        }
+    }
+
+    #[test]
+    fn slabs_keep_every_value_across_chunks() {
+        let mut texts = super::TextSlab::default();
+        let mut cells = super::Slab::<&'static str>::default();
+        // Enough to fill several chunks of each, with texts of every size class (a long
+        // one gets its own allocation).
+        let made: Vec<(String, &'static &'static str)> = (0..5000)
+            .map(|i| {
+                let s = "x".repeat(i % 37) + &i.to_string();
+                let s = if i == 77 { "y".repeat(10_000) } else { s };
+                let t = texts.alloc(&s);
+                (s, cells.alloc(t))
+            })
+            .collect();
+        for (s, cell) in &made {
+            assert_eq!(**cell, s.as_str());
         }
     }
 

@@ -651,11 +651,17 @@ fn build_ac(patterns: &[String], ascii_ci: bool) -> Option<AhoCorasick> {
     if patterns.is_empty() {
         return None;
     }
-    // Patterns are short literals from the catalogue; building cannot fail short of an
-    // absurd size, in which case scanning falls back to "everything matches".
+    // Building cannot fail short of an absurd size, in which case scanning falls back to
+    // "everything matches". The automaton the crate picks for a few patterns is a DFA,
+    // whose construction took time quadratic in a long self-overlapping pattern (a
+    // declared name of 16 KiB repeating one letter: 5 s; 64 KiB: 155 s). Names come from
+    // the scanned tree, so past a few KiB of patterns an NFA is asked for: built in time
+    // linear in the patterns, slower per byte scanned only for such inputs.
+    let long = patterns.iter().map(String::len).sum::<usize>() > 4096;
     AhoCorasickBuilder::new()
         .match_kind(MatchKind::Standard)
         .ascii_case_insensitive(ascii_ci)
+        .kind(long.then_some(aho_corasick::AhoCorasickKind::ContiguousNFA))
         .build(patterns)
         .ok()
 }
@@ -3095,6 +3101,20 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long self-overlapping name from the scanned tree (`Keys.kkk…k()`) made the
+    /// automaton's construction quadratic (64 KiB: 155 s); past a few KiB of patterns an
+    /// NFA is built, and what it finds is the same.
+    #[test]
+    fn long_name_patterns_get_an_automaton_built_in_linear_time() {
+        let long = vec!["k".repeat(64 * 1024), "charge".to_string()];
+        let ac = build_ac(&long, false).unwrap();
+        assert_eq!(ac.kind(), aho_corasick::AhoCorasickKind::ContiguousNFA);
+        let text = format!("x.{}(); charge()", "k".repeat(64 * 1024));
+        assert_eq!(ac.find_iter(&text).count(), 2);
+        let short = build_ac(&["charge".to_string()], false).unwrap();
+        assert_ne!(short.kind(), aho_corasick::AhoCorasickKind::ContiguousNFA);
+    }
 
     fn scan(lang: Language, text: &str) -> FileWords {
         let p = Prefilter::new(&Catalogue::builtin());
