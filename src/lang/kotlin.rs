@@ -2100,9 +2100,13 @@ impl<'a> Lowerer<'a> {
         for k in va.children(&mut c) {
             if !k.is_named() {
                 if k.kind() == "=" {
-                    name = last
-                        .filter(|l| l.kind() == "simple_identifier")
-                        .map(|l| self.t(l));
+                    // A backticked name (`` `key` = .. ``) binds the parameter `key`.
+                    name = last.filter(|l| l.kind() == "simple_identifier").map(|l| {
+                        let t = self.t(l);
+                        t.strip_prefix('`')
+                            .and_then(|x| x.strip_suffix('`'))
+                            .unwrap_or(t)
+                    });
                     last = None;
                 }
                 continue;
@@ -2803,6 +2807,11 @@ class StripeIdempotencyInterceptor : Interceptor {
         assert_eq!(cc.scope, lam);
         assert_eq!(cc.args[0].name.as_deref(), Some("idempotencyKey"));
         assert_eq!(cc.args[1].name.as_deref(), Some("body"));
+        // A backticked name binds the same parameter.
+        let quoted = lower("fun f() { api.createCharge(`idempotencyKey` = k, `body` = b) }");
+        let qc = call(&quoted, "createCharge");
+        assert_eq!(qc.args[0].name.as_deref(), Some("idempotencyKey"));
+        assert_eq!(qc.args[1].name.as_deref(), Some("body"));
         assert_eq!(
             names(&m, cc.args[0].value),
             vec!["toString()", "randomUUID()", "UUID"]
