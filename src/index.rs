@@ -304,54 +304,7 @@ impl SharedCall {
     }
 }
 
-impl std::ops::Deref for SharedCall {
-    type Target = CallRef;
-    fn deref(&self) -> &CallRef {
-        self.0
-    }
-}
-
-impl std::borrow::Borrow<CallRef> for SharedCall {
-    fn borrow(&self) -> &CallRef {
-        self.0
-    }
-}
-
-impl PartialEq for SharedCall {
-    fn eq(&self, other: &SharedCall) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for SharedCall {}
-
-impl std::hash::Hash for SharedCall {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.hash(state)
-    }
-}
-
-impl PartialOrd for SharedCall {
-    fn partial_cmp(&self, other: &SharedCall) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for SharedCall {
-    fn cmp(&self, other: &SharedCall) -> std::cmp::Ordering {
-        if self == other {
-            std::cmp::Ordering::Equal
-        } else {
-            self.0.cmp(other.0)
-        }
-    }
-}
-
-impl std::fmt::Debug for SharedCall {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.0, f)
-    }
-}
+crate::name::interned_handle!(SharedCall, CallRef);
 
 impl Default for SharedCall {
     fn default() -> SharedCall {

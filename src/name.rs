@@ -158,58 +158,70 @@ impl Default for Name {
     }
 }
 
-impl std::ops::Deref for Name {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.0
-    }
-}
+/// The traits of a handle to an interned value (`$handle(&'static ..)` whose target is
+/// `$target`): it dereferences and borrows as the value, is equal to another handle
+/// exactly when both point to the same copy (which for interned values is the same as
+/// equal content), and hashes, orders and prints as the value does. For [`Name`] and
+/// [`crate::index::SharedCall`].
+macro_rules! interned_handle {
+    ($handle:ty, $target:ty) => {
+        impl std::ops::Deref for $handle {
+            type Target = $target;
+            fn deref(&self) -> &$target {
+                self.0
+            }
+        }
 
-impl std::borrow::Borrow<str> for Name {
-    fn borrow(&self) -> &str {
-        self.0
-    }
+        impl std::borrow::Borrow<$target> for $handle {
+            fn borrow(&self) -> &$target {
+                self.0
+            }
+        }
+
+        impl PartialEq for $handle {
+            fn eq(&self, other: &$handle) -> bool {
+                std::ptr::eq(self.0, other.0)
+            }
+        }
+
+        impl Eq for $handle {}
+
+        impl std::hash::Hash for $handle {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                std::hash::Hash::hash(&**self, state)
+            }
+        }
+
+        impl PartialOrd for $handle {
+            fn partial_cmp(&self, other: &$handle) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl Ord for $handle {
+            fn cmp(&self, other: &$handle) -> std::cmp::Ordering {
+                if self == other {
+                    std::cmp::Ordering::Equal
+                } else {
+                    (**self).cmp(&**other)
+                }
+            }
+        }
+
+        impl std::fmt::Debug for $handle {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&**self, f)
+            }
+        }
+    };
 }
+pub(crate) use interned_handle;
+
+interned_handle!(Name, str);
 
 impl AsRef<str> for Name {
     fn as_ref(&self) -> &str {
         self.0
-    }
-}
-
-impl PartialEq for Name {
-    fn eq(&self, other: &Name) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for Name {}
-
-impl std::hash::Hash for Name {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.hash(state)
-    }
-}
-
-impl PartialOrd for Name {
-    fn partial_cmp(&self, other: &Name) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Name {
-    fn cmp(&self, other: &Name) -> std::cmp::Ordering {
-        if self == other {
-            std::cmp::Ordering::Equal
-        } else {
-            self.0.cmp(other.0)
-        }
-    }
-}
-
-impl std::fmt::Debug for Name {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.0, f)
     }
 }
 
