@@ -366,15 +366,24 @@ pub struct PassedParam {
     pub line: u32,
     /// The call sits in a `try` that catches every exception.
     pub handled: bool,
+    /// The parameter's declared type may hold a function ([`may_hold_function`]): only
+    /// then can the callee run it per attempt, so only then is the function a wrapper of
+    /// a combinator the callee may be. Key parameters follow every passed parameter.
+    pub callable: bool,
+    /// The argument is a lambda that runs the parameter (`retrying { op() }`): it binds a
+    /// parameter as a lambda argument does ([`lambda_param`]; a trailing lambda binds the
+    /// last one).
+    pub lambda: bool,
 }
 
 impl PassedParam {
     /// The 0-based parameter of a declaration `c` of the callee that the argument binds:
-    /// by name for a Kotlin named argument (`None` when `c` has no such parameter), else
-    /// by position.
+    /// by name for a Kotlin named argument (`None` when `c` has no such parameter), as a
+    /// lambda argument binds for a forwarding lambda, else by position.
     pub(crate) fn position_in(&self, c: &FnDecl) -> Option<usize> {
         match &self.arg_name {
             Some(nm) => c.param_names.iter().position(|p| **p == **nm),
+            None if self.lambda => lambda_param(c, self.arg, self.call.arity, None),
             None => Some(self.arg),
         }
     }
@@ -1410,6 +1419,46 @@ pub fn summarize(
         });
     }
 
+    // A constructor whose parameters are fields (a Java record's canonical constructor, a
+    // Kotlin primary constructor's properties) has no declaration of its own: one is made
+    // when a field is named like a key, whose parameter is then a key parameter. Calls in
+    // other files reach the field through it (`PayoutCommand(UUID.randomUUID().toString(),
+    // amount)`); calls in this file also see the field itself
+    // ([`crate::model::FileModel::components_written`]).
+    for (ty, fields) in &model.components {
+        let key_params: ThinVec<(usize, String)> = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty() && cat.is_key_name(n))
+            .map(|(i, n)| (i, n.clone()))
+            .collect();
+        if key_params.is_empty()
+            || out
+                .functions
+                .iter()
+                .any(|f| *f.name == **ty && f.arity == fields.len())
+        {
+            continue;
+        }
+        let at = (0..model.scopes.len())
+            .find(|&t| model.type_info(t).is_some_and(|i| i.name == *ty))
+            .map_or(0, |t| model.scopes[t].span.start);
+        out.functions.push(FnDecl {
+            name: Name::from(ty),
+            arity: fields.len(),
+            // Exactly this arity: a call that leaves a defaulted argument out is another
+            // constructor's (the `ctor_defaults` declarations above, a secondary one).
+            defaults_possible: false,
+            key_params,
+            line: line_of(lines, text, at),
+            path: std::sync::Arc::from(path),
+            test_source: is_test_source(path),
+            jvm: lang != Language::Rust,
+            param_names: fields.iter().map(Name::from).collect(),
+            ..FnDecl::default()
+        });
+    }
+
     // ShedLock enabled here? Only `@EnableSchedulerLock` creates the advisor that makes
     // `@SchedulerLock` take the lock; a `LockProvider` bean alone does not (the
     // annotation is then inert, see `../shared/notes/library-semantics.md`).
@@ -1819,6 +1868,113 @@ fn invokes_param(call: &Call, param: &str) -> bool {
     }
 }
 
+/// Simple names of types whose values are never functions or lambdas: a parameter declared
+/// with one cannot be a block a combinator runs (`fun charge(userId: String)` passing
+/// `userId` on is no wrapper of a combinator). Java primitives and their boxes, Kotlin's
+/// and Rust's scalars, strings, numbers, times, identifiers and collections.
+const VALUE_TYPES: &[&str] = &[
+    "int",
+    "long",
+    "short",
+    "byte",
+    "double",
+    "float",
+    "boolean",
+    "char",
+    "Integer",
+    "Long",
+    "Short",
+    "Byte",
+    "Double",
+    "Float",
+    "Boolean",
+    "Character",
+    "Int",
+    "Char",
+    "String",
+    "CharSequence",
+    "StringBuilder",
+    "UUID",
+    "Uuid",
+    "BigDecimal",
+    "BigInteger",
+    "Decimal",
+    "Instant",
+    "LocalDate",
+    "LocalDateTime",
+    "LocalTime",
+    "OffsetDateTime",
+    "ZonedDateTime",
+    "Duration",
+    "Date",
+    "Timestamp",
+    "Currency",
+    "Locale",
+    "List",
+    "MutableList",
+    "ArrayList",
+    "LinkedList",
+    "Set",
+    "MutableSet",
+    "HashSet",
+    "LinkedHashSet",
+    "TreeSet",
+    "Map",
+    "MutableMap",
+    "HashMap",
+    "LinkedHashMap",
+    "TreeMap",
+    "BTreeMap",
+    "BTreeSet",
+    "Collection",
+    "Iterable",
+    "Array",
+    "ByteArray",
+    "IntArray",
+    "LongArray",
+    "Vec",
+    "str",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "bool",
+];
+
+/// True unless a parameter's declared type `ty` (as written, [`crate::model::Param::ty`])
+/// is one of [`VALUE_TYPES`]: its simple name after references, `mut`, a lifetime, a
+/// package or path, generics, array brackets and nullability. An unwritten type (a Kotlin
+/// lambda's or Rust closure's parameter), a function type (`() -> T`, `impl Fn()`), a
+/// functional interface (`Supplier<T>`, `RetryCallback<T, E>`) and any type not listed may
+/// hold one.
+pub(crate) fn may_hold_function(ty: &str) -> bool {
+    let t = ty.trim();
+    if t.is_empty() || t.contains("->") || t.contains("Fn") {
+        return true;
+    }
+    let mut t = t.trim_start_matches('&').trim_start();
+    if let Some(rest) = t.strip_prefix('\'') {
+        // A Rust lifetime: `&'a str`.
+        t = rest.split_once(' ').map_or("", |(_, r)| r).trim_start();
+    }
+    let t = t.strip_prefix("mut ").unwrap_or(t).trim_start();
+    // `java.util.List<..>`, `std::collections::HashMap<..>`, `String...`: the last segment.
+    let head = t.split(['<', '[', '?', '(']).next().unwrap_or(t);
+    let head = head.trim().trim_end_matches("...");
+    let last = head.rsplit(['.', ':']).next().unwrap_or(head).trim();
+    !VALUE_TYPES.contains(&last)
+}
+
 /// Finds retry combinators: functions that invoke one of their parameters again after a
 /// failure. An invocation counts when it sits, within the function, in a loop that handles
 /// an error and can go round again (see [`crate::model::LoopInfo`] and
@@ -1929,7 +2085,16 @@ fn infer_retry_params(
                     let plain = v.ident.as_deref() == Some(p.name.as_str())
                         && v.atoms.len() == 1
                         && arg.lambda.is_none();
-                    if !plain {
+                    // Or a lambda that runs the parameter (`retrying { op() }`,
+                    // `() -> op.get()`): the callee runs it whenever it runs the lambda.
+                    let forwarded = || {
+                        arg.lambda.is_some_and(|l| {
+                            calls
+                                .iter()
+                                .any(|c| model.is_within(c.scope, l) && invokes_param(c, &p.name))
+                        })
+                    };
+                    if !plain && !forwarded() {
                         continue;
                     }
                     let at = location(path, lines, text, call.span.start);
@@ -1968,6 +2133,8 @@ fn infer_retry_params(
                             arg_name: arg.name.as_deref().map(|n| names.get(n)),
                             line: line_of(lines, text, call.span.start),
                             handled: model.failure_caught_all(call.span.start, s.span),
+                            callable: may_hold_function(&p.ty),
+                            lambda: !plain,
                         });
                     }
                 }
@@ -2999,7 +3166,10 @@ pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
     let Some(p) = p else { return true };
     !d.rare().retry_params.iter().any(|(x, _)| *x == p)
         && !d.rare().boundary_params.iter().any(|(x, _, _)| *x == p)
-        && !d.passes_params.iter().any(|pp| pp.param == p)
+        && !d
+            .passes_params
+            .iter()
+            .any(|pp| pp.param == p && pp.callable)
 }
 
 /// A receiver names a type when either normalised name contains the other (at least three
@@ -3413,9 +3583,10 @@ impl ProjectIndex {
                         // A top-level function, or a method the caller's type inherits
                         // from a project supertype (`newWorker(..)` in a class extending
                         // `BaseWorker`), from the nearest supertype declaring it.
+                        // Constructors too: `T(..)`, `new T(..)` from anywhere.
                         let mut out: Vec<_> = all
                             .clone()
-                            .filter(|(_, d)| d.type_name.is_empty())
+                            .filter(|(_, d)| d.type_name.is_empty() || d.type_name == d.name)
                             .collect();
                         if jvm {
                             for level in self.inherited_levels(from_path) {
@@ -3664,7 +3835,13 @@ impl ProjectIndex {
         let mut work = Worklist::new(
             &names,
             |n| &self.functions[n],
-            |d| d.passes_params.iter().map(|pp| &*pp.call.callee).collect(),
+            |d| {
+                d.passes_params
+                    .iter()
+                    .filter(|pp| pp.callable)
+                    .map(|pp| &*pp.call.callee)
+                    .collect()
+            },
         );
         loop {
             let mut changed = false;
@@ -3681,7 +3858,7 @@ impl ProjectIndex {
                     }
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
-                    for pp in &d.passes_params {
+                    for pp in d.passes_params.iter().filter(|pp| pp.callable) {
                         let (pi, callee) = (&pp.param, &*pp.call.callee);
                         if self.retry_at(n, i).iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
@@ -3742,12 +3919,14 @@ impl ProjectIndex {
                             } else {
                                 "retries it"
                             };
+                            let hands = if pp.lambda {
+                                "runs it in a lambda it passes to"
+                            } else {
+                                "passes it to"
+                            };
                             add.push((
                                 *pi,
-                                format!(
-                                    "passes it to `{callee}`, which {how} ({}:{})",
-                                    d.path, pp.line
-                                ),
+                                format!("{hands} `{callee}`, which {how} ({}:{})", d.path, pp.line),
                                 b,
                             ));
                         }
@@ -3989,7 +4168,9 @@ impl ProjectIndex {
                             !d.rare().param_sinks_unhandled.contains(p)
                                 && !d.rare().named_param_writes.iter().any(|w| w.0 == *p)
                                 && (d.rare().param_sinks_handled.contains(p)
-                                    || d.passes_params.iter().any(|pp| pp.param == *p))
+                                    || d.passes_params
+                                        .iter()
+                                        .any(|pp| pp.param == *p && !pp.lambda))
                         })
                         .collect()
                 })
@@ -4003,7 +4184,13 @@ impl ProjectIndex {
         let mut work = Worklist::new(
             &names,
             |n| &self.functions[n],
-            |d| d.passes_params.iter().map(|pp| &*pp.call.callee).collect(),
+            |d| {
+                d.passes_params
+                    .iter()
+                    .filter(|pp| !pp.lambda)
+                    .map(|pp| &*pp.call.callee)
+                    .collect()
+            },
         );
         loop {
             let mut changed = false;
@@ -4021,7 +4208,11 @@ impl ProjectIndex {
                     for &p in held {
                         let mut evidence = d.rare().param_sinks_handled.contains(&p);
                         let mut fails = false;
-                        for pp in d.passes_params.iter().filter(|pp| pp.param == p) {
+                        for pp in d
+                            .passes_params
+                            .iter()
+                            .filter(|pp| pp.param == p && !pp.lambda)
+                        {
                             let cands = self.candidates_of_passed(pp, &d.path);
                             let keyed: Vec<(usize, usize)> = cands
                                 .iter()
@@ -4308,7 +4499,7 @@ impl ProjectIndex {
                 HashMap::new();
             for (k, n) in names.iter().enumerate() {
                 for (i, d) in self.functions[n].iter().enumerate() {
-                    for pp in &d.passes_params {
+                    for pp in d.passes_params.iter().filter(|pp| !pp.lambda) {
                         if d.key_params.iter().any(|(p, _)| *p == pp.param)
                             || added.contains(&(k, i, pp.param))
                             || !keyed.contains(&*pp.call.callee)
@@ -5364,5 +5555,49 @@ mod worklist_tests {
         // A name nobody reads touches nothing.
         w.touch(0);
         assert!(w.dirty.iter().all(|d| !d));
+    }
+}
+
+#[cfg(test)]
+mod param_type_tests {
+    use super::may_hold_function;
+
+    #[test]
+    fn only_parameters_of_value_types_cannot_hold_a_block() {
+        for ty in [
+            "String",
+            "java.lang.String",
+            "String...",
+            "String[]",
+            "long",
+            "Long?",
+            "UUID",
+            "List<Supplier<T>>",
+            "Map<String, Object>",
+            "&str",
+            "&'a str",
+            "&mut Vec<u8>",
+            "std::collections::HashMap<String, u64>",
+            "BigDecimal",
+        ] {
+            assert!(!may_hold_function(ty), "{ty}");
+        }
+        for ty in [
+            "",
+            "() -> T",
+            "suspend () -> Unit",
+            "Supplier<T>",
+            "Callable<PaymentResult>",
+            "RetryCallback<T, E>",
+            "F",
+            "impl Fn() -> u64",
+            "Box<dyn FnMut()>",
+            "Object",
+            "Any",
+            "Optional<Runnable>",
+            "ConsumerRecord<String, String>",
+        ] {
+            assert!(may_hold_function(ty), "{ty:?}");
+        }
     }
 }

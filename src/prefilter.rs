@@ -1683,7 +1683,7 @@ impl FileDemand {
         }
         let super_callees = sorted(combinator_callees.clone());
         for f in &summary.functions {
-            for pp in &f.passes_params {
+            for pp in f.passes_params.iter().filter(|pp| pp.callable) {
                 combinator_callees.push(pp.call.callee.to_string());
             }
         }
@@ -2634,7 +2634,7 @@ pub fn demanded_names<'a>(
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .filter(|pp| ps.contains(&Some(pp.param)))
+                                .filter(|pp| pp.callable && ps.contains(&Some(pp.param)))
                                 .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                         );
                     }
@@ -2865,6 +2865,7 @@ pub fn demanded_names<'a>(
                     combinators.extend(
                         f.passes_params
                             .iter()
+                            .filter(|pp| pp.callable)
                             .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                     );
                 }
@@ -2887,7 +2888,7 @@ pub fn demanded_names<'a>(
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .filter(|p| p.param == q)
+                                .filter(|p| p.param == q && p.callable)
                                 .map(|p| (&*p.call.callee, Some(p), f.jvm)),
                         );
                     }

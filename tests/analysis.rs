@@ -2315,3 +2315,137 @@ object Network {
         "{message}"
     );
 }
+
+/// A constructor declared in another file: a Kotlin data class's primary constructor, a
+/// Java record's canonical one and a Kotlin secondary constructor that mints. A call of
+/// each from a retry scope is found as it is when both sit in one file.
+#[test]
+fn constructors_declared_in_another_file_take_and_mint_keys() {
+    let dir = project(
+        "constructor_cross_file",
+        &[
+            (
+                "src/model/PayoutCommand.kt",
+                "package shop.model\n\ndata class PayoutCommand(val idempotencyKey: String, val amount: Long) {\n    constructor(amount: Long) : this(java.util.UUID.randomUUID().toString(), amount)\n}\n",
+            ),
+            (
+                "src/model/RefundCommand.java",
+                "package shop.model;\n\npublic record RefundCommand(String chargeId, String idempotencyKey) {}\n",
+            ),
+            (
+                "src/app/Payouts.kt",
+                r#"package shop.app
+
+import io.github.resilience4j.retry.Retry
+import java.util.UUID
+import shop.model.PayoutCommand
+
+class Payouts(private val retry: Retry, private val api: PayoutApi) {
+    fun positional(amount: Long) = retry.executeSupplier {
+        val cmd = PayoutCommand(UUID.randomUUID().toString(), amount)
+        api.send(cmd)
+    }
+
+    fun minted(amount: Long) = retry.executeSupplier {
+        val cmd = PayoutCommand(amount)
+        api.send(cmd)
+    }
+
+    fun once(amount: Long): String {
+        val cmd = PayoutCommand(UUID.randomUUID().toString(), amount)
+        return retry.executeSupplier { api.send(cmd) }
+    }
+}
+
+interface PayoutApi { fun send(cmd: PayoutCommand): String }
+"#,
+            ),
+            (
+                "src/app/Refunds.java",
+                r#"package shop.app;
+
+import java.util.UUID;
+import org.springframework.retry.annotation.Retryable;
+import shop.model.RefundCommand;
+
+class Refunds {
+    private final RefundApi api = null;
+
+    @Retryable(maxAttempts = 3)
+    public String refund(String chargeId) {
+        return api.send(new RefundCommand(chargeId, UUID.randomUUID().toString()));
+    }
+}
+
+interface RefundApi { String send(RefundCommand cmd); }
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let want = [
+        ("src/app/Payouts.kt", 9),
+        ("src/app/Payouts.kt", 14),
+        ("src/app/Refunds.java", 12),
+    ]
+    .map(|(p, l)| (p.to_string(), l, "key-in-retry-scope".to_string()))
+    .to_vec();
+    assert_eq!(got, want);
+}
+
+/// A wrapper in another file that runs its block inside a lambda it hands to a combinator
+/// (`retrying { op() }`, `() -> op.get()`) is a combinator too; one that runs the lambda
+/// once is not.
+#[test]
+fn a_wrapper_that_runs_its_block_in_a_lambda_is_followed_across_files() {
+    let dir = project(
+        "forwarding_lambda_cross_file",
+        &[
+            (
+                "src/net/Resilience.kt",
+                r#"package shop.net
+
+import java.io.IOException
+
+fun <T> retrying(times: Int = 3, block: () -> T): T {
+    var last: IOException? = null
+    repeat(times) {
+        try { return block() } catch (e: IOException) { last = e }
+    }
+    throw last ?: IOException("no attempt")
+}
+
+fun <T> once(block: () -> T): T = block()
+
+fun <T> durably(op: () -> T): T = retrying { op() }
+fun <T> plainly(op: () -> T): T = once { op() }
+"#,
+            ),
+            (
+                "src/app/Payouts.kt",
+                r#"package shop.app
+
+import java.util.UUID
+import shop.net.durably
+import shop.net.plainly
+
+class Payouts(private val api: PayoutApi) {
+    fun a(amount: Long) = durably { api.createPayout(UUID.randomUUID().toString(), amount) }
+    fun b(amount: Long) = plainly { api.createPayout(UUID.randomUUID().toString(), amount) }
+}
+
+interface PayoutApi { fun createPayout(idempotencyKey: String, amount: Long): String }
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    assert_eq!(
+        got,
+        vec![(
+            "src/app/Payouts.kt".to_string(),
+            8,
+            "key-in-retry-scope".to_string()
+        )]
+    );
+}
