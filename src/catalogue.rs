@@ -1134,6 +1134,17 @@ impl Catalogue {
         call: &Call,
         by_name: bool,
     ) -> Option<(SourceKind, String)> {
+        self.match_source_entry_named(lang, call, by_name)
+            .map(|(k, d, _)| (k, d))
+    }
+
+    /// [`Self::match_source_entry`], and whether the entry that matched is a `by_name` one.
+    pub fn match_source_entry_named(
+        &self,
+        lang: Language,
+        call: &Call,
+        by_name: bool,
+    ) -> Option<(SourceKind, String, bool)> {
         let entry = self
             .sources
             .iter()
@@ -1157,7 +1168,7 @@ impl Catalogue {
                 _ => format!("{}()", call.callee),
             }
         });
-        Some((entry.kind.into(), display))
+        Some((entry.kind.into(), display, entry.by_name))
     }
 
     /// True when `name` says "idempotency key" (`idempotencyKey`, `IDEMPOTENCY_KEY`, ...).

@@ -1019,6 +1019,26 @@ fn analyse_text_now(language: Language, text: &str, cat: &Catalogue) -> (FileMod
     (model, facts)
 }
 
+/// [`analyse_text`] for pass 2, where the project index is known: a call of a function
+/// another file declares is the project's own code, not a `by_name` source
+/// ([`crate::classify::classify_in_project`], [`ProjectIndex::declared_for`]). `path` is
+/// the file's display path, as the index knows it.
+pub fn analyse_text_in_project(
+    language: Language,
+    text: &str,
+    cat: &Catalogue,
+    index: &ProjectIndex,
+    path: &str,
+) -> (FileModel, FileFacts) {
+    one_big_file_at_a_time(text.len(), || {
+        let mut model = crate::lang::lower(language, text);
+        let facts = crate::classify::classify_in_project(&mut model, text, cat, &|call| {
+            index.declared_for(call, path)
+        });
+        (model, facts)
+    })
+}
+
 /// Most parse problems reported per file; the rest are summarised in one more error.
 pub const MAX_PARSE_ERRORS: usize = 5;
 
@@ -2189,7 +2209,8 @@ fn check_one(
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         crate::flow::reset_budget();
         let lines = LineIndex::new(&text);
-        let (model, mut facts) = analyse_text(c.language, &text, &config.catalogue);
+        let (model, mut facts) =
+            analyse_text_in_project(c.language, &text, &config.catalogue, index, &c.display);
         crate::index::apply_inferred_boundaries(
             &model,
             &mut facts,
@@ -2309,7 +2330,8 @@ fn verify_fixes(
             reasons.push("its edits overlap, so they cannot be applied as they are".into());
         } else {
             let lines = LineIndex::new(&new);
-            let (m2, mut facts2) = analyse_text(c.language, &new, &config.catalogue);
+            let (m2, mut facts2) =
+                analyse_text_in_project(c.language, &new, &config.catalogue, index, &c.display);
             if m2.errors.len() > model.errors.len() {
                 reasons.push("the file would no longer parse after the edit".into());
             } else {

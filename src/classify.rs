@@ -94,7 +94,22 @@ pub struct FileFacts {
 
 /// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
 pub fn classify(model: &mut FileModel, text: &str, cat: &Catalogue) -> FileFacts {
-    lower_sources(model, text, cat);
+    classify_in_project(model, text, cat, &|_| false)
+}
+
+/// [`classify`], where `declared_elsewhere(call)` says a call is of a function another file
+/// of the project declares (on the type its receiver names, or a free function): such a
+/// call is the project's own code, which the flow follows through the declaration, so a
+/// `by_name` source (a key generator recognised by its name) does not apply to it, as for
+/// a function this file declares. Pass 1 has no project index and passes a function that
+/// says no ([`classify`]); pass 2 asks the index ([`crate::check::analyse_text_in_project`]).
+pub fn classify_in_project(
+    model: &mut FileModel,
+    text: &str,
+    cat: &Catalogue,
+    declared_elsewhere: &dyn Fn(&Call) -> bool,
+) -> FileFacts {
+    lower_sources(model, text, cat, declared_elsewhere);
     let mut facts = FileFacts {
         boundaries: vec![None; model.scopes.len()],
         ..FileFacts::default()
@@ -137,7 +152,12 @@ pub fn attempt_lambdas(model: &FileModel, facts: &FileFacts) -> Vec<ScopeId> {
         .collect()
 }
 
-fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
+fn lower_sources(
+    model: &mut FileModel,
+    text: &str,
+    cat: &Catalogue,
+    declared_elsewhere: &dyn Fn(&Call) -> bool,
+) {
     let lang = model.language;
     let mut map: HashMap<CallId, SourceId> = HashMap::new();
     // A call of a function this file declares itself (free, or on a type declared here:
@@ -201,10 +221,18 @@ fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
                 cat.match_source_entry(lang, &c, false)
             })
         };
-        if let Some((kind, display)) = cat
-            .match_source_entry(lang, call, !owned[id])
-            .or_else(wildcard)
-        {
+        let mut by_name = false;
+        let matched = match cat.match_source_entry_named(lang, call, !owned[id]) {
+            Some((_, _, true)) if declared_elsewhere(call) => {
+                cat.match_source_entry(lang, call, false)
+            }
+            Some((kind, display, named)) => {
+                by_name = named;
+                Some((kind, display))
+            }
+            None => None,
+        };
+        if let Some((kind, display)) = matched.or_else(wildcard) {
             let window =
                 kind == SourceKind::Clock && crate::flow::clock_window(text, call.span, &display);
             model.sources.push(Source {
@@ -213,6 +241,7 @@ fn lower_sources(model: &mut FileModel, text: &str, cat: &Catalogue) {
                 span: call.span,
                 scope: call.scope,
                 window,
+                by_name,
             });
             map.insert(id, model.sources.len() - 1);
         }

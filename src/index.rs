@@ -372,18 +372,21 @@ pub struct PassedParam {
     pub callable: bool,
     /// The argument is a lambda that runs the parameter (`retrying { op() }`): it binds a
     /// parameter as a lambda argument does ([`lambda_param`]; a trailing lambda binds the
-    /// last one).
+    /// last one when [`Self::trailing`]).
     pub lambda: bool,
+    /// The lambda is written after the call's parentheses (Kotlin): it binds the last
+    /// parameter.
+    pub trailing: bool,
 }
 
 impl PassedParam {
     /// The 0-based parameter of a declaration `c` of the callee that the argument binds:
-    /// by name for a Kotlin named argument (`None` when `c` has no such parameter), as a
-    /// lambda argument binds for a forwarding lambda, else by position.
+    /// by name for a Kotlin named argument (`None` when `c` has no such parameter), the
+    /// last parameter for a trailing lambda ([`lambda_param`]), else by position.
     pub(crate) fn position_in(&self, c: &FnDecl) -> Option<usize> {
         match &self.arg_name {
             Some(nm) => c.param_names.iter().position(|p| **p == **nm),
-            None if self.lambda => lambda_param(c, self.arg, self.call.arity, None),
+            None if self.trailing => lambda_param(c, self.arg, self.call.arity, None),
             None => Some(self.arg),
         }
     }
@@ -1432,11 +1435,14 @@ pub fn summarize(
             .filter(|(_, n)| !n.is_empty() && cat.is_key_name(n))
             .map(|(i, n)| (i, n.clone()))
             .collect();
+        // Unless the constructor is written out (a record's explicit canonical one): the
+        // same parameters by name. Another constructor of the same arity is an overload.
         if key_params.is_empty()
-            || out
-                .functions
-                .iter()
-                .any(|f| *f.name == **ty && f.arity == fields.len())
+            || out.functions.iter().any(|f| {
+                *f.name == **ty
+                    && f.arity == fields.len()
+                    && f.param_names.iter().zip(fields).all(|(a, b)| **a == **b)
+            })
         {
             continue;
         }
@@ -2087,11 +2093,25 @@ fn infer_retry_params(
                         && arg.lambda.is_none();
                     // Or a lambda that runs the parameter (`retrying { op() }`,
                     // `() -> op.get()`): the callee runs it whenever it runs the lambda.
+                    // Unless a lambda on the way binds a parameter of the same name
+                    // (`{ op -> runCatching { op() } }` runs its own `op`).
+                    let shadowed = |c: &Call, l: ScopeId| {
+                        model
+                            .ancestors(c.scope)
+                            .take_while(|x| *x != l)
+                            .chain(std::iter::once(l))
+                            .any(|x| {
+                                matches!(&model.scopes[x].kind, ScopeKind::Lambda(li)
+                                    if li.params.iter().any(|q| q.name == p.name))
+                            })
+                    };
                     let forwarded = || {
                         arg.lambda.is_some_and(|l| {
-                            calls
-                                .iter()
-                                .any(|c| model.is_within(c.scope, l) && invokes_param(c, &p.name))
+                            calls.iter().any(|c| {
+                                model.is_within(c.scope, l)
+                                    && invokes_param(c, &p.name)
+                                    && !shadowed(c, l)
+                            })
                         })
                     };
                     if !plain && !forwarded() {
@@ -2135,6 +2155,15 @@ fn infer_retry_params(
                             handled: model.failure_caught_all(call.span.start, s.span),
                             callable: may_hold_function(&p.ty),
                             lambda: !plain,
+                            // A Kotlin lambda written after the parentheses binds the last
+                            // parameter; one inside them binds by position.
+                            trailing: !plain
+                                && model.language == Language::Kotlin
+                                && !text
+                                    .get(..arg.span.start)
+                                    .unwrap_or("")
+                                    .trim_end()
+                                    .ends_with(['(', ',']),
                         });
                     }
                 }
@@ -2811,6 +2840,9 @@ pub struct ProjectIndex {
     /// JVM types declared in each file (by display path), and each JVM type's declared
     /// supertypes: a call with no receiver may reach a method a caller's type inherits.
     file_types: HashMap<String, Vec<String>>,
+    /// Every JVM type declared in each file, nested ones included: a constructor call of
+    /// one of them never reaches another file's namesake.
+    file_type_names: HashMap<String, Vec<Name>>,
     type_supers: HashMap<String, Vec<String>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
@@ -3294,6 +3326,15 @@ impl ProjectIndex {
                     }
                 }
             }
+            if !s.types.is_empty() {
+                let ts = idx.file_type_names.entry(s.path.clone()).or_default();
+                for (name, _, _) in &s.types {
+                    let n = Name::from(name.as_str());
+                    if !ts.contains(&n) {
+                        ts.push(n);
+                    }
+                }
+            }
             for (name, supers, _) in s.types {
                 let ss = idx.type_supers.entry(name).or_default();
                 for sup in supers {
@@ -3414,6 +3455,27 @@ impl ProjectIndex {
             call.receiver_type.as_deref(),
             from_path,
         )
+    }
+
+    /// True when `call` (made in the file `from_path`) reaches a declaration of the
+    /// project ([`Self::candidates`]): a free call that resolves, or a call on a receiver
+    /// that names the declaring type (its declared type, or a name that contains or is
+    /// contained in the type's). A receiver that names no candidate's type (`keys.next()`
+    /// with `next` declared by unrelated iterators) does not count.
+    pub fn declared_for(&self, call: &Call, from_path: &str) -> bool {
+        let cands = self.candidates(call, from_path);
+        if cands.is_empty() {
+            return false;
+        }
+        let Some(r) = crate::catalogue::receiver_text(call) else {
+            return true;
+        };
+        let last = normalized(crate::catalogue::last_segment(&r));
+        cands.iter().any(|(_, d)| {
+            !d.type_name.is_empty()
+                && (call.receiver_type.as_deref() == Some(&*d.type_name)
+                    || receiver_names_norm(&last, &d.type_norm))
+        })
     }
 
     /// The supertypes, transitively and nearest first (one set per inheritance level), that
@@ -3579,6 +3641,16 @@ impl ProjectIndex {
                     let same: Vec<_> = all.clone().filter(|(_, d)| *d.path == *from_path).collect();
                     if !same.is_empty() {
                         same
+                    } else if jvm
+                        && self
+                            .file_type_names
+                            .get(from_path)
+                            .is_some_and(|ts| ts.iter().any(|t| **t == *callee))
+                    {
+                        // `T(..)` / `new T(..)` of a type this file declares (a private
+                        // record with no constructor written out): that type's
+                        // constructor, not a namesake's of another file.
+                        Vec::new()
                     } else {
                         // A top-level function, or a method the caller's type inherits
                         // from a project supertype (`newWorker(..)` in a class extending

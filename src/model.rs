@@ -373,6 +373,11 @@ pub struct Source {
     /// bucket, which every attempt inside the window shares (see
     /// [`crate::flow::clock_window`]). Not followed as an origin.
     pub window: bool,
+    /// Recognised by its name alone (a `by_name` catalogue entry: a key generator such as
+    /// `idempotencyKeyGenerator.generate()`): a declaration of the call in another file of
+    /// the project takes its place once the project index is known
+    /// ([`crate::classify::classify_in_project`]).
+    pub by_name: bool,
 }
 
 /// One thing a value depends on.

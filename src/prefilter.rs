@@ -1774,14 +1774,26 @@ impl FileDemand {
         for w in &facts.named_writes {
             sink_origin |= !flow.origins(w.value, &rec).is_empty();
         }
-        let asks: Vec<SharedCall> = rec
-            .asked
-            .into_inner()
-            .into_iter()
-            .collect::<BTreeSet<_>>()
+        let mut asked: BTreeSet<CallRef> = rec.asked.into_inner().into_iter().collect();
+        // A key generator recognised by its name stops being a source in pass 2 when the
+        // project declares it in another file (`crate::classify::classify_in_project`):
+        // its declarations are wanted, as a helper's are.
+        let by_name: foldhash::HashSet<crate::model::Span> = model
+            .sources
             .iter()
-            .map(SharedCall::new)
+            .filter(|s| s.by_name)
+            .map(|s| s.span)
             .collect();
+        if !by_name.is_empty() {
+            asked.extend(
+                model
+                    .calls
+                    .iter()
+                    .filter(|c| by_name.contains(&c.span))
+                    .map(resolution_ref),
+            );
+        }
+        let asks: Vec<SharedCall> = asked.iter().map(SharedCall::new).collect();
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
         for call in &model.calls {

@@ -129,8 +129,16 @@ fn comments(
             continue;
         };
         let opener = line_start + before.len() - 2;
-        // Doc comments (`///`, `/**` ends differently) are documentation, not directives.
-        if text[..opener].ends_with('/') {
+        // Doc comments (`///`, `/**` ends differently) are documentation, not directives;
+        // so is a directive quoted in one (`//! - `// idemlint: allow(..)``) or in inline
+        // code anywhere (an odd number of backticks before it on its line).
+        let head = &text[line_start..opener];
+        let lead = head.trim_start();
+        if text[..opener].ends_with('/')
+            || lead.starts_with("///")
+            || lead.starts_with("//!")
+            || head.matches('`').count() % 2 == 1
+        {
             continue;
         }
         if in_string(opener) {
@@ -574,6 +582,16 @@ mod tests {
         assert_eq!(s[1].reason, None);
         assert_eq!(s[2].reach, Reach::Line(8));
         assert_eq!(s[2].reason.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn directives_quoted_in_documentation_are_not_directives() {
+        let text = "//! Suppress with\n//! - `// idemlint: allow(time-in-key) -- reason`\nfn f() {\n    /// Write `// idemlint: allow(..)` above the line.\n    // Example: `// idemlint: allow(a) -- why // idemlint: allow(unused-suppression)`.\n    g(); // idemlint: allow(time-in-key) -- real\n}\n";
+        let (s, bad) = sups(Language::Rust, text);
+        assert!(bad.is_empty(), "{bad:?}");
+        assert_eq!(s.len(), 1, "{s:#?}");
+        assert_eq!(s[0].reach, Reach::Line(6));
+        assert_eq!(s[0].reason.as_deref(), Some("real"));
     }
 
     #[test]

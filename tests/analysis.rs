@@ -2318,7 +2318,8 @@ object Network {
 
 /// A constructor declared in another file: a Kotlin data class's primary constructor, a
 /// Java record's canonical one and a Kotlin secondary constructor that mints. A call of
-/// each from a retry scope is found as it is when both sit in one file.
+/// each from a retry scope is found as it is when both sit in one file; a type of the
+/// caller's own file with the same name (no key field) hides the other file's.
 #[test]
 fn constructors_declared_in_another_file_take_and_mint_keys() {
     let dir = project(
@@ -2358,6 +2359,26 @@ class Payouts(private val retry: Retry, private val api: PayoutApi) {
 }
 
 interface PayoutApi { fun send(cmd: PayoutCommand): String }
+"#,
+            ),
+            (
+                "src/app/Audit.java",
+                r#"package shop.app;
+
+import java.util.UUID;
+import org.springframework.retry.annotation.Retryable;
+
+class Audit {
+    private record PayoutCommand(String traceId, long amount) {}
+    private final AuditApi api = null;
+
+    @Retryable(maxAttempts = 3)
+    public String audit(long amount) {
+        return api.send(new PayoutCommand(UUID.randomUUID().toString(), amount).toString());
+    }
+}
+
+interface AuditApi { String send(String line); }
 "#,
             ),
             (
@@ -2419,6 +2440,13 @@ fun <T> once(block: () -> T): T = block()
 
 fun <T> durably(op: () -> T): T = retrying { op() }
 fun <T> plainly(op: () -> T): T = once { op() }
+
+fun <T> withRetry(block: () -> T, attempts: Int = 3): T = retrying(attempts, block)
+fun <T> inParens(op: () -> T): T = withRetry({ op() })
+fun <T> fallbacks(op: () -> T, others: List<() -> T>): T {
+    op()
+    return retrying { others.firstNotNullOf { op -> runCatching { op() }.getOrNull() } }
+}
 "#,
             ),
             (
@@ -2432,6 +2460,8 @@ import shop.net.plainly
 class Payouts(private val api: PayoutApi) {
     fun a(amount: Long) = durably { api.createPayout(UUID.randomUUID().toString(), amount) }
     fun b(amount: Long) = plainly { api.createPayout(UUID.randomUUID().toString(), amount) }
+    fun c(amount: Long) = inParens { api.createPayout(UUID.randomUUID().toString(), amount) }
+    fun d(amount: Long) = fallbacks({ api.createPayout(UUID.randomUUID().toString(), amount) }, listOf())
 }
 
 interface PayoutApi { fun createPayout(idempotencyKey: String, amount: Long): String }
@@ -2440,12 +2470,68 @@ interface PayoutApi { fun createPayout(idempotencyKey: String, amount: Long): St
         ],
     );
     let got = findings(&dir);
+    let want = [8, 10]
+        .map(|l| {
+            (
+                "src/app/Payouts.kt".to_string(),
+                l,
+                "key-in-retry-scope".to_string(),
+            )
+        })
+        .to_vec();
+    assert_eq!(got, want);
+}
+
+/// A key generator recognised by its name (`XIdempotencyKeys.generate()`) that another
+/// file of the project declares is followed through its declaration, as when it is
+/// declared in the calling file: a clock inside is a clock key, a derived key is none.
+#[test]
+fn a_key_generator_declared_in_another_file_is_followed_not_taken_by_its_name() {
+    let dir = project(
+        "by_name_cross_file",
+        &[
+            (
+                "src/keys/IdempotencyKeys.kt",
+                r#"package shop.keys
+
+object ClockIdempotencyKeys {
+    fun generate(): String = "idk_${System.currentTimeMillis()}"
+}
+
+object OrderIdempotencyKeys {
+    var currentOrder: String = "none"
+    fun generate(): String = "order-$currentOrder"
+}
+"#,
+            ),
+            (
+                "src/app/Payments.kt",
+                r#"package shop.app
+
+import io.github.resilience4j.retry.Retry
+import shop.keys.ClockIdempotencyKeys
+import shop.keys.OrderIdempotencyKeys
+
+class Payments(private val api: Api, private val retry: Retry) {
+    fun pay(orderId: String) {
+        api.post(orderId, idempotencyKey = ClockIdempotencyKeys.generate())
+    }
+    fun payRetried(orderId: String) = retry.executeSupplier {
+        api.post(orderId, idempotencyKey = OrderIdempotencyKeys.generate())
+    }
+}
+
+interface Api { fun post(orderId: String, idempotencyKey: String): String }
+"#,
+            ),
+        ],
+    );
     assert_eq!(
-        got,
+        findings(&dir),
         vec![(
-            "src/app/Payouts.kt".to_string(),
-            8,
-            "key-in-retry-scope".to_string()
+            "src/app/Payments.kt".to_string(),
+            9,
+            "time-in-key".to_string()
         )]
     );
 }
