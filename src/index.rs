@@ -421,6 +421,25 @@ const SENDS_OKHTTP: &str = "<sends HTTP: OkHttp>";
 pub const HTTP_OKHTTP: u8 = 1;
 /// [`FnDecl::http`]: the request goes through Spring's `ClientHttpRequestInterceptor`s.
 pub const HTTP_SPRING: u8 = 2;
+/// [`crate::prefilter::FileDemand::evidence_needed`]: a WebClient `ExchangeFilterFunction`
+/// reads reactive re-subscription evidence ([`ProjectIndex::reactive_retry_sites`]).
+pub const HTTP_WEBCLIENT: u8 = 4;
+
+/// A Reactor or Kotlin Flow retry operator: `retryWhen(..)` / `retryBackoff(..)` on any
+/// receiver, `retry(..)` on a chained call (`..bodyToMono(X.class).retry(3)`; a free or
+/// variable `retry(..)` is more often a project's own function). Re-subscribes its
+/// upstream, so a WebClient exchange there runs its filters again
+/// (<https://projectreactor.io/docs/core/release/api/reactor/core/publisher/Mono.html#retryWhen-reactor.util.retry.Retry->).
+fn is_reactive_retry(c: &Call) -> bool {
+    match c.callee.as_str() {
+        "retryWhen" | "retryBackoff" => c.receiver.is_some(),
+        "retry" => c
+            .receiver
+            .as_deref()
+            .is_some_and(|r| r.trim_end().ends_with(')')),
+        _ => false,
+    }
+}
 
 /// Retrofit and Feign endpoint annotations (OkHttp) vs Spring HTTP interface ones.
 fn endpoint_client(annotation: &str) -> u8 {
@@ -666,6 +685,10 @@ pub struct FileSummary {
     pub clone_sites: Vec<CloneSite>,
     /// Retry boundaries in this file.
     pub retry_boundaries: usize,
+    /// `path:line` of reactive retries here (`.retryWhen(..)`, `.retryBackoff(..)`, and
+    /// `.retry(..)` on a chained call): a WebClient exchange upstream of one is
+    /// re-subscribed, and its filters run again ([`ProjectIndex::reactive_retry_sites`]).
+    pub reactive_retries: Vec<String>,
     /// Retry boundaries outside interceptors, with their calls (JVM files only).
     pub retry_sites: Vec<RetrySite>,
     /// Constants and exchange properties declared here that name or carry a key header.
@@ -1554,6 +1577,14 @@ pub fn summarize(
         .flatten()
         .filter(|b| b.kind == crate::catalogue::BoundaryKind::Retry)
         .count();
+    if lang != Language::Rust {
+        out.reactive_retries = model
+            .calls
+            .iter()
+            .filter(|c| is_reactive_retry(c))
+            .map(|c| location(path, lines, text, c.span.start))
+            .collect();
+    }
     if lang != Language::Rust {
         // Sites: retry boundaries outside interceptors, and lambdas passed to functions
         // that may turn out to be retry combinators. Each call is added to the sites among
@@ -2833,6 +2864,10 @@ pub struct ProjectIndex {
     /// The sites whose calls reach Spring's HTTP clients: the evidence for a Spring
     /// `ClientHttpRequestInterceptor`.
     pub spring_retry_sites: Vec<String>,
+    /// Reactive retries of every summarised file ([`FileSummary::reactive_retries`]),
+    /// sorted: the evidence for a WebClient `ExchangeFilterFunction`, which WebClient runs
+    /// again on every re-subscription.
+    pub reactive_retry_sites: Vec<String>,
     /// Every retry site of the summaries merged so far (see [`RetrySite`]).
     retry_sites: Vec<RetrySite>,
     /// Constants and exchange properties that name or carry a key header, sorted.
@@ -3305,6 +3340,11 @@ impl ProjectIndex {
             idx.retrying_types.extend(s.retrying_types);
             idx.clone_sites.extend(s.clone_sites);
             idx.retry_boundaries += s.retry_boundaries;
+            if !s.reactive_retries.is_empty() {
+                idx.reactive_retry_sites.extend(s.reactive_retries);
+                idx.reactive_retry_sites.sort();
+                idx.reactive_retry_sites.dedup();
+            }
             idx.named_keys.extend(s.named_keys);
             idx.camel_routes.extend(s.camel_routes);
             idx.camel_sends.extend(s.camel_sends);

@@ -1504,7 +1504,8 @@ pub struct FileDemand {
     pub interceptor: bool,
     /// The client libraries whose call-level retry evidence an interceptor here reads
     /// ([`crate::index::HTTP_OKHTTP`] for OkHttp application interceptors,
-    /// [`crate::index::HTTP_SPRING`] for Spring `ClientHttpRequestInterceptor`s).
+    /// [`crate::index::HTTP_SPRING`] for Spring `ClientHttpRequestInterceptor`s,
+    /// [`crate::index::HTTP_WEBCLIENT`] for WebClient `ExchangeFilterFunction`s).
     pub evidence_needed: u8,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
@@ -1653,6 +1654,7 @@ impl FileDemand {
                 evidence_needed |= match b.flavor.as_str() {
                     "okhttp-application" | "okhttp-class" => crate::index::HTTP_OKHTTP,
                     "spring-client-interceptor" => crate::index::HTTP_SPRING,
+                    "webclient-filter" => crate::index::HTTP_WEBCLIENT,
                     _ => 0,
                 };
                 if let Some(t) = &b.type_name
@@ -3037,6 +3039,9 @@ pub fn needs_retry_evidence<'a>(
     }
     if index.spring_retry_sites.is_empty() {
         missing |= crate::index::HTTP_SPRING;
+    }
+    if index.reactive_retry_sites.is_empty() {
+        missing |= crate::index::HTTP_WEBCLIENT;
     }
     if missing == 0 {
         return false;

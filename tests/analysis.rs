@@ -2535,3 +2535,54 @@ interface Api { fun post(orderId: String, idempotencyKey: String): String }
         )]
     );
 }
+
+/// A WebClient filter that mints a key runs per attempt only when something re-subscribes
+/// the exchange: a `retryWhen(..)` in another file (with no key word, so the prefilter
+/// must look for it) makes it `key-in-interceptor`; without one it is
+/// `interceptor-mints-key`.
+#[test]
+fn a_webclient_filter_is_per_attempt_only_under_a_reactive_retry_anywhere() {
+    let filter = r#"package shop.net;
+
+import java.util.UUID;
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
+import reactor.core.publisher.Mono;
+
+public final class KeyFilter implements ExchangeFilterFunction {
+    @Override
+    public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
+        return next.exchange(ClientRequest.from(request)
+                .header("Idempotency-Key", UUID.randomUUID().toString()).build());
+    }
+}
+"#;
+    let sender = |retry: &str| {
+        format!(
+            "package shop.app;\n\nimport org.springframework.web.reactive.function.client.WebClient;\nimport reactor.core.publisher.Mono;\n\nclass Sender {{\n    Mono<String> send(WebClient client, String body) {{\n        return client.post().uri(\"/payouts\").bodyValue(body).retrieve().bodyToMono(String.class){retry};\n    }}\n}}\n"
+        )
+    };
+    for (name, retry, rule) in [
+        (
+            "webclient_retried",
+            ".retryWhen(reactor.util.retry.Retry.max(3))",
+            "key-in-interceptor",
+        ),
+        ("webclient_not_retried", "", "interceptor-mints-key"),
+    ] {
+        let dir = project(
+            name,
+            &[
+                ("src/net/KeyFilter.java", filter),
+                ("src/app/Sender.java", &sender(retry)),
+            ],
+        );
+        assert_eq!(
+            findings(&dir),
+            vec![("src/net/KeyFilter.java".to_string(), 14, rule.to_string())],
+            "{name}"
+        );
+    }
+}

@@ -1415,8 +1415,10 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
                 "Speakeasy-generated SDKs rebuild the request and run `beforeRequest` hooks inside their retry action, once per attempt, so a retried request gets the hook's header anew".to_string(),
             )
         }
+        // Per attempt only when something re-subscribes: a reactive retry in the project
+        // (the index cannot tie it to this filter's client; any counts).
         "webclient-filter" => (
-            true,
+            !idx.reactive_retry_sites.is_empty(),
             "WebClient runs `ExchangeFilterFunction`s again on every `retry()`/`retryWhen()` re-subscription (Spring Framework 5.2 and later)".to_string(),
         ),
         "reqwest-middleware" => {
