@@ -352,10 +352,10 @@ impl MintResolution<'_> {
 /// [`FnDecl::passes_params`]).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PassedParam {
-    /// 0-based position of the parameter.
-    pub param: usize,
-    /// 0-based position of the argument in the call.
-    pub arg: usize,
+    /// 0-based position of the parameter ([`Self::param`]; 4 bytes, as many are held).
+    pub param: u32,
+    /// 0-based position of the argument in the call ([`Self::arg`]).
+    pub arg: u32,
     /// The call, shared with the file's other records of it: callee, number of arguments,
     /// the receiver's last segment (`RetryHelper` in `RetryHelper.run(block)`: candidates
     /// on a type it names are preferred) and declared type.
@@ -380,14 +380,24 @@ pub struct PassedParam {
 }
 
 impl PassedParam {
+    /// [`Self::param`] as an index.
+    pub(crate) fn param(&self) -> usize {
+        self.param as usize
+    }
+
+    /// [`Self::arg`] as an index.
+    pub(crate) fn arg(&self) -> usize {
+        self.arg as usize
+    }
+
     /// The 0-based parameter of a declaration `c` of the callee that the argument binds:
     /// by name for a Kotlin named argument (`None` when `c` has no such parameter), the
     /// last parameter for a trailing lambda ([`lambda_param`]), else by position.
     pub(crate) fn position_in(&self, c: &FnDecl) -> Option<usize> {
         match &self.arg_name {
             Some(nm) => c.param_names.iter().position(|p| **p == **nm),
-            None if self.trailing => lambda_param(c, self.arg, self.call.arity, None),
-            None => Some(self.arg),
+            None if self.trailing => lambda_param(c, self.arg(), self.call.arity, None),
+            None => Some(self.arg()),
         }
     }
 }
@@ -2178,8 +2188,8 @@ fn infer_retry_params(
                         }
                     } else if !NOT_COMBINATORS.contains(&call.callee.as_str()) {
                         d.passes_params.push(PassedParam {
-                            param: pi,
-                            arg: ai,
+                            param: pi as u32,
+                            arg: ai as u32,
                             call: call_table.intern(CallRef::of(call)),
                             arg_name: arg.name.as_deref().map(|n| names.get(n)),
                             line: line_of(lines, text, call.span.start),
@@ -3236,7 +3246,7 @@ pub(crate) fn never_retries(d: &FnDecl, p: Option<usize>) -> bool {
         && !d
             .passes_params
             .iter()
-            .any(|pp| pp.param == p && pp.callable)
+            .any(|pp| pp.param() == p && pp.callable)
 }
 
 /// A receiver names a type when either normalised name contains the other (at least three
@@ -3971,7 +3981,7 @@ impl ProjectIndex {
                     let d = &self.functions[n][i];
                     let mut add = Vec::new();
                     for pp in d.passes_params.iter().filter(|pp| pp.callable) {
-                        let (pi, callee) = (&pp.param, &*pp.call.callee);
+                        let (pi, callee) = (&pp.param(), &*pp.call.callee);
                         if self.retry_at(n, i).iter().any(|(x, _, _)| x == pi)
                             || add.iter().any(|(x, _, _)| x == pi)
                         {
@@ -4282,7 +4292,7 @@ impl ProjectIndex {
                                 && (d.rare().param_sinks_handled.contains(p)
                                     || d.passes_params
                                         .iter()
-                                        .any(|pp| pp.param == *p && !pp.lambda))
+                                        .any(|pp| pp.param() == *p && !pp.lambda))
                         })
                         .collect()
                 })
@@ -4323,7 +4333,7 @@ impl ProjectIndex {
                         for pp in d
                             .passes_params
                             .iter()
-                            .filter(|pp| pp.param == p && !pp.lambda)
+                            .filter(|pp| pp.param() == p && !pp.lambda)
                         {
                             let cands = self.candidates_of_passed(pp, &d.path);
                             let keyed: Vec<(usize, usize)> = cands
@@ -4612,8 +4622,8 @@ impl ProjectIndex {
             for (k, n) in names.iter().enumerate() {
                 for (i, d) in self.functions[n].iter().enumerate() {
                     for pp in d.passes_params.iter().filter(|pp| !pp.lambda) {
-                        if d.key_params.iter().any(|(p, _)| *p == pp.param)
-                            || added.contains(&(k, i, pp.param))
+                        if d.key_params.iter().any(|(p, _)| *p == pp.param())
+                            || added.contains(&(k, i, pp.param()))
                             || !keyed.contains(&*pp.call.callee)
                         {
                             continue;
@@ -4625,16 +4635,16 @@ impl ProjectIndex {
                             && !name_ids
                                 .get(&*pp.call.callee)
                                 .is_some_and(|c| declared_in.contains(&(d.path.clone(), *c)));
-                        let cache_key = (pp.call.callee, pp.call.arity, pp.arg, d.test_source);
+                        let cache_key = (pp.call.callee, pp.call.arity, pp.arg(), d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
                                 let pname = d
                                     .param_names
-                                    .get(pp.param)
+                                    .get(pp.param())
                                     .map(|p| p.to_string())
                                     .unwrap_or_default();
-                                added.insert((k, i, pp.param));
-                                adds.push((*n, i, pp.param, pname, at));
+                                added.insert((k, i, pp.param()));
+                                adds.push((*n, i, pp.param(), pname, at));
                             }
                             continue;
                         }
@@ -4681,11 +4691,11 @@ impl ProjectIndex {
                         if let Some(at) = hit {
                             let pname = d
                                 .param_names
-                                .get(pp.param)
+                                .get(pp.param())
                                 .map(|p| p.to_string())
                                 .unwrap_or_default();
-                            added.insert((k, i, pp.param));
-                            adds.push((*n, i, pp.param, pname, at));
+                            added.insert((k, i, pp.param()));
+                            adds.push((*n, i, pp.param(), pname, at));
                         }
                     }
                 }

@@ -1512,7 +1512,7 @@ pub struct FileDemand {
     /// `(type, field)` of every field with a declared default (Kotlin primary-constructor
     /// defaults, Java field initialisers): a sink when a web handler sends that field of
     /// a request-bound object as a key ([`crate::index::BoundKeyField`]).
-    pub default_fields: ThinVec<(String, String)>,
+    pub default_fields: ThinVec<(Name, Name)>,
     /// Of those, the ones whose default's flow passes through calls, each with those calls
     /// (as [`FileDemand::asks`] holds them): when a web handler sends the field as a key,
     /// a fresh helper among them is an origin (`requestRef = Seeds.now()`), so its
@@ -1534,7 +1534,7 @@ pub struct FileDemand {
     pub origin_without_flow: bool,
     /// Callees of calls given a lambda with parameters: when one is an inferred retry
     /// combinator, the parameters are passed in per attempt (an origin).
-    pub param_lambda_callees: ThinVec<String>,
+    pub param_lambda_callees: ThinVec<Name>,
     /// The file calls a library function that mints its own key (`[[minting_call]]`).
     pub library_mints: bool,
     /// The file has an attempt boundary.
@@ -1568,13 +1568,13 @@ pub struct FileDemand {
     /// catalogue entry classified, and calls a function passes one of its parameters to
     /// (wrappers), minus [`crate::index::NOT_COMBINATORS`]. Their declarations decide
     /// whether the lambda is a retry scope.
-    pub combinator_callees: ThinVec<String>,
+    pub combinator_callees: ThinVec<Name>,
     /// Of those, the calls given such a lambda (or a local bound to one), as
     /// [`ProjectIndex::candidates`] reads them, each with those arguments (sorted by
     /// position): pass 2 asks [`ProjectIndex::retried_arg`] about exactly these.
     pub lambda_calls: ThinVec<(CallRef, Vec<LambdaArg>)>,
     /// Of those, the callees of `super` calls in scheduled methods (template methods).
-    pub super_callees: ThinVec<String>,
+    pub super_callees: ThinVec<Name>,
 }
 
 /// A call's record as [`ProjectIndex::candidates`] resolves it: callee, argument count,
@@ -1623,7 +1623,7 @@ fn camel_processors(model: &FileModel) -> ThinVec<String> {
     )
 }
 
-fn sorted(mut v: Vec<String>) -> ThinVec<String> {
+fn sorted<T: Ord>(mut v: Vec<T>) -> ThinVec<T> {
     v.sort();
     v.dedup();
     v.into()
@@ -1669,7 +1669,7 @@ impl FileDemand {
             .iter()
             .filter_map(|r| r.type_name.clone())
             .collect();
-        let mut combinator_callees: Vec<String> = Vec::new();
+        let mut combinator_callees: Vec<Name> = Vec::new();
         // Inherited methods a scheduled method calls (`super.run()`): their declarations
         // decide which overrides run per tick (`index::apply_template_hooks`).
         for (i, b) in facts.boundaries.iter().enumerate() {
@@ -1678,7 +1678,7 @@ impl FileDemand {
             {
                 for call in model.calls.iter().filter(|c| model.is_within(c.scope, i)) {
                     if crate::catalogue::receiver_text(call).as_deref() == Some("super") {
-                        combinator_callees.push(call.callee.clone());
+                        combinator_callees.push(Name::from(call.callee.as_str()));
                     }
                 }
             }
@@ -1686,7 +1686,7 @@ impl FileDemand {
         let super_callees = sorted(combinator_callees.clone());
         for f in &summary.functions {
             for pp in f.passes_params.iter().filter(|pp| pp.callable) {
-                combinator_callees.push(pp.call.callee.to_string());
+                combinator_callees.push(pp.call.callee);
             }
         }
         // The lambdas `index::apply_inferred_boundaries` may mark: given to the call, or a
@@ -1745,7 +1745,7 @@ impl FileDemand {
             if !lambda_args.is_empty()
                 && !crate::index::NOT_COMBINATORS.contains(&call.callee.as_str())
             {
-                combinator_callees.push(call.callee.clone());
+                combinator_callees.push(Name::from(call.callee.as_str()));
                 lambda_calls
                     .entry(CallRef {
                         callee: Name::from(call.callee.as_str()),
@@ -1826,13 +1826,12 @@ impl FileDemand {
                     .extend(asked);
             }
         }
-        let arg_asks = by_callee
-            .into_iter()
-            .flat_map(|(c, a)| {
-                let c = Name::from(c);
-                a.into_iter().map(move |r| (c, SharedCall::new(&r)))
-            })
-            .collect();
+        // Sized exactly: every parsed file's demand is held until pass 2.
+        let mut arg_asks = ThinVec::with_capacity(by_callee.values().map(BTreeSet::len).sum());
+        for (c, a) in by_callee {
+            let c = Name::from(c);
+            arg_asks.extend(a.into_iter().map(|r| (c, SharedCall::new(&r))));
+        }
         // Field defaults: a sink once the index knows a web handler sends the field.
         let default_asks: Vec<(String, String, Vec<SharedCall>)> = field_defaults(model)
             .filter_map(|(t, f, v)| {
@@ -1886,8 +1885,8 @@ impl FileDemand {
             evidence_needed,
             has_sinks: !facts.sinks.is_empty() || spel_clock_key,
             default_fields: {
-                let mut d: Vec<(String, String)> = field_defaults(model)
-                    .map(|(t, f, _)| (t.clone(), f.clone()))
+                let mut d: Vec<(Name, Name)> = field_defaults(model)
+                    .map(|(t, f, _)| (Name::from(t.as_str()), Name::from(f.as_str())))
                     .collect();
                 d.sort();
                 d.dedup();
@@ -1921,9 +1920,9 @@ impl FileDemand {
                     .scopes
                     .iter()
                     .filter_map(|s| match &s.kind {
-                        crate::model::ScopeKind::Lambda(l) if !l.params.is_empty() => {
-                            l.owner_call.map(|c| model.calls[c].callee.clone())
-                        }
+                        crate::model::ScopeKind::Lambda(l) if !l.params.is_empty() => l
+                            .owner_call
+                            .map(|c| Name::from(model.calls[c].callee.as_str())),
                         _ => None,
                     })
                     .collect(),
@@ -2648,7 +2647,7 @@ pub fn demanded_names<'a>(
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .filter(|pp| pp.callable && ps.contains(&Some(pp.param)))
+                                .filter(|pp| pp.callable && ps.contains(&Some(pp.param())))
                                 .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
                         );
                     }
@@ -2902,7 +2901,7 @@ pub fn demanded_names<'a>(
                         combinators.extend(
                             f.passes_params
                                 .iter()
-                                .filter(|p| p.param == q && p.callable)
+                                .filter(|p| p.param() == q && p.callable)
                                 .map(|p| (&*p.call.callee, Some(p), f.jvm)),
                         );
                     }
