@@ -2209,6 +2209,13 @@ fn infer_retry_params(
                     }
                 }
             }
+            // A parameter the function retries itself needs no wrapper state: the lambda
+            // it runs the block in (`repeat(n) { try { return block() } .. }`) is its own
+            // retry, and following it would only demand every `repeat` of the project.
+            if d.rare().retry_params.iter().any(|(i, _)| *i == pi) {
+                d.passes_params
+                    .retain(|pp| !(pp.lambda && pp.param() == pi));
+            }
         }
     }
 }
