@@ -2889,12 +2889,11 @@ pub struct ProjectIndex {
     retry_sites: Vec<RetrySite>,
     /// Constants and exchange properties that name or carry a key header, sorted.
     named_keys: Vec<NamedKey>,
-    /// JVM types declared in each file (by display path), and each JVM type's declared
-    /// supertypes: a call with no receiver may reach a method a caller's type inherits.
-    file_types: HashMap<String, Vec<String>>,
-    /// Every JVM type declared in each file, nested ones included: a constructor call of
-    /// one of them never reaches another file's namesake.
-    file_type_names: HashMap<String, Vec<Name>>,
+    /// JVM types declared in each file (by display path), each with whether it is
+    /// top-level, and each JVM type's declared supertypes: a call with no receiver may
+    /// reach a method a caller's top-level type inherits; a constructor call of any type
+    /// the file declares never reaches another file's namesake.
+    file_types: HashMap<String, Vec<(String, bool)>>,
     type_supers: HashMap<String, Vec<String>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
@@ -3375,20 +3374,12 @@ impl ProjectIndex {
                     ts.push(t);
                 }
             }
-            for (name, _, top) in &s.types {
-                if *top {
-                    let ts = idx.file_types.entry(s.path.clone()).or_default();
-                    if !ts.contains(name) {
-                        ts.push(name.clone());
-                    }
-                }
-            }
             if !s.types.is_empty() {
-                let ts = idx.file_type_names.entry(s.path.clone()).or_default();
-                for (name, _, _) in &s.types {
-                    let n = Name::from(name.as_str());
-                    if !ts.contains(&n) {
-                        ts.push(n);
+                let ts = idx.file_types.entry(s.path.clone()).or_default();
+                for (name, _, top) in &s.types {
+                    match ts.iter_mut().find(|(t, _)| t == name) {
+                        Some((_, t)) => *t |= *top,
+                        None => ts.push((name.clone(), *top)),
                     }
                 }
             }
@@ -3544,13 +3535,7 @@ impl ProjectIndex {
     /// a method inherited through them, [`Self::candidates_of`]).
     pub(crate) fn file_supertypes(&self, path: &str) -> Vec<&str> {
         let mut seen: HashSet<&str> = HashSet::new();
-        let mut frontier: Vec<&str> = self
-            .file_types
-            .get(path)
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
+        let mut frontier: Vec<&str> = self.file_type_names(path).collect();
         let mut out = Vec::new();
         while let Some(t) = frontier.pop() {
             for sup in self.type_supers.get(t).into_iter().flatten() {
@@ -3569,13 +3554,15 @@ impl ProjectIndex {
             .get(path)
             .into_iter()
             .flatten()
-            .map(String::as_str)
+            .filter(|(_, top)| *top)
+            .map(|(t, _)| t.as_str())
     }
 
     fn inherited_levels(&self, path: &str) -> Vec<Vec<&str>> {
-        let Some(types) = self.file_types.get(path).filter(|t| !t.is_empty()) else {
+        let types: Vec<&str> = self.file_type_names(path).collect();
+        if types.is_empty() {
             return Vec::new();
-        };
+        }
         let levels_of = |t: &str| -> Vec<Vec<&str>> {
             let mut seen: HashSet<&str> = [t].into_iter().collect();
             let mut levels = Vec::new();
@@ -3596,7 +3583,7 @@ impl ProjectIndex {
             }
             levels
         };
-        let mut levels = levels_of(&types[0]);
+        let mut levels = levels_of(types[0]);
         for t in &types[1..] {
             let common: HashSet<&str> = levels_of(t).into_iter().flatten().collect();
             for l in &mut levels {
@@ -3700,9 +3687,9 @@ impl ProjectIndex {
                         same
                     } else if jvm
                         && self
-                            .file_type_names
+                            .file_types
                             .get(from_path)
-                            .is_some_and(|ts| ts.iter().any(|t| **t == *callee))
+                            .is_some_and(|ts| ts.iter().any(|(t, _)| *t == *callee))
                     {
                         // `T(..)` / `new T(..)` of a type this file declares (a private
                         // record with no constructor written out): that type's
