@@ -1461,7 +1461,7 @@ pub fn summarize(
     // other files reach the field through it (`PayoutCommand(UUID.randomUUID().toString(),
     // amount)`); calls in this file also see the field itself
     // ([`crate::model::FileModel::components_written`]).
-    for (ty, fields) in &model.components {
+    for (ty, fields, scope) in &model.components {
         let key_params: ThinVec<(usize, String)> = fields
             .iter()
             .enumerate()
@@ -1479,11 +1479,16 @@ pub fn summarize(
         {
             continue;
         }
-        let at = (0..model.scopes.len())
-            .find(|&t| model.type_info(t).is_some_and(|i| i.name == *ty))
-            .map_or(0, |t| model.scopes[t].span.start);
+        let at = model.scopes[*scope].span.start;
+        // The type it is nested in, if any: `Outer.Inner(..)` reaches it.
+        let outer = model
+            .outer_type_name(*scope)
+            .map(Name::from)
+            .unwrap_or_default();
         out.functions.push(FnDecl {
             name: Name::from(ty),
+            type_name: Name::from(ty),
+            type_outer: outer,
             arity: fields.len(),
             // Exactly this arity: a call that leaves a defaulted argument out is another
             // constructor's (the `ctor_defaults` declarations above, a secondary one).
@@ -1901,7 +1906,8 @@ fn invokes_param(call: &Call, param: &str) -> bool {
     match call.receiver.as_deref().map(str::trim) {
         None => call.callee == param && call.path.is_empty(),
         Some(r) => {
-            r == param
+            // Kotlin's `op!!()` is `invoke` on `op!!`.
+            r.strip_suffix("!!").unwrap_or(r).trim_end() == param
                 && match call.callee.as_str() {
                     // `Supplier.get()`, `Callable.call()`, `Runnable.run()`: no arguments
                     // (`propertyMap.get(ID)` reads a map).
@@ -1913,6 +1919,18 @@ fn invokes_param(call: &Call, param: &str) -> bool {
                 }
         }
     }
+}
+
+/// A method reference that runs parameter `param` when called: `op::get`, `op::call`,
+/// `op::run` (Java's functional interfaces), `op::invoke` (Kotlin), as written in `text`.
+fn method_ref_runs(text: &str, param: &str) -> bool {
+    text.trim().split_once("::").is_some_and(|(r, m)| {
+        r.trim() == param
+            && matches!(
+                m.trim(),
+                "get" | "call" | "run" | "invoke" | "apply" | "accept" | "execute"
+            )
+    })
 }
 
 /// Simple names of types whose values are never functions or lambdas: a parameter declared
@@ -2146,14 +2164,16 @@ fn infer_retry_params(
                                     if li.params.iter().any(|q| q.name == p.name))
                             })
                     };
+                    // Or a method reference that runs it (`withRetries(op::get)`).
                     let forwarded = || {
-                        arg.lambda.is_some_and(|l| {
-                            calls.iter().any(|c| {
-                                model.is_within(c.scope, l)
-                                    && invokes_param(c, &p.name)
-                                    && !shadowed(c, l)
+                        method_ref_runs(text.get(v.span.start..v.span.end).unwrap_or(""), &p.name)
+                            || arg.lambda.is_some_and(|l| {
+                                calls.iter().any(|c| {
+                                    model.is_within(c.scope, l)
+                                        && invokes_param(c, &p.name)
+                                        && !shadowed(c, l)
+                                })
                             })
-                        })
                     };
                     if !plain && !forwarded() {
                         continue;
@@ -3756,6 +3776,28 @@ impl ProjectIndex {
                             .clone()
                             .filter(|(_, d)| {
                                 *d.type_name == *t || d.type_supers.iter().any(|s| **s == *t)
+                            })
+                            .collect();
+                    }
+                    // `Outer.Inner(..)` (Kotlin) or `shop.model.Command(..)`: the
+                    // constructors of the type nested there or declared in that package.
+                    if typed.is_empty()
+                        && jvm
+                        && !is_call
+                        && callee.starts_with(char::is_uppercase)
+                        && crate::model::names_a_type_scope(r)
+                    {
+                        let package = !last.starts_with(char::is_uppercase);
+                        typed = all
+                            .clone()
+                            .filter(|(_, d)| {
+                                *d.type_name == *callee
+                                    && *d.name == *callee
+                                    && (if package {
+                                        d.type_outer.is_empty()
+                                    } else {
+                                        *d.type_outer == *last
+                                    })
                             })
                             .collect();
                     }

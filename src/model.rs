@@ -625,8 +625,9 @@ pub struct FileModel {
     /// Constructor parameters that are fields, by position: Java record components and
     /// Kotlin primary-constructor properties (`val`/`var`), `(type, names)` with an empty
     /// name for a parameter that is not a property. `new R(a, b)`, `R(a, b)` and `this(a,
-    /// b)` inside `R` write argument `i` into field `names[i]`.
-    pub components: Vec<(String, Vec<String>)>,
+    /// b)` inside `R` write argument `i` into field `names[i]`. The third element is the
+    /// type's scope.
+    pub components: Vec<(String, Vec<String>, ScopeId)>,
     /// Rust struct literals with a base (`T { a, b: x, ..base }`): the first call of the
     /// base expression and the fields the literal sets itself, which the base's values of
     /// those fields never reach.
@@ -820,7 +821,11 @@ impl FileModel {
     /// The fields a constructor call writes by position ([`FileModel::components`]):
     /// `new R(..)` / `R(..)` of a type declared in this file, or `this(..)` inside it.
     pub fn components_written(&self, c: &Call) -> Option<&Vec<String>> {
-        if c.receiver.is_some() || c.args.is_empty() {
+        if c.args.is_empty()
+            || c.receiver
+                .as_deref()
+                .is_some_and(|r| !names_a_type_scope(r))
+        {
             return None;
         }
         let ty: &str = if c.callee == "this" {
@@ -834,10 +839,24 @@ impl FileModel {
         } else {
             return None;
         };
+        // `Outer.Inner(..)`: the `Inner` nested in `Outer`.
+        let outer = c
+            .receiver
+            .as_deref()
+            .map(|r| r.rsplit('.').next().unwrap_or(r).trim())
+            .filter(|r| r.starts_with(char::is_uppercase));
         self.components
             .iter()
-            .find(|(t, n)| t == ty && n.len() == c.args.len())
-            .map(|(_, n)| n)
+            .filter(|(t, n, _)| t == ty && n.len() == c.args.len())
+            .find(|(_, _, s)| outer.is_none_or(|o| self.outer_type_name(*s) == Some(o)))
+            .map(|(_, n, _)| n)
+    }
+
+    /// The name of the type that type scope `t` is nested in, if any.
+    pub fn outer_type_name(&self, t: ScopeId) -> Option<&str> {
+        let p = self.scopes[t].parent?;
+        let o = self.enclosing_type(p)?;
+        self.type_info(o).map(|i| i.name.as_str())
     }
 
     /// The innermost type or anonymous-object scope enclosing `scope`, if any.
@@ -933,6 +952,23 @@ impl ScopeLookup {
         self.rightmost_above(2 * node + 1, mid, hi, limit, offset)
             .or_else(|| self.rightmost_above(2 * node, lo, mid, limit, offset))
     }
+}
+
+/// Whether a call's receiver text names where a type is declared, so that a capitalised
+/// callee on it is a constructor: an enclosing type (`Outer.Inner(..)`, Kotlin) or a package
+/// (`shop.model.Command(..)`). Every segment is an identifier; the last is capitalised, or
+/// every segment is lower-case.
+pub(crate) fn names_a_type_scope(receiver: &str) -> bool {
+    let segs: Vec<&str> = receiver.trim().split('.').map(str::trim).collect();
+    let ident = |s: &str| {
+        s.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    segs.iter().all(|s| ident(s))
+        && (segs
+            .last()
+            .is_some_and(|s| s.starts_with(char::is_uppercase))
+            || segs.iter().all(|s| s.starts_with(char::is_lowercase)))
 }
 
 #[cfg(test)]

@@ -2414,6 +2414,82 @@ interface RefundApi { String send(RefundCommand cmd); }
     assert_eq!(got, want);
 }
 
+/// A constructor called through the type it is nested in (`Cmds.Capture(..)`, `new
+/// Cmds.Refund(..)`) or through its package (`shop.model.Top(..)`) reaches that type's
+/// primary or canonical constructor in another file; a namesake nested in another type
+/// does not.
+#[test]
+fn nested_and_qualified_constructors_are_followed_across_files() {
+    let dir = project(
+        "constructor_nested_cross_file",
+        &[
+            (
+                "src/model/Cmds.kt",
+                "package shop.model\n\nclass Cmds {\n    data class Capture(val idempotencyKey: String, val amount: Long)\n}\n\nclass Traces {\n    data class Mark(val traceId: String, val amount: Long)\n}\n\ndata class Top(val idempotencyKey: String, val amount: Long)\n",
+            ),
+            (
+                "src/model/Refunds.java",
+                "package shop.model;\n\npublic final class Refunds {\n    public record Refund(String chargeId, String idempotencyKey) {}\n}\n",
+            ),
+            (
+                "src/app/Payouts.kt",
+                r#"package shop.app
+
+import io.github.resilience4j.retry.Retry
+import java.util.UUID
+import shop.model.Cmds
+import shop.model.Traces
+
+class Payouts(private val retry: Retry, private val api: Api) {
+    fun nested(amount: Long) = retry.executeSupplier {
+        api.send(Cmds.Capture(UUID.randomUUID().toString(), amount))
+    }
+
+    fun qualified(amount: Long) = retry.executeSupplier {
+        api.send(shop.model.Top(UUID.randomUUID().toString(), amount))
+    }
+
+    fun traced(amount: Long) = retry.executeSupplier {
+        api.send(Traces.Mark(UUID.randomUUID().toString(), amount))
+    }
+}
+
+interface Api { fun send(cmd: Any): String }
+"#,
+            ),
+            (
+                "src/app/RefundService.java",
+                r#"package shop.app;
+
+import java.util.UUID;
+import org.springframework.retry.annotation.Retryable;
+import shop.model.Refunds;
+
+class RefundService {
+    private final RefundApi api = null;
+
+    @Retryable(maxAttempts = 3)
+    public String refund(String chargeId) {
+        return api.send(new Refunds.Refund(chargeId, UUID.randomUUID().toString()));
+    }
+}
+
+interface RefundApi { String send(Object cmd); }
+"#,
+            ),
+        ],
+    );
+    let got = findings(&dir);
+    let want = [
+        ("src/app/Payouts.kt", 10),
+        ("src/app/Payouts.kt", 14),
+        ("src/app/RefundService.java", 12),
+    ]
+    .map(|(p, l)| (p.to_string(), l, "key-in-retry-scope".to_string()))
+    .to_vec();
+    assert_eq!(got, want);
+}
+
 /// A wrapper in another file that runs its block inside a lambda it hands to a combinator
 /// (`retrying { op() }`, `() -> op.get()`) is a combinator too; one that runs the lambda
 /// once is not.

@@ -1030,7 +1030,7 @@ impl<'a> Lower<'a> {
             };
             if !type_name.is_empty() {
                 let names = params.iter().map(|(p, _)| p.name.clone()).collect();
-                self.m.components.push((type_name, names));
+                self.m.components.push((type_name, names, id));
             }
             for (param, name_span) in params {
                 self.m.bindings.push(Binding {

@@ -1378,7 +1378,9 @@ impl<'a> Lowerer<'a> {
         if let Some(t) = type_name.filter(|t| !t.is_empty())
             && components.iter().any(|c| !c.is_empty())
         {
-            self.m.components.push((t.to_string(), components));
+            self.m
+                .components
+                .push((t.to_string(), components, self.scope));
         }
     }
 
