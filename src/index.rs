@@ -3336,7 +3336,15 @@ impl ProjectIndex {
                     .or_default() += 1;
             }
         }
+        let mut moved = 0usize;
         for s in summaries {
+            // The files' own lists, freed as their declarations move into the names'
+            // lists, leave room the allocator keeps: given back every 16 MiB moved.
+            moved += s.functions.len() * std::mem::size_of::<FnDecl>();
+            if moved >= 16 << 20 {
+                moved = 0;
+                crate::check::release_free_memory();
+            }
             idx.retry_sites.extend(s.retry_sites);
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
