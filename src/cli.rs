@@ -338,7 +338,8 @@ enum Command {
     /// Print a rule's documentation (the id is case-insensitive).
     Explain {
         /// A rule id, e.g. key-in-retry-scope (shell completions offer them; without one,
-        /// the known rules are listed).
+        /// the known ids are printed as an error, exit code 2; `idemlint rules` lists
+        /// them).
         #[arg(value_parser = RuleIdParser)]
         rule: Option<String>,
     },

@@ -2084,7 +2084,31 @@ fn infer_retry_params(
             if p.name.is_empty() {
                 continue;
             }
+            // Names that hide the parameter inside the body: a local of its name, or a
+            // lambda's parameter (`fallbacks.forEach { op -> retrying(op::invoke) }`).
+            let shadows: Vec<&crate::model::Binding> = model
+                .bindings
+                .iter()
+                .filter(|b| {
+                    b.name == p.name
+                        && b.scope != fi
+                        && model.is_within(b.scope, fi)
+                        && b.kind != crate::model::BindingKind::Field
+                })
+                .chain(model.bindings.iter().filter(|b| {
+                    b.name == p.name && b.scope == fi && b.kind == crate::model::BindingKind::Local
+                }))
+                .collect();
+            let shadowed = |c: &Call| {
+                shadows.iter().any(|b| {
+                    b.span.start < c.span.start
+                        && (b.scope == c.scope || model.is_within(c.scope, b.scope))
+                })
+            };
             for call in calls.iter().copied() {
+                if shadowed(call) {
+                    continue;
+                }
                 if invokes_param(call, &p.name) {
                     if !may_retry {
                         continue;
@@ -3710,7 +3734,20 @@ impl ProjectIndex {
         } else {
             match receiver.map(str::trim) {
                 None | Some("this") | Some("self") | Some("super") | Some("Self") => {
-                    let same: Vec<_> = all.clone().filter(|(_, d)| *d.path == *from_path).collect();
+                    // `T(..)` where this file declares a top-level `T`: that one, not a
+                    // `T` nested in another type of the file.
+                    let top_type = jvm
+                        && self
+                            .file_types
+                            .get(from_path)
+                            .is_some_and(|ts| ts.iter().any(|(t, top)| *top && *t == *callee));
+                    let same: Vec<_> = all
+                        .clone()
+                        .filter(|(_, d)| *d.path == *from_path)
+                        .filter(|(_, d)| {
+                            !top_type || d.type_outer.is_empty() || *d.type_name != *callee
+                        })
+                        .collect();
                     if !same.is_empty() {
                         same
                     } else if jvm
@@ -3753,6 +3790,32 @@ impl ProjectIndex {
                     // (`getPaymentClient()` → `PaymentClient`); a variable may name it
                     // in part (`stripeClient`, `client` → `StripeClient`).
                     let is_call = r.trim_end().ends_with(')');
+                    // `Outer.Inner(..)` (Kotlin) or `shop.model.Command(..)`: when the
+                    // project declares constructors of that name, the ones of the type
+                    // nested there or declared at top level, and nothing else (a receiver
+                    // naming a type by part, `CaptureTraces`, or a companion's factory of
+                    // the same name elsewhere, is not the way to it).
+                    if jvm
+                        && !is_call
+                        && callee.starts_with(char::is_uppercase)
+                        && crate::model::names_a_type_scope(r)
+                        && all
+                            .clone()
+                            .any(|(_, d)| *d.type_name == *callee && *d.name == *callee)
+                    {
+                        let package = !last.starts_with(char::is_uppercase);
+                        return all
+                            .filter(|(_, d)| {
+                                *d.type_name == *callee
+                                    && *d.name == *callee
+                                    && (if package {
+                                        d.type_outer.is_empty()
+                                    } else {
+                                        *d.type_outer == *last
+                                    })
+                            })
+                            .collect();
+                    }
                     let last_norm = normalized(last);
                     let mut typed: Vec<_> = all
                         .clone()
@@ -3784,28 +3847,6 @@ impl ProjectIndex {
                             .clone()
                             .filter(|(_, d)| {
                                 *d.type_name == *t || d.type_supers.iter().any(|s| **s == *t)
-                            })
-                            .collect();
-                    }
-                    // `Outer.Inner(..)` (Kotlin) or `shop.model.Command(..)`: the
-                    // constructors of the type nested there or declared in that package.
-                    if typed.is_empty()
-                        && jvm
-                        && !is_call
-                        && callee.starts_with(char::is_uppercase)
-                        && crate::model::names_a_type_scope(r)
-                    {
-                        let package = !last.starts_with(char::is_uppercase);
-                        typed = all
-                            .clone()
-                            .filter(|(_, d)| {
-                                *d.type_name == *callee
-                                    && *d.name == *callee
-                                    && (if package {
-                                        d.type_outer.is_empty()
-                                    } else {
-                                        *d.type_outer == *last
-                                    })
                             })
                             .collect();
                     }

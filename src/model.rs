@@ -845,11 +845,25 @@ impl FileModel {
             .as_deref()
             .map(|r| r.rsplit('.').next().unwrap_or(r).trim())
             .filter(|r| r.starts_with(char::is_uppercase));
-        self.components
+        let mut fitting = self
+            .components
             .iter()
-            .filter(|(t, n, _)| t == ty && n.len() == c.args.len())
-            .find(|(_, _, s)| outer.is_none_or(|o| self.outer_type_name(*s) == Some(o)))
-            .map(|(_, n, _)| n)
+            .filter(|(t, n, _)| t == ty && n.len() == c.args.len());
+        match outer {
+            Some(o) => fitting
+                .find(|(_, _, s)| self.outer_type_name(*s) == Some(o))
+                .map(|(_, n, _)| n),
+            // Unqualified or through a package: a top-level type of that name first (a
+            // nested namesake is reached unqualified only from inside its outer type or
+            // through an import).
+            None => {
+                let all: Vec<_> = fitting.by_ref().collect();
+                all.iter()
+                    .find(|(_, _, s)| self.outer_type_name(*s).is_none())
+                    .or(all.first())
+                    .map(|(_, n, _)| n)
+            }
+        }
     }
 
     /// The name of the type that type scope `t` is nested in, if any.

@@ -994,6 +994,50 @@ fn is_space(b: u8) -> bool {
 /// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
+    // Block comments right before the token (a Javadoc above `String getName();`) are no
+    // context: what comes before them is. A few at most, then unclear.
+    let mut start = start;
+    for _ in 0..8 {
+        let mut i = start;
+        while i > 0 && is_space(bytes[i - 1]) {
+            i -= 1;
+        }
+        if !(i >= 2 && bytes[i - 1] == b'/' && bytes[i - 2] == b'*') {
+            break;
+        }
+        match block_comment_start(bytes, i - 2) {
+            Some(p) => start = p,
+            None => return true,
+        }
+    }
+    declared_jvm_after(bytes, start, end)
+}
+
+/// Where the block comment whose `*/` starts at `close` begins: the nearest `/*` before
+/// it, when that is surely the comment's start. `None` (unclear) when the comment's text
+/// holds another `*/` (a nested Kotlin comment), when the line before the `/*` holds a
+/// line comment, a quote or a backtick (the `/*` may be inside a comment or a literal), or
+/// when the file has a text block (`"""`, which may hold `/*` and `*/` on lines of their
+/// own).
+fn block_comment_start(bytes: &[u8], close: usize) -> Option<usize> {
+    let p = memchr::memmem::rfind(&bytes[..close], b"/*")?;
+    if memchr::memmem::find(&bytes[p + 2..close], b"*/").is_some()
+        || memchr::memmem::find(bytes, b"\"\"\"").is_some()
+    {
+        return None;
+    }
+    let line_start = memchr::memrchr(b'\n', &bytes[..p]).map_or(0, |n| n + 1);
+    let prefix = &bytes[line_start..p];
+    if memchr::memmem::find(prefix, b"//").is_some()
+        || prefix.iter().any(|b| matches!(b, b'"' | b'\'' | b'`'))
+    {
+        return None;
+    }
+    Some(p)
+}
+
+/// [`declared_jvm`] once the block comments before the token are skipped.
+fn declared_jvm_after(bytes: &[u8], start: usize, end: usize) -> bool {
     // The word before, across whitespace and across whole lines that hold only a line
     // comment (`// known endpoint` above `assertThat(`): such a line is no context. Only
     // a line that surely is one comment is skipped: one holding `*/` or `"""` may end
@@ -3304,6 +3348,22 @@ mod tests {
         assert!(decl("class Payout {\n constructor(x: Int)", "Payout"));
         assert!(decl("data class Payout(val a: Int)", "Payout"));
         assert!(decl("String /* id */ getId(", "getId"));
+        assert!(decl("String /** id */ /* x */ getId(", "getId"));
+        assert!(decl(
+            "class A {\n  /** The id. */\n  String getId();",
+            "getId"
+        ));
+        // What comes before a Javadoc decides: a type's name after one is no declaration
+        // of that name (`String` here), unless the comment cannot surely be told.
+        assert!(!decl(
+            "class A {\n  /** The id. */\n  String getId();",
+            "String"
+        ));
+        assert!(!decl("int a;\n/* a */ /** b */\nString getId();", "String"));
+        assert!(decl("x = \"/*\"; /* a */\nString getId();", "String"));
+        assert!(decl("// see /* here\n */ String getId();", "String"));
+        assert!(decl("/* a /* nested */ b */ String x(", "String"));
+        assert!(decl("/** a */ String x(", "x"));
         assert!(decl("fun `getId`()", "getId"));
         // Uses are a no.
         assert!(!decl("return getId();", "getId"));

@@ -1324,7 +1324,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     let (per_attempt, why) = match b.flavor.as_str() {
         "apache-retry-exec" => (
             true,
-            "Apache HttpClient 5 runs request interceptors below `HttpRequestRetryExec`, once per attempt its retry strategy makes".to_string(),
+            "Apache HttpClient runs request interceptors below its retry executor (`RetryExec` in 4.x, `HttpRequestRetryExec` in 5.x), once per attempt its retry handler or strategy makes".to_string(),
         ),
         "okhttp-network" => (
             true,

@@ -21,8 +21,16 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         {
             continue;
         }
+        // With a retry boundary in reach the attempts differ; with none, the key is still
+        // new on every call (a caller's retry, a job re-run, a redelivery) and shared by
+        // two operations in one clock tick (rules/docs/time-in-key.md).
+        let why = if kf.boundary.is_some() {
+            "it differs on every attempt, every process and every node, so a retry is not recognised as the same operation"
+        } else {
+            "it is new on every call and differs between nodes, so a retried call is not recognised as the same operation, and two operations read in the same tick share one key"
+        };
         let message = format!(
-            "the idempotency key ({}) contains a clock reading, {}: it differs on every attempt, every process and every node, so a retry is not recognised as the same operation",
+            "the idempotency key ({}) contains a clock reading, {}: {why}",
             kf.sink_label,
             ctx.origin_desc(&kf.origin)
         );
