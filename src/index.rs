@@ -2064,6 +2064,13 @@ fn infer_retry_params(
             calls_of.entry(f).or_default().push(call);
         }
     }
+    // Locals and parameters by name, once (a parameter hidden by one is looked up below).
+    let mut locals_by_name: HashMap<&str, Vec<&crate::model::Binding>> = HashMap::new();
+    for b in &model.bindings {
+        if b.kind != crate::model::BindingKind::Field {
+            locals_by_name.entry(b.name.as_str()).or_default().push(b);
+        }
+    }
     for (fi, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Function(f) = &s.kind else {
             continue;
@@ -2086,27 +2093,27 @@ fn infer_retry_params(
             }
             // Names that hide the parameter inside the body: a local of its name, or a
             // lambda's parameter (`fallbacks.forEach { op -> retrying(op::invoke) }`).
-            let shadows: Vec<&crate::model::Binding> = model
-                .bindings
-                .iter()
-                .filter(|b| {
-                    b.name == p.name
-                        && b.scope != fi
-                        && model.is_within(b.scope, fi)
-                        && b.kind != crate::model::BindingKind::Field
+            // (The function's own parameter is bound in its scope as a parameter.)
+            use crate::model::BindingKind;
+            let shadows: Vec<&crate::model::Binding> = locals_by_name
+                .get(p.name.as_str())
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|b| match b.kind {
+                    BindingKind::Field => false,
+                    BindingKind::Local => model.is_within(b.scope, fi),
+                    BindingKind::Param => b.scope != fi && model.is_within(b.scope, fi),
                 })
-                .chain(model.bindings.iter().filter(|b| {
-                    b.name == p.name && b.scope == fi && b.kind == crate::model::BindingKind::Local
-                }))
                 .collect();
-            let shadowed = |c: &Call| {
+            let hidden_at = |c: &Call| {
                 shadows.iter().any(|b| {
                     b.span.start < c.span.start
                         && (b.scope == c.scope || model.is_within(c.scope, b.scope))
                 })
             };
             for call in calls.iter().copied() {
-                if shadowed(call) {
+                if hidden_at(call) {
                     continue;
                 }
                 if invokes_param(call, &p.name) {

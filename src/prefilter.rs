@@ -993,7 +993,14 @@ fn is_space(b: u8) -> bool {
 /// names). Conservative: anything unclear is a yes, so only a token that is surely a use
 /// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
-fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
+/// `text_block` caches whether `bytes` holds a text block (`"""`) across the tokens of
+/// one text (a fresh `OnceCell` per text).
+fn declared_jvm(
+    bytes: &[u8],
+    start: usize,
+    end: usize,
+    text_block: &std::cell::OnceCell<bool>,
+) -> bool {
     // Block comments right before the token (a Javadoc above `String getName();`) are no
     // context: what comes before them is. A few at most, then unclear.
     let mut start = start;
@@ -1005,7 +1012,7 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
         if !(i >= 2 && bytes[i - 1] == b'/' && bytes[i - 2] == b'*') {
             break;
         }
-        match block_comment_start(bytes, i - 2) {
+        match block_comment_start(bytes, i - 2, text_block) {
             Some(p) => start = p,
             None => return true,
         }
@@ -1019,10 +1026,14 @@ fn declared_jvm(bytes: &[u8], start: usize, end: usize) -> bool {
 /// line comment, a quote or a backtick (the `/*` may be inside a comment or a literal), or
 /// when the file has a text block (`"""`, which may hold `/*` and `*/` on lines of their
 /// own).
-fn block_comment_start(bytes: &[u8], close: usize) -> Option<usize> {
+fn block_comment_start(
+    bytes: &[u8],
+    close: usize,
+    text_block: &std::cell::OnceCell<bool>,
+) -> Option<usize> {
     let p = memchr::memmem::rfind(&bytes[..close], b"/*")?;
     if memchr::memmem::find(&bytes[p + 2..close], b"*/").is_some()
-        || memchr::memmem::find(bytes, b"\"\"\"").is_some()
+        || *text_block.get_or_init(|| memchr::memmem::find(bytes, b"\"\"\"").is_some())
     {
         return None;
     }
@@ -1266,6 +1277,7 @@ impl NameScan {
         kind: u8,
         bytes: &[u8],
         m: (usize, usize),
+        text_block: &std::cell::OnceCell<bool>,
     ) -> bool {
         if !self.decl[w] && self.reach[w] & kind != 0 {
             return true;
@@ -1273,7 +1285,7 @@ impl NameScan {
         if language == Language::Rust {
             declared_after_fn(bytes, m.0)
         } else {
-            declared_jvm(bytes, m.0, m.1)
+            declared_jvm(bytes, m.0, m.1, text_block)
         }
     }
 
@@ -1472,12 +1484,13 @@ impl NameScan {
             return Vec::new();
         };
         let mut out: Vec<usize> = Vec::new();
+        let text_block = std::cell::OnceCell::new();
         for m in ac.find_overlapping_iter(bytes) {
             let w = m.pattern().as_usize();
             if w >= self.alone || out.contains(&w) || !at_boundaries(bytes, m.start(), m.end()) {
                 continue;
             }
-            if !self.counts(w, language, kind, bytes, (m.start(), m.end())) {
+            if !self.counts(w, language, kind, bytes, (m.start(), m.end()), &text_block) {
                 continue;
             }
             out.push(w);
@@ -1504,12 +1517,13 @@ impl NameScan {
             return (!self.words.is_empty()).then(|| "*".into());
         };
         let mut hit = vec![false; self.words.len()];
+        let text_block = std::cell::OnceCell::new();
         for m in ac.find_overlapping_iter(bytes) {
             if !at_boundaries(bytes, m.start(), m.end()) {
                 continue;
             }
             let w = m.pattern().as_usize();
-            if !self.counts(w, language, kind, bytes, (m.start(), m.end())) {
+            if !self.counts(w, language, kind, bytes, (m.start(), m.end()), &text_block) {
                 continue;
             }
             if w < self.alone {
@@ -3335,7 +3349,12 @@ mod tests {
     fn jvm_declarations_are_told_from_uses_conservatively() {
         let decl = |text: &str, name: &str| {
             let start = text.find(name).unwrap();
-            declared_jvm(text.as_bytes(), start, start + name.len())
+            declared_jvm(
+                text.as_bytes(),
+                start,
+                start + name.len(),
+                &Default::default(),
+            )
         };
         // Declarations (and what cannot be told from one) are a yes.
         assert!(decl("public String getId() {", "getId"));
