@@ -2064,11 +2064,14 @@ fn infer_retry_params(
             calls_of.entry(f).or_default().push(call);
         }
     }
-    // Locals and parameters by name, once (a parameter hidden by one is looked up below).
-    let mut locals_by_name: HashMap<&str, Vec<&crate::model::Binding>> = HashMap::new();
+    // Locals and parameters by their innermost function, once (linear in the file): a
+    // parameter hidden by one is looked up below.
+    let mut locals_of: HashMap<ScopeId, Vec<&crate::model::Binding>> = HashMap::new();
     for b in &model.bindings {
-        if b.kind != crate::model::BindingKind::Field {
-            locals_by_name.entry(b.name.as_str()).or_default().push(b);
+        if b.kind != crate::model::BindingKind::Field
+            && let Some(f) = model.enclosing_function(b.scope)
+        {
+            locals_of.entry(f).or_default().push(b);
         }
     }
     for (fi, s) in model.scopes.iter().enumerate() {
@@ -2095,15 +2098,18 @@ fn infer_retry_params(
             // lambda's parameter (`fallbacks.forEach { op -> retrying(op::invoke) }`).
             // (The function's own parameter is bound in its scope as a parameter.)
             use crate::model::BindingKind;
-            let shadows: Vec<&crate::model::Binding> = locals_by_name
-                .get(p.name.as_str())
+            let shadows: Vec<&crate::model::Binding> = locals_of
+                .get(&fi)
                 .into_iter()
                 .flatten()
                 .copied()
-                .filter(|b| match b.kind {
-                    BindingKind::Field => false,
-                    BindingKind::Local => model.is_within(b.scope, fi),
-                    BindingKind::Param => b.scope != fi && model.is_within(b.scope, fi),
+                .filter(|b| {
+                    b.name == p.name
+                        && match b.kind {
+                            BindingKind::Field => false,
+                            BindingKind::Local => true,
+                            BindingKind::Param => b.scope != fi,
+                        }
                 })
                 .collect();
             let hidden_at = |c: &Call| {
