@@ -78,7 +78,9 @@ pub struct CallMatch {
     /// one of these. With `free = true`, a call without receiver also matches.
     #[serde(default)]
     pub receiver: Vec<String>,
-    /// The lower-cased receiver text contains one of these.
+    /// The lower-cased receiver text, or the receiver's declared type
+    /// ([`Call::receiver_type`], a type written in the same file), contains one of these
+    /// (sources read the text alone, [`Self::matches_by_text`]).
     #[serde(default)]
     pub receiver_contains: Vec<String>,
     /// The receiver's last segment (as for `receiver`), lower-cased with `_` and `-`
@@ -104,6 +106,19 @@ impl CallMatch {
 
     /// True when `call` (in a file of `lang`) satisfies every condition.
     pub fn matches(&self, lang: Language, call: &Call) -> bool {
+        self.matches_reading(lang, call, true)
+    }
+
+    /// [`Self::matches`] with `receiver_contains` read from the receiver's text alone, not
+    /// its declared type: for sources, whose by-name entries guess a key generator from a
+    /// receiver's name (`idempotencyKeyGenerator.create()`). A type so named
+    /// (`IdempotencyKeyProvider provider`) is the project's own, and the index follows its
+    /// declaration, which says more (what it returns, and from where).
+    pub fn matches_by_text(&self, lang: Language, call: &Call) -> bool {
+        self.matches_reading(lang, call, false)
+    }
+
+    fn matches_reading(&self, lang: Language, call: &Call, typed: bool) -> bool {
         if !self.langs.is_empty() && !self.langs.iter().any(|l| l == lang.name()) {
             return false;
         }
@@ -152,7 +167,19 @@ impl CallMatch {
         if !self.receiver_contains.is_empty() {
             let Some(r) = receiver else { return false };
             let lower = r.to_ascii_lowercase();
-            if !self.receiver_contains.iter().any(|x| lower.contains(x)) {
+            // The receiver's declared type counts as its text does: `t.execute(..)` after
+            // `RetryTemplate t` is a `RetryTemplate` call, whatever the variable's name.
+            let ty = call
+                .receiver_type
+                .as_deref()
+                .filter(|_| typed)
+                .map(str::to_ascii_lowercase)
+                .unwrap_or_default();
+            if !self
+                .receiver_contains
+                .iter()
+                .any(|x| lower.contains(x) || ty.contains(x))
+            {
                 return false;
             }
         }
@@ -1148,7 +1175,7 @@ impl Catalogue {
         let entry = self
             .sources
             .iter()
-            .find(|s| (by_name || !s.by_name) && s.call.matches(lang, call))?;
+            .find(|s| (by_name || !s.by_name) && s.call.matches_by_text(lang, call))?;
         let display = entry.display.clone().unwrap_or_else(|| {
             let sep = if lang == Language::Rust { "::" } else { "." };
             match receiver_text(call) {

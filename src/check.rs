@@ -1080,13 +1080,14 @@ fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel)
             },
         });
     }
-    if more > 0 {
-        out.push(FileError {
-            path: c.display.clone(),
-            line: None,
-            column: None,
-            message: format!("{more} more syntax error(s) not shown"),
-        });
+    // The errors past the limit are counted on the last one shown, not listed as an
+    // entry of their own (which sorted first, without a line, and counted as a problem).
+    if more > 0
+        && let Some(last) = out.last_mut()
+    {
+        last.message.push_str(&format!(
+            "; {more} more syntax error(s) in this file not shown"
+        ));
     }
     out
 }

@@ -29,7 +29,9 @@ pub struct Operation {
 /// operation: the next enclosing function is tried instead.
 const GENERIC_FUNCTIONS: &[&str] = &[
     "accept",
+    "afterResponse",
     "apply",
+    "beforeRequest",
     "call",
     "doFilter",
     "execute",
@@ -55,6 +57,10 @@ const VERBS: &[&str] = &[
 
 /// Trailing words dropped when something is left (`payoutLoop`, `billing_job`).
 const SUFFIXES: &[&str] = &["loop", "job", "task", "worker", "async", "once"];
+
+/// Words that only join a name to the suffix dropped after them (`chargeWithLoop`,
+/// `refund_in_job`).
+const CONNECTIVES: &[&str] = &["with", "in", "on", "by", "for", "as", "and", "via"];
 
 /// The operation enclosing byte `offset` of `model`'s file.
 pub fn operation_at(model: &FileModel, offset: usize) -> Operation {
@@ -178,6 +184,10 @@ fn namespace(function: &str) -> Option<String> {
     }
     if w.len() > 1 && SUFFIXES.contains(&w[w.len() - 1].as_str()) {
         w.pop();
+        // A connective the suffix leaves dangling goes too (`chargeWithLoop` → `charge`).
+        while w.len() > 1 && CONNECTIVES.contains(&w[w.len() - 1].as_str()) {
+            w.pop();
+        }
     }
     if w.is_empty() {
         return None;
@@ -217,6 +227,9 @@ mod tests {
             namespace("chargeMonthlyInvoice").as_deref(),
             Some("charge-monthly-invoice")
         );
+        assert_eq!(namespace("chargeWithLoop").as_deref(), Some("charge"));
+        assert_eq!(namespace("refund_in_job").as_deref(), Some("refund"));
+        assert_eq!(namespace("payWith").as_deref(), Some("pay-with"));
         // A name that is only a verb stays.
         assert_eq!(namespace("submit").as_deref(), Some("submit"));
     }

@@ -307,6 +307,90 @@ fn java_unicode_escapes_in_identifiers_are_decoded_and_spans_map_back() {
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v:#}");
 }
 
+/// javac compiles `"a\u0000b"` (the escape is decoded before tokenising, giving a NUL
+/// inside the literal); decoded, the NUL ended tree-sitter's input and the file was a
+/// syntax error (chargebee-java's `JsonUtil.java`), failing `--strict` on valid code.
+#[test]
+fn java_nul_unicode_escape_is_no_syntax_error() {
+    let text = "class V {\n    String q = \"a\\u0000b\";\n    String r = \"\\u0041\";\n    void f() { g(); }\n}\n";
+    let dir = project("java_nul_escape", &[("V.java", text)]);
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args([
+            "check",
+            "V.java",
+            "--format",
+            "json",
+            "--no-prefilter",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v:#}");
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+}
+
+/// Past the per-file limit, the errors not listed are counted on the last one listed: no
+/// entry without a line (it sorted first and counted as a problem of its own).
+#[test]
+fn syntax_errors_past_the_limit_are_counted_on_the_last_one_shown() {
+    let mut text = String::from("class E {\n");
+    for f in ["a", "b", "c", "d", "e", "f", "g"] {
+        text.push_str(&format!("  void {f}() {{ int x = ; }}\n"));
+    }
+    text.push_str("}\n");
+    let dir = project("many_syntax_errors", &[("E.java", &text)]);
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "E.java", "--format", "json", "--no-prefilter"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 5, "{v:#}");
+    assert!(errors.iter().all(|e| e["line"].is_u64()), "{v:#}");
+    let lines: Vec<u64> = errors.iter().map(|e| e["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [2, 3, 4, 5, 6]);
+    assert!(
+        errors[4]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("; 2 more syntax error(s) in this file not shown"),
+        "{v:#}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("5 problems in 1 file"), "{stderr}");
+}
+
+/// An Apache HttpClient interceptor that adds a key only when the request has none
+/// (`containsHeader`, 4.x and 5.x `HttpMessage`) still mints on every retry, since each
+/// retry starts from the original headers; the message names the fallback.
+#[test]
+fn apache_contains_header_guard_is_named_as_the_fallback() {
+    let text = "import java.util.UUID;\nimport org.apache.http.HttpRequest;\nimport org.apache.http.HttpRequestInterceptor;\nimport org.apache.http.protocol.HttpContext;\n\nclass KeyInterceptor implements HttpRequestInterceptor {\n    @Override\n    public void process(HttpRequest request, HttpContext context) {\n        if (!request.containsHeader(\"Idempotency-Key\")) {\n            request.addHeader(\"Idempotency-Key\", UUID.randomUUID().toString());\n        }\n    }\n}\n";
+    let dir = project("apache_guard", &[("KeyInterceptor.java", text)]);
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "KeyInterceptor.java", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "key-in-interceptor", "{v:#}");
+    assert_eq!(f["line"], 10);
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("whenever the request carries no key of its own"),
+        "{v:#}"
+    );
+}
+
 #[test]
 fn a_flow_budget_that_runs_out_is_reported_not_silent() {
     let n = 20_000;

@@ -61,7 +61,7 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
                     )
                 } else {
                     format!(
-                        "`{helper}` mints the key and sends the request itself: moving the call out of the retry would send the request once, before the retry, and no attempt would resend it; make `{helper}` take the key as a parameter"
+                        "`{helper}` mints the key inside its own body: moving its call out of the retry would also move whatever else it does per attempt (a request it sends would go once, before the retry; a signature or timestamp it computes would go stale); make `{helper}` take the key as a parameter, made once before the retry"
                     )
                 })
             }

@@ -110,7 +110,11 @@ pub fn unicode_decoded(text: &str) -> Option<String> {
 /// The text with Java unicode escapes decoded, and for every byte offset of it (and its
 /// end) the offset in `text`; `None` when there is no escape. A backslash preceded by an
 /// odd number of backslashes does not start one; `\uuu0041` is one escape; an escape that
-/// decodes to a surrogate or is malformed is left as written.
+/// decodes to a surrogate or is malformed is left as written, and so is `\u0000`: javac
+/// takes it (`"a\u0000b"` is a string holding a NUL), but tree-sitter reads a NUL byte
+/// as the end of its input and reports the rest of the file as a syntax error, while the
+/// escape left as written is a string escape it parses, of the same meaning inside a
+/// literal.
 fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
     if !text.contains("\\u") {
         return None;
@@ -133,6 +137,7 @@ fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
             if let Some(c) = hex
                 .and_then(|h| u32::from_str_radix(h, 16).ok())
                 .and_then(char::from_u32)
+                .filter(|c| *c != '\0')
             {
                 for _ in 0..c.len_utf8() {
                     map.push(i);

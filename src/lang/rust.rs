@@ -881,6 +881,14 @@ fn is_err_pat(p: &Pat) -> bool {
     }
 }
 
+/// `Ok(..)`: a pattern that matches the success of a `Result` only.
+fn is_ok_pat(p: &Pat) -> bool {
+    match p {
+        Pat::TupleStruct(t) => t.path.segments.last().is_some_and(|s| s.ident == "Ok"),
+        _ => false,
+    }
+}
+
 impl<'ast> Visit<'ast> for LoopScan {
     fn visit_arm(&mut self, arm: &'ast syn::Arm) {
         // `Err(_) => break` leaves the loop on failure (a drain loop over `try_recv`, a
@@ -929,6 +937,14 @@ impl<'ast> Visit<'ast> for LoopScan {
                 self.visit_expr(e);
             }
             return;
+        }
+        // `if let Ok(r) = send() { return r }`: a failure falls through to the next turn
+        // (handled, by being ignored), unless an `else` gives up on it.
+        if matches!(&*i.cond, Expr::Let(l) if is_ok_pat(&l.pat))
+            && !i.else_branch.as_ref().is_some_and(|(_, e)| always_exits(e))
+        {
+            self.guard_at(pos(i));
+            self.handled();
         }
         let on_failure =
             failure_test(&i.cond) || matches!(&*i.cond, Expr::Let(l) if is_err_pat(&l.pat));
@@ -2926,6 +2942,23 @@ mod tests {
         assert_eq!(loops.len(), 2);
         assert!(loops[0].handles_error && !loops[0].has_exit);
         assert!(loops[1].handles_error && loops[1].has_exit);
+    }
+
+    /// `if let Ok(r) = send() { return r }` ignores a failure, and the loop goes round
+    /// again: a retry loop. An `else` that gives up (`else { break }`, a drain of a queue)
+    /// makes it none, and so does a loop with no exit on success.
+    #[test]
+    fn if_let_ok_with_an_exit_is_a_retry_loop() {
+        let src = "async fn f() { for _ in 0..3 { let k = key(); if let Ok(r) = send(k).await { return r; } } loop { if let Ok(c) = connect().await { break c; } sleep(d).await; } loop { if let Ok(x) = rx.try_recv() { handle(x); } else { break; } } loop { if let Ok(m) = rx.recv().await { handle(m); } } }";
+        let m = lower(src);
+        let loops = loop_infos(&m);
+        assert_eq!(loops.len(), 4);
+        assert!(loops[0].handles_error && loops[0].has_exit);
+        assert!(loops[1].handles_error && loops[1].has_exit);
+        assert!(!loops[2].handles_error);
+        assert!(loops[3].handles_error && !loops[3].has_exit);
+        assert!(loops[0].is_retry() && loops[1].is_retry());
+        assert!(!loops[2].is_retry() && !loops[3].is_retry());
     }
 
     #[test]

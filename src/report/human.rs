@@ -267,8 +267,8 @@ pub fn summary_with_problems(report: &Report, where_: &str) -> String {
 }
 
 /// The gist of a no-fix reason for the one-line summary: the words before its first `: `
-/// when they are short (`interceptor`, `scheduler`, "`create()` mints the key and sends the
-/// request itself"), else its first clause when it fits in 80 characters, else the longest
+/// when they are short (`interceptor`, `scheduler`, "`create()` mints the key inside its own
+/// body"), else its first clause when it fits in 80 characters, else the longest
 /// part of it that ends at a clause boundary (before a `(`, a `,` or a ` — `) outside
 /// brackets and backticks, so a parenthesis or a code span is never cut in half; only a
 /// clause with no such boundary is cut at a word, marked `…`. The whole reason is in the
