@@ -78,9 +78,9 @@ pub struct CallMatch {
     /// one of these. With `free = true`, a call without receiver also matches.
     #[serde(default)]
     pub receiver: Vec<String>,
-    /// The lower-cased receiver text, or the receiver's declared type
-    /// ([`Call::receiver_type`], a type written in the same file), contains one of these
-    /// (sources read the text alone, [`Self::matches_by_text`]).
+    /// The lower-cased receiver text contains one of these, or the receiver's declared type
+    /// ([`Call::receiver_type`], a type written in the same file), lower-cased, ends with
+    /// one (sources read the text alone, [`Self::matches_by_text`]).
     #[serde(default)]
     pub receiver_contains: Vec<String>,
     /// The receiver's last segment (as for `receiver`), lower-cased with `_` and `-`
@@ -167,8 +167,11 @@ impl CallMatch {
         if !self.receiver_contains.is_empty() {
             let Some(r) = receiver else { return false };
             let lower = r.to_ascii_lowercase();
-            // The receiver's declared type counts as its text does: `t.execute(..)` after
-            // `RetryTemplate t` is a `RetryTemplate` call, whatever the variable's name.
+            // The receiver's declared type counts too: `t.execute(..)` after `RetryTemplate t`
+            // is a `RetryTemplate` call, whatever the variable's name. The type must end in
+            // the word (`RetryTemplate`, `JdbcLockRegistry`): a name that merely contains it
+            // (`RetryBudget` for `retry`) is some other type, often the project's own, whose
+            // declaration the index reads.
             let ty = call
                 .receiver_type
                 .as_deref()
@@ -178,7 +181,7 @@ impl CallMatch {
             if !self
                 .receiver_contains
                 .iter()
-                .any(|x| lower.contains(x) || ty.contains(x))
+                .any(|x| lower.contains(x) || (!ty.is_empty() && ty.ends_with(x.as_str())))
             {
                 return false;
             }

@@ -312,7 +312,7 @@ fn java_unicode_escapes_in_identifiers_are_decoded_and_spans_map_back() {
 /// syntax error (chargebee-java's `JsonUtil.java`), failing `--strict` on valid code.
 #[test]
 fn java_nul_unicode_escape_is_no_syntax_error() {
-    let text = "class V {\n    String q = \"a\\u0000b\";\n    String r = \"\\u0041\";\n    void f() { g(); }\n}\n";
+    let text = "class V {\n    String q = \"a\\u0000b\";\n    String p = \"a\\uu0000b\";\n    String r = \"\\u0041\";\n    void f() { g(); }\n}\n";
     let dir = project("java_nul_escape", &[("V.java", text)]);
     let out = Command::cargo_bin("idemlint")
         .unwrap()

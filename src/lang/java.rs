@@ -110,11 +110,11 @@ pub fn unicode_decoded(text: &str) -> Option<String> {
 /// The text with Java unicode escapes decoded, and for every byte offset of it (and its
 /// end) the offset in `text`; `None` when there is no escape. A backslash preceded by an
 /// odd number of backslashes does not start one; `\uuu0041` is one escape; an escape that
-/// decodes to a surrogate or is malformed is left as written, and so is `\u0000`: javac
-/// takes it (`"a\u0000b"` is a string holding a NUL), but tree-sitter reads a NUL byte
-/// as the end of its input and reports the rest of the file as a syntax error, while the
-/// escape left as written is a string escape it parses, of the same meaning inside a
-/// literal.
+/// decodes to a surrogate or is malformed is left as written, and `\u0000` (with any
+/// number of `u`s) is written as `\u0000`: javac takes it (`"a\u0000b"` is a string
+/// holding a NUL), but tree-sitter reads a NUL byte as the end of its input and reports
+/// the rest of the file as a syntax error, while `\u0000` is a string escape it parses, of
+/// the same meaning inside a literal.
 fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
     if !text.contains("\\u") {
         return None;
@@ -134,11 +134,22 @@ fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
             let hex = text
                 .get(j..j + 4)
                 .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
-            if let Some(c) = hex
+            let c = hex
                 .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .and_then(char::from_u32)
-                .filter(|c| *c != '\0')
-            {
+                .and_then(char::from_u32);
+            if c == Some('\0') {
+                // Written back as the one-`u` escape tree-sitter's string rule accepts
+                // (`\uu0000` is none), every byte mapped to the escape's start.
+                for ch in "\\u0000".chars() {
+                    map.push(i);
+                    out.push(ch);
+                }
+                any = true;
+                i = j + 4;
+                backslashes = 0;
+                continue;
+            }
+            if let Some(c) = c {
                 for _ in 0..c.len_utf8() {
                     map.push(i);
                 }

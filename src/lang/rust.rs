@@ -938,9 +938,12 @@ impl<'ast> Visit<'ast> for LoopScan {
             }
             return;
         }
-        // `if let Ok(r) = send() { return r }`: a failure falls through to the next turn
-        // (handled, by being ignored), unless an `else` gives up on it.
+        // `if let Ok(r) = send() { return r }`: the loop leaves on the success, and a failure
+        // falls through to the next turn (handled, by being ignored), unless an `else` gives
+        // up on it. A success branch that stays in the loop (`if let Ok(a) = s.parse() {
+        // .. }` in a worker loop, a consumer that logs a failed send) retries nothing.
         if matches!(&*i.cond, Expr::Let(l) if is_ok_pat(&l.pat))
+            && block_exits(&i.then_branch)
             && !i.else_branch.as_ref().is_some_and(|(_, e)| always_exits(e))
         {
             self.guard_at(pos(i));
@@ -2946,19 +2949,21 @@ mod tests {
 
     /// `if let Ok(r) = send() { return r }` ignores a failure, and the loop goes round
     /// again: a retry loop. An `else` that gives up (`else { break }`, a drain of a queue)
-    /// makes it none, and so does a loop with no exit on success.
+    /// makes it none, and so does a success branch that stays in the loop (a consumer, a
+    /// worker parsing each message's fields).
     #[test]
     fn if_let_ok_with_an_exit_is_a_retry_loop() {
-        let src = "async fn f() { for _ in 0..3 { let k = key(); if let Ok(r) = send(k).await { return r; } } loop { if let Ok(c) = connect().await { break c; } sleep(d).await; } loop { if let Ok(x) = rx.try_recv() { handle(x); } else { break; } } loop { if let Ok(m) = rx.recv().await { handle(m); } } }";
+        let src = "async fn f() { for _ in 0..3 { let k = key(); if let Ok(r) = send(k).await { return r; } } loop { if let Ok(c) = connect().await { break c; } sleep(d).await; } loop { if let Ok(x) = rx.try_recv() { handle(x); } else { break; } } loop { if let Ok(m) = rx.recv().await { handle(m); } } loop { let Some(msg) = q.next().await else { break }; if let Ok(a) = msg.amount.parse::<u64>() { charge(a).await; } } }";
         let m = lower(src);
         let loops = loop_infos(&m);
-        assert_eq!(loops.len(), 4);
+        assert_eq!(loops.len(), 5);
         assert!(loops[0].handles_error && loops[0].has_exit);
         assert!(loops[1].handles_error && loops[1].has_exit);
         assert!(!loops[2].handles_error);
-        assert!(loops[3].handles_error && !loops[3].has_exit);
+        assert!(!loops[3].handles_error);
+        assert!(!loops[4].handles_error);
         assert!(loops[0].is_retry() && loops[1].is_retry());
-        assert!(!loops[2].is_retry() && !loops[3].is_retry());
+        assert!(!loops[2].is_retry() && !loops[3].is_retry() && !loops[4].is_retry());
     }
 
     #[test]
