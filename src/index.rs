@@ -36,13 +36,11 @@ pub struct FnDecl {
     pub arity: usize,
     /// Kotlin functions may have default arguments, so fewer arguments can match.
     pub defaults_possible: bool,
-    /// 0-based positions and names of parameters that carry an idempotency key (by name
-    /// or by a `@Header("Idempotency-Key")` annotation).
-    pub key_params: ThinVec<(usize, String)>,
     /// 1-based line of the declaration's name in [`Self::path`] ([`Self::location`]).
     pub line: u32,
-    /// The file's display path, shared by the file's declarations.
-    pub path: std::sync::Arc<str>,
+    /// The file's display path: one interned copy, shared by the file's declarations
+    /// (8 bytes here, where an `Arc<str>` took 16).
+    pub path: Name,
     /// The file is test, example or benchmark code ([`is_test_source`]): only such code
     /// can call it.
     pub test_source: bool,
@@ -66,20 +64,16 @@ pub struct FnDecl {
     pub type_outer: Name,
     /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
     /// so a call through a receiver declared as the interface finds the implementation.
-    pub type_supers: ThinVec<Name>,
+    pub type_supers: SharedNames,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
     /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
     pub reads_key_header: bool,
-    /// The return value derives from an ephemeral source evaluated in the body.
-    pub fresh: Option<Box<HelperInfo>>,
     /// Calls whose result flows into the return value (may be fresh helpers), each with
     /// what resolves it ([`ProjectIndex::candidates_of`]).
-    pub fresh_via: ThinVec<SharedCall>,
-    /// The body puts an ephemeral value into a key sink.
-    pub mints: Option<Box<MintInfo>>,
+    pub fresh_via: SharedCalls,
     /// Every call made in the body with what resolves it (receiver text and declared
     /// type): key-minting functions are followed through these, by declaration.
-    pub call_refs: ThinVec<SharedCall>,
+    pub call_refs: SharedCalls,
     /// The declaration has no body (an interface or abstract method): a call resolves to
     /// the implementations instead.
     pub bodiless: bool,
@@ -89,7 +83,7 @@ pub struct FnDecl {
     /// combinator.
     pub passes_params: ThinVec<PassedParam>,
     /// Parameter names in order (Kotlin named arguments bind by them).
-    pub param_names: ThinVec<Name>,
+    pub param_names: SharedNames,
     /// Calls made with no receiver or on `this`, as 0-based positions in
     /// [`Self::call_refs`], one per callee name in name order: the methods a template
     /// method calls back (`doRun()` in `run()`), which a subclass may override
@@ -108,11 +102,6 @@ pub struct FnDecl {
     /// A key sink or a library call that mints its own key lies in the body outside a
     /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
     pub sink_unhandled: bool,
-    /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
-    /// body itself, under no condition, loop, lambda or `catch`), normalised
-    /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
-    /// that overwrites what an earlier setter of the chain put there.
-    pub overwrites: ThinVec<Name>,
     /// Declared in a Kotlin `companion object`: [`Self::type_name`] is then the enclosing
     /// class's (the companion's functions are called through it, `Ids.fresh()`).
     #[serde(default)]
@@ -126,6 +115,18 @@ pub struct FnDecl {
 /// The fields of a [`FnDecl`] that few declarations have ([`FnDecl::rare`]).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FnRare {
+    /// 0-based positions and names of parameters that carry an idempotency key (by name
+    /// or by a `@Header("Idempotency-Key")` annotation).
+    pub key_params: ThinVec<(usize, String)>,
+    /// The return value derives from an ephemeral source evaluated in the body.
+    pub fresh: Option<Box<HelperInfo>>,
+    /// The body puts an ephemeral value into a key sink.
+    pub mints: Option<Box<MintInfo>>,
+    /// Fields the body always assigns (`this.idempotencyKey = ..` as a statement of the
+    /// body itself, under no condition, loop, lambda or `catch`), normalised
+    /// ([`crate::catalogue::normalize_name`]): a builder method such as `withDefaults()`
+    /// that overwrites what an earlier setter of the chain put there.
+    pub overwrites: ThinVec<Name>,
     /// For key parameters found by flow (not by name): `(position, path:line)` of the key
     /// sink the parameter reaches in the body (`"${id}-attempt-$attempt"` into a header).
     pub key_param_sinks: ThinVec<(usize, String)>,
@@ -327,6 +328,129 @@ impl serde::Serialize for SharedCall {
 impl<'de> serde::Deserialize<'de> for SharedCall {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedCall, D::Error> {
         Ok(SharedCall::new(&CallRef::deserialize(d)?))
+    }
+}
+
+/// One process-wide copy of a list (8 bytes, `Copy`): a type's supertypes, which each of
+/// its methods' declarations holds, parameter-name lists and the calls of a body, which
+/// generated code repeats across thousands of declarations (`value` and `into()` for
+/// every setter). Equal by address, which for interned lists is the same as by content;
+/// hashes and prints as the list does. The copies are never freed ([`crate::name`]).
+pub struct Shared<T: 'static>(&'static ThinVec<T>);
+
+/// [`SharedNames`], a declaration's supertypes or parameter names.
+pub type SharedNames = Shared<Name>;
+/// [`Shared`] calls, a declaration's [`FnDecl::call_refs`] or [`FnDecl::fresh_via`].
+pub type SharedCalls = Shared<SharedCall>;
+
+/// What a [`Shared`] list holds: each item type has its own process-wide table.
+pub trait SharedItem: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + 'static {
+    fn lists() -> &'static crate::name::Table<Shared<Self>, crate::name::Slab<ThinVec<Self>>>;
+    /// The empty list's copy, kept aside: every declaration starts with a few.
+    fn empty() -> Shared<Self>;
+}
+
+impl SharedItem for Name {
+    fn lists() -> &'static crate::name::Table<Shared<Name>, crate::name::Slab<ThinVec<Name>>> {
+        static T: std::sync::LazyLock<
+            crate::name::Table<Shared<Name>, crate::name::Slab<ThinVec<Name>>>,
+        > = std::sync::LazyLock::new(crate::name::Table::new);
+        &T
+    }
+    fn empty() -> Shared<Name> {
+        static E: std::sync::LazyLock<Shared<Name>> =
+            std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
+        *E
+    }
+}
+
+impl SharedItem for SharedCall {
+    fn lists()
+    -> &'static crate::name::Table<Shared<SharedCall>, crate::name::Slab<ThinVec<SharedCall>>> {
+        static T: std::sync::LazyLock<
+            crate::name::Table<Shared<SharedCall>, crate::name::Slab<ThinVec<SharedCall>>>,
+        > = std::sync::LazyLock::new(crate::name::Table::new);
+        &T
+    }
+    fn empty() -> Shared<SharedCall> {
+        static E: std::sync::LazyLock<Shared<SharedCall>> =
+            std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
+        *E
+    }
+}
+
+impl<T: SharedItem> Shared<T> {
+    /// The one copy of `v`, added to the process-wide table if it is new.
+    pub fn new(v: &ThinVec<T>) -> Shared<T> {
+        if v.is_empty() {
+            return T::empty();
+        }
+        T::lists().intern(v, |v, slab| Shared(slab.alloc(v.clone())))
+    }
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Shared<T> {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = ThinVec<T>;
+    fn deref(&self) -> &ThinVec<T> {
+        self.0
+    }
+}
+
+impl<T> std::borrow::Borrow<ThinVec<T>> for Shared<T> {
+    fn borrow(&self) -> &ThinVec<T> {
+        self.0
+    }
+}
+
+impl<T> PartialEq for Shared<T> {
+    fn eq(&self, other: &Shared<T>) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl<T> Eq for Shared<T> {}
+
+impl<T: std::hash::Hash> std::hash::Hash for Shared<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::hash::Hash::hash(&**self, state)
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Shared<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: SharedItem> Default for Shared<T> {
+    fn default() -> Shared<T> {
+        T::empty()
+    }
+}
+
+impl<T: SharedItem> FromIterator<T> for Shared<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Shared<T> {
+        Shared::new(&iter.into_iter().collect())
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Shared<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de, T: SharedItem + serde::Deserialize<'de>> serde::Deserialize<'de> for Shared<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shared<T>, D::Error> {
+        Ok(Shared::new(&ThinVec::<T>::deserialize(d)?))
     }
 }
 
@@ -967,15 +1091,11 @@ impl FnDecl {
     /// declaration of the project until the index is built, and lists grown by doubling
     /// hold up to twice what they use.
     fn shrink(&mut self) {
-        self.key_params.shrink_to_fit();
-        self.type_supers.shrink_to_fit();
-        self.fresh_via.shrink_to_fit();
-        self.call_refs.shrink_to_fit();
         self.passes_params.shrink_to_fit();
-        self.param_names.shrink_to_fit();
         self.self_calls.shrink_to_fit();
-        self.overwrites.shrink_to_fit();
         if let Some(r) = self.rare.as_deref_mut() {
+            r.key_params.shrink_to_fit();
+            r.overwrites.shrink_to_fit();
             r.key_param_sinks.shrink_to_fit();
             r.named_param_writes.shrink_to_fit();
             r.mint_via_fresh.shrink_to_fit();
@@ -993,6 +1113,26 @@ impl FnDecl {
     pub fn rare(&self) -> &FnRare {
         static NONE: std::sync::LazyLock<FnRare> = std::sync::LazyLock::new(FnRare::default);
         self.rare.as_deref().unwrap_or(&NONE)
+    }
+
+    /// [`FnRare::key_params`].
+    pub fn key_params(&self) -> &[(usize, String)] {
+        self.rare.as_deref().map_or(&[], |r| &r.key_params)
+    }
+
+    /// [`FnRare::fresh`].
+    pub fn fresh(&self) -> Option<&HelperInfo> {
+        self.rare.as_deref().and_then(|r| r.fresh.as_deref())
+    }
+
+    /// [`FnRare::mints`].
+    pub fn mints(&self) -> Option<&MintInfo> {
+        self.rare.as_deref().and_then(|r| r.mints.as_deref())
+    }
+
+    /// [`FnRare::overwrites`].
+    pub fn overwrites(&self) -> &[Name] {
+        self.rare.as_deref().map_or(&[], |r| &r.overwrites)
     }
 
     /// The declaration's rare fields, to add to (boxed on first use).
@@ -1066,12 +1206,12 @@ pub fn summarize(
     let mut decls: HashMap<ScopeId, FnDecl> = HashMap::new();
     let mut calls = CallTable::default();
     let mut names = Names::default();
-    let file_path: std::sync::Arc<str> = std::sync::Arc::from(path);
+    let file_path = Name::from(path);
     for (i, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Function(f) = &s.kind else {
             continue;
         };
-        let key_params = f
+        let key_params: ThinVec<(usize, String)> = f
             .params
             .iter()
             .enumerate()
@@ -1128,9 +1268,8 @@ pub fn summarize(
             name: Name::from(&f.name),
             arity: f.params.len(),
             defaults_possible: lang == Language::Kotlin,
-            key_params,
             line: line_of(lines, text, f.name_span.start),
-            path: file_path.clone(),
+            path: file_path,
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             type_name: names.get(&type_name),
@@ -1151,12 +1290,15 @@ pub fn summarize(
                 .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
             ..FnDecl::default()
         };
+        if !key_params.is_empty() {
+            d.rare_mut().key_params = key_params;
+        }
         // Fresh return values.
         let rec = Recorder::cached(&refs);
         for v in flow.returns_of(i) {
             for o in flow.origins(v, &rec) {
-                if d.fresh.is_none() {
-                    d.fresh = Some(Box::new(HelperInfo {
+                if d.fresh().is_none() {
+                    d.rare_mut().fresh = Some(Box::new(HelperInfo {
                         kind: o.kind,
                         source: o.display.clone(),
                         location: location(path, lines, text, o.span.start),
@@ -1193,10 +1335,10 @@ pub fn summarize(
         let sink_handled =
             model.failure_caught_all(model.values[sink.value].span.start, model.scopes[f].span);
         d.sink_unhandled |= !sink_handled;
-        if d.mints.is_none()
+        if d.mints().is_none()
             && let Some(o) = origins.first()
         {
-            d.mints = Some(Box::new(MintInfo {
+            d.rare_mut().mints = Some(Box::new(MintInfo {
                 source: o.display.clone(),
                 kind: o.kind,
                 location: location(path, lines, text, o.span.start),
@@ -1223,9 +1365,9 @@ pub fn summarize(
                     }
                 }
                 if let Some(pi) = info.params.iter().position(|p| p.name == binding.name)
-                    && !d.key_params.iter().any(|(i, _)| *i == pi)
+                    && !d.key_params().iter().any(|(i, _)| *i == pi)
                 {
-                    d.key_params.push((pi, binding.name.clone()));
+                    d.rare_mut().key_params.push((pi, binding.name.clone()));
                     d.rare_mut().key_param_sinks.push((
                         pi,
                         location(path, lines, text, model.values[sink.value].span.start),
@@ -1246,8 +1388,8 @@ pub fn summarize(
             }
             if let Some(d) = decls.get_mut(&f) {
                 let n = crate::catalogue::normalize_name(&a.name);
-                if !d.overwrites.iter().any(|o| **o == *n) {
-                    d.overwrites.push(names.get(&n));
+                if !d.overwrites().iter().any(|o| **o == *n) {
+                    d.rare_mut().overwrites.push(names.get(&n));
                 }
             }
         }
@@ -1290,9 +1432,9 @@ pub fn summarize(
             d.sink_unhandled |= !model.failure_caught_all(call.span.start, model.scopes[f].span);
         }
         if let Some(d) = decls.get_mut(&f)
-            && d.mints.is_none()
+            && d.mints().is_none()
         {
-            d.mints = Some(Box::new(MintInfo {
+            d.rare_mut().mints = Some(Box::new(MintInfo {
                 source: e.source.clone(),
                 kind: SourceKind::Random,
                 location: e.label.clone(),
@@ -1310,6 +1452,8 @@ pub fn summarize(
     let reassigned: HashSet<&str> = model.assigns.iter().map(|a| a.name.as_str()).collect();
     // Calls recorded per declaration ([`FnDecl::call_refs`]), with their handling.
     let mut recorded: HashSet<(ScopeId, CallRef, bool)> = HashSet::new();
+    // Each declaration's calls as they are recorded, interned once complete.
+    let mut call_lists: HashMap<ScopeId, ThinVec<SharedCall>> = HashMap::new();
     for call in &model.calls {
         let Some(f) = owner_fn[call.scope] else {
             continue;
@@ -1390,16 +1534,15 @@ pub fn summarize(
             // recorded call (handled or not) resolves somewhere.
             let handled = model.failure_caught_all(call.span.start, model.scopes[f].span);
             let r = CallRef::of(call);
+            let list = call_lists.entry(f).or_default();
             if recorded.insert((f, r, handled)) {
                 if handled {
-                    let at = d.call_refs.len() as u32;
+                    let at = list.len() as u32;
                     d.rare_mut().handled_calls.push(at);
                 }
-                d.call_refs.push(calls.intern(r));
+                list.push(calls.intern(r));
             }
-            if self_call
-                && let Some(at) = d.call_refs.iter().rposition(|r| *r.callee == *call.callee)
-            {
+            if self_call && let Some(at) = list.iter().rposition(|r| *r.callee == *call.callee) {
                 d.self_calls.push(at as u32);
             }
             for c in candidates {
@@ -1414,7 +1557,10 @@ pub fn summarize(
             d.has_lock = true;
         }
     }
-    for d in decls.values_mut() {
+    for (f, d) in decls.iter_mut() {
+        if let Some(list) = call_lists.remove(f) {
+            d.call_refs = SharedCalls::new(&list);
+        }
         let refs = &d.call_refs;
         d.self_calls
             .sort_unstable_by(|a, b| refs[*a as usize].callee.cmp(&refs[*b as usize].callee));
@@ -1442,14 +1588,17 @@ pub fn summarize(
             arity: cd.index,
             defaults_possible: true,
             line: line_of(lines, text, cd.span.start),
-            path: std::sync::Arc::from(path),
+            path: Name::from(path),
             test_source: is_test_source(path),
             jvm: true,
-            mints: Some(Box::new(MintInfo {
-                source: o.display.clone(),
-                kind: o.kind,
-                location: location(path, lines, text, o.span.start),
-                function: cd.type_name.clone(),
+            rare: Some(Box::new(FnRare {
+                mints: Some(Box::new(MintInfo {
+                    source: o.display.clone(),
+                    kind: o.kind,
+                    location: location(path, lines, text, o.span.start),
+                    function: cd.type_name.clone(),
+                })),
+                ..FnRare::default()
             })),
             ..FnDecl::default()
         });
@@ -1493,9 +1642,12 @@ pub fn summarize(
             // Exactly this arity: a call that leaves a defaulted argument out is another
             // constructor's (the `ctor_defaults` declarations above, a secondary one).
             defaults_possible: false,
-            key_params,
+            rare: Some(Box::new(FnRare {
+                key_params,
+                ..FnRare::default()
+            })),
             line: line_of(lines, text, at),
-            path: std::sync::Arc::from(path),
+            path: Name::from(path),
             test_source: is_test_source(path),
             jvm: lang != Language::Rust,
             param_names: fields.iter().map(Name::from).collect(),
@@ -3386,7 +3538,7 @@ impl ProjectIndex {
             // A nameless function (an anonymous Kotlin `fun`) cannot be called by name; an
             // empty callee (`(f)()`) must not find it.
             // One copy of the path per file, shared by its declarations.
-            let path: std::sync::Arc<str> = std::sync::Arc::from(s.path.as_str());
+            let path = Name::from(s.path.as_str());
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
                 f.type_norm = match norms.get(&f.type_name) {
                     Some(n) => *n,
@@ -3397,7 +3549,7 @@ impl ProjectIndex {
                     }
                 };
                 if *f.path == *path {
-                    f.path = path.clone();
+                    f.path = path;
                 }
                 let room = counts
                     .remove(&std::hash::BuildHasher::hash_one(&hasher, f.name.as_str()))
@@ -3495,9 +3647,9 @@ impl ProjectIndex {
         idx.bound_key_fields = idx.bound_at_sinks.clone();
         for (callee, nargs, i, b) in &idx.bound_arg_candidates {
             let key = idx.functions.get(callee.as_str()).is_some_and(|decls| {
-                decls
-                    .iter()
-                    .any(|d| d.jvm && d.arity == *nargs && d.key_params.iter().any(|(p, _)| p == i))
+                decls.iter().any(|d| {
+                    d.jvm && d.arity == *nargs && d.key_params().iter().any(|(p, _)| p == i)
+                })
             });
             if key {
                 insert_bound(&mut idx.bound_key_fields, b.clone());
@@ -3518,7 +3670,7 @@ impl ProjectIndex {
         idx.with_fresh.clear();
         idx.with_mints.clear();
         for (name, decls) in &idx.functions {
-            if decls.iter().any(|d| !d.key_params.is_empty()) {
+            if decls.iter().any(|d| !d.key_params().is_empty()) {
                 idx.with_key_params.insert(*name);
             }
             if decls.iter().any(|d| d.reads_key_header) {
@@ -3968,7 +4120,7 @@ impl ProjectIndex {
                 None | Some("this" | "self" | "super" | "Self")
             );
         let from = if own {
-            std::sync::Arc::as_ptr(&caller.path) as *const u8 as usize
+            caller.path.as_str().as_ptr() as usize
         } else {
             path_class(&caller.path)
         };
@@ -4381,7 +4533,7 @@ impl ProjectIndex {
             let v = self.functions[*n]
                 .iter()
                 .map(|d| {
-                    d.key_params
+                    d.key_params()
                         .iter()
                         .map(|(p, _)| *p)
                         .filter(|p| {
@@ -4438,7 +4590,7 @@ impl ProjectIndex {
                                 .iter()
                                 .filter_map(|(j, c)| {
                                     let ai = pp.position_in(c)?;
-                                    c.key_params
+                                    c.key_params()
                                         .iter()
                                         .any(|(x, _)| *x == ai)
                                         .then_some((*j, ai))
@@ -4484,7 +4636,7 @@ impl ProjectIndex {
         !cands.is_empty()
             && cands
                 .iter()
-                .all(|(_, d)| d.overwrites.iter().any(|o| **o == *n))
+                .all(|(_, d)| d.overwrites().iter().any(|o| **o == *n))
     }
 
     /// Whether every declaration a call may refer to that mints a key sends it only from
@@ -4518,7 +4670,7 @@ impl ProjectIndex {
         let keyed: Vec<usize> = self
             .candidates(call, from_path)
             .into_iter()
-            .filter(|(_, d)| d.key_params.iter().any(|(p, _)| *p == arg))
+            .filter(|(_, d)| d.key_params().iter().any(|(p, _)| *p == arg))
             .map(|(i, _)| i)
             .collect();
         !keyed.is_empty() && keyed.iter().all(|i| handled[*i].contains(&arg))
@@ -4570,7 +4722,7 @@ impl ProjectIndex {
         let mut out: Vec<(usize, usize, String)> = self
             .candidates(call, from_path)
             .into_iter()
-            .flat_map(|(_, d)| d.key_params.iter())
+            .flat_map(|(_, d)| d.key_params().iter())
             .filter_map(|(p, name)| {
                 let arg = if *p < first_named {
                     *p
@@ -4654,7 +4806,7 @@ impl ProjectIndex {
         for n in &names {
             for (i, d) in self.functions[n].iter().enumerate() {
                 for (pi, name, q, slot, at) in &d.rare().named_param_writes {
-                    if !d.key_params.iter().any(|(p, _)| p == pi)
+                    if !d.key_params().iter().any(|(p, _)| p == pi)
                         && self
                             .named_key(name, q.as_deref(), *slot, d.jvm, &d.path)
                             .is_some()
@@ -4671,9 +4823,9 @@ impl ProjectIndex {
         }
         for (n, i, p, pname, at) in named {
             if let Some(d) = self.functions.get_mut(&n).and_then(|v| v.get_mut(i))
-                && !d.key_params.iter().any(|(x, _)| *x == p)
+                && !d.key_params().iter().any(|(x, _)| *x == p)
             {
-                d.key_params.push((p, pname));
+                d.rare_mut().key_params.push((p, pname));
                 d.rare_mut().key_param_sinks.push((p, at));
             }
         }
@@ -4685,14 +4837,10 @@ impl ProjectIndex {
             .enumerate()
             .map(|(k, n)| (n.as_str(), k as u32))
             .collect();
-        let declared_in: HashSet<(std::sync::Arc<str>, u32)> = names
+        let declared_in: HashSet<(Name, u32)> = names
             .iter()
             .enumerate()
-            .flat_map(|(k, n)| {
-                self.functions[n]
-                    .iter()
-                    .map(move |d| (d.path.clone(), k as u32))
-            })
+            .flat_map(|(k, n)| self.functions[n].iter().map(move |d| (d.path, k as u32)))
             .collect();
         // Files whose types inherit project supertypes (free calls may reach those).
         let inheriting: HashSet<String> = self
@@ -4709,7 +4857,7 @@ impl ProjectIndex {
             let keyed: HashSet<&str> = self
                 .functions
                 .iter()
-                .filter(|(_, ds)| ds.iter().any(|c| !c.key_params.is_empty()))
+                .filter(|(_, ds)| ds.iter().any(|c| !c.key_params().is_empty()))
                 .map(|(n, _)| n.as_str())
                 .collect();
             // A free positional call from a file that neither declares the callee nor
@@ -4720,7 +4868,7 @@ impl ProjectIndex {
             for (k, n) in names.iter().enumerate() {
                 for (i, d) in self.functions[n].iter().enumerate() {
                     for pp in d.passes_params.iter().filter(|pp| !pp.lambda) {
-                        if d.key_params.iter().any(|(p, _)| *p == pp.param())
+                        if d.key_params().iter().any(|(p, _)| *p == pp.param())
                             || added.contains(&(k, i, pp.param()))
                             || !keyed.contains(&*pp.call.callee)
                         {
@@ -4732,7 +4880,7 @@ impl ProjectIndex {
                             && !inheriting.contains(&*d.path)
                             && !name_ids
                                 .get(&*pp.call.callee)
-                                .is_some_and(|c| declared_in.contains(&(d.path.clone(), *c)));
+                                .is_some_and(|c| declared_in.contains(&(d.path, *c)));
                         let cache_key = (pp.call.callee, pp.call.arity, pp.arg(), d.test_source);
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
@@ -4770,7 +4918,7 @@ impl ProjectIndex {
                             };
                         let key_at = |c: &FnDecl| -> Option<String> {
                             let ai = pp.position_in(c)?;
-                            c.key_params.iter().any(|(x, _)| *x == ai).then(|| {
+                            c.key_params().iter().any(|(x, _)| *x == ai).then(|| {
                                 c.rare()
                                     .key_param_sinks
                                     .iter()
@@ -4803,9 +4951,9 @@ impl ProjectIndex {
             }
             for (n, i, p, pname, at) in adds {
                 if let Some(d) = self.functions.get_mut(&n).and_then(|v| v.get_mut(i))
-                    && !d.key_params.iter().any(|(x, _)| *x == p)
+                    && !d.key_params().iter().any(|(x, _)| *x == p)
                 {
-                    d.key_params.push((p, pname));
+                    d.rare_mut().key_params.push((p, pname));
                     d.rare_mut().key_param_sinks.push((p, at));
                 }
             }
@@ -4816,7 +4964,7 @@ impl ProjectIndex {
         self.functions.get(name).into_iter().flatten().any(|d| {
             arity_ok_from(d, args, &caller.path)
                 && visible_from(d, caller)
-                && !d.key_params.is_empty()
+                && !d.key_params().is_empty()
         })
     }
 
@@ -4831,7 +4979,7 @@ impl ProjectIndex {
         // others (most calls). Complete once the fixpoint ends.
         self.with_fresh.clear();
         for n in &names {
-            if self.functions[n].iter().any(|d| d.fresh.is_some()) {
+            if self.functions[n].iter().any(|d| d.fresh().is_some()) {
                 self.with_fresh.insert(*n);
             }
         }
@@ -4853,7 +5001,7 @@ impl ProjectIndex {
                         continue;
                     }
                     let d = &self.functions[n][i];
-                    let info = d.fresh.as_deref().cloned().or_else(|| {
+                    let info = d.fresh().cloned().or_else(|| {
                         d.fresh_via
                             .iter()
                             .filter(|r| *r.callee != **n)
@@ -4878,7 +5026,7 @@ impl ProjectIndex {
         // Key-minting functions, per declaration.
         let mut minting: HashSet<Name> = HashSet::new();
         for n in &names {
-            if self.functions[n].iter().any(|d| d.mints.is_some()) {
+            if self.functions[n].iter().any(|d| d.mints().is_some()) {
                 minting.insert(*n);
             }
         }
@@ -4903,7 +5051,7 @@ impl ProjectIndex {
                     if d.has_lock {
                         continue;
                     }
-                    let mut info = d.mints.as_deref().cloned();
+                    let mut info = d.mints().cloned();
                     if info.is_none() {
                         info = d.rare().mint_via_fresh.iter().find_map(|r| {
                             self.ref_fresh(*r, d, &mut cache).map(|f| MintInfo {
@@ -4930,7 +5078,7 @@ impl ProjectIndex {
                                         .any(|r| {
                                             self.candidates_of_ref(r, &d.path).iter().any(
                                                 |(_, x)| {
-                                                    x.key_params.iter().any(|(p, _)| *p == pos)
+                                                    x.key_params().iter().any(|(p, _)| *p == pos)
                                                 },
                                             )
                                         })

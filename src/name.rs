@@ -30,8 +30,8 @@ const SHARDS: usize = 16;
 /// A process-wide set of interned values (`H`, a copyable handle to a leaked value),
 /// split into [`SHARDS`] locked shards, each with its own storage `A` for the values it
 /// leaks. Values are looked up by what the handle borrows as (`Q`: a text for [`Name`], a
-/// recorded call for [`crate::index::SharedCall`]).
-pub(crate) struct Table<H, A> {
+/// recorded call for [`crate::index::SharedCall`], a list for [`crate::index::Shared`]).
+pub struct Table<H, A> {
     shards: Vec<Mutex<(HashSet<H, foldhash::fast::RandomState>, A)>>,
 }
 
@@ -70,7 +70,7 @@ impl<H: Copy + Eq + std::hash::Hash, A: Default> Table<H, A> {
 /// Values of type `T` leaked in chunks of [`Slab::CHUNK`] and handed out one by one: one
 /// allocation per chunk instead of one per value. A [`Table`] shard owns one, so what it
 /// holds is reused by every thread (a language server's runs each start new threads).
-pub(crate) struct Slab<T: 'static> {
+pub struct Slab<T: 'static> {
     rest: &'static mut [T],
 }
 

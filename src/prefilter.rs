@@ -2160,7 +2160,7 @@ fn settled_of<'a>(
                 continue;
             }
             for (i, d) in index.functions[n].iter().enumerate() {
-                if !work.take(k, i) || s[n][i] || d.fresh.is_some() {
+                if !work.take(k, i) || s[n][i] || d.fresh().is_some() {
                     continue;
                 }
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != *n).all(|r| {
@@ -2383,7 +2383,7 @@ fn push_candidates_fresh_via<'a>(
     fresh: &mut Vec<Follow<'a>>,
 ) {
     for (_, f) in index.candidates_of_ref(r, path) {
-        if f.fresh.is_some() {
+        if f.fresh().is_some() {
             continue;
         }
         fresh.extend(fresh_via_follows(f, name));
@@ -2574,7 +2574,7 @@ fn resolve_ask<'a>(
     // ambiguous finding, `ProjectIndex::fresh_from`): no settled candidate ends the search.
     let cands = resolve_call(index, c, path, out, |_, _| false);
     for (_, d) in cands {
-        if d.fresh.is_some() {
+        if d.fresh().is_some() {
             continue;
         }
         follow.extend(
@@ -2782,7 +2782,7 @@ pub fn demanded_names<'a>(
                     &m.location,
                     m.kind
                 ))),
-                why(&|f| !f.key_params.is_empty()),
+                why(&|f| !f.key_params().is_empty()),
                 why(&|f| f.reads_key_header),
             );
         }
@@ -2799,7 +2799,7 @@ pub fn demanded_names<'a>(
     let pending_of = |n: &str, r: &CallRef, p: &str| -> Vec<&str> {
         let mut v: Vec<&str> = Vec::new();
         for (_, f) in index.candidates_of_ref(r, p) {
-            if f.fresh.is_some() {
+            if f.fresh().is_some() {
                 continue;
             }
             for x in f.fresh_via.iter().filter(|x| *x.callee != *n) {
@@ -2891,7 +2891,7 @@ pub fn demanded_names<'a>(
             for f in index.functions.get(n).into_iter().flatten() {
                 if args.is_some_and(|a| !crate::index::arity_ok(f, a))
                     || jvm.is_some_and(|j| f.jvm != j)
-                    || f.fresh.is_some()
+                    || f.fresh().is_some()
                 {
                     continue;
                 }
