@@ -1607,10 +1607,11 @@ pub struct FileDemand {
     /// receiver as [`resolution_receiver`] shortens it).
     pub asks: ThinVec<SharedCall>,
     /// Per callee: the calls the flows of its arguments pass through. They
-    /// matter when the callee has a key parameter (its arguments are then sinks). One
-    /// `(callee, call)` pair each, sorted by callee then call, each once: one list per
-    /// file, not one per callee ([`FileDemand::arg_asks_by_callee`]).
-    pub arg_asks: ThinVec<(Name, SharedCall)>,
+    /// matter when the callee has a key parameter (its arguments are then sinks). Sorted
+    /// by callee, each callee once with its calls sorted, each once, as one interned list
+    /// (the same calls in the arguments of the same callee recur across files: a
+    /// logger's `info(.., x.getId())`).
+    pub arg_asks: ThinVec<(Name, crate::index::SharedCalls)>,
     /// A flow query ran out of budget while `asks` was computed: every callee counts as
     /// asked.
     pub asks_everything: bool,
@@ -1688,11 +1689,9 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> ThinVec<T> {
 }
 
 impl FileDemand {
-    /// [`FileDemand::arg_asks`] grouped by callee: each callee once, with its pairs.
-    pub fn arg_asks_by_callee(&self) -> impl Iterator<Item = (Name, &[(Name, SharedCall)])> {
-        self.arg_asks
-            .chunk_by(|a, b| a.0 == b.0)
-            .map(|pairs| (pairs[0].0, pairs))
+    /// [`FileDemand::arg_asks`]: each callee once, with the calls its arguments ask about.
+    pub fn arg_asks_by_callee(&self) -> impl Iterator<Item = (Name, &[SharedCall])> {
+        self.arg_asks.iter().map(|(c, calls)| (*c, calls.as_slice()))
     }
 
     /// Extracts the demand of one analysed file.
@@ -1885,10 +1884,11 @@ impl FileDemand {
             }
         }
         // Sized exactly: every parsed file's demand is held until pass 2.
-        let mut arg_asks = ThinVec::with_capacity(by_callee.values().map(BTreeSet::len).sum());
+        let mut arg_asks = ThinVec::with_capacity(by_callee.len());
         for (c, a) in by_callee {
-            let c = Name::from(c);
-            arg_asks.extend(a.into_iter().map(|r| (c, SharedCall::new(&r))));
+            let calls: crate::index::SharedCalls =
+                a.into_iter().map(|r| SharedCall::new(&r)).collect();
+            arg_asks.push((Name::from(c), calls));
         }
         // Field defaults: a sink once the index knows a web handler sends the field.
         let default_asks: Vec<(String, String, Vec<SharedCall>)> = field_defaults(model)
@@ -2663,7 +2663,7 @@ pub fn demanded_names<'a>(
             }
             for (callee, asked) in d.arg_asks_by_callee() {
                 if index.has_key_params(&callee) {
-                    for (_, c) in asked {
+                    for c in asked {
                         resolve_ask(index, c, &d.path, &mut out, &mut fresh);
                     }
                 }
@@ -3133,7 +3133,7 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         .chain(
             d.arg_asks_by_callee()
                 .filter(|(callee, _)| index.has_key_params(callee))
-                .flat_map(|(_, asked)| asked.iter().map(|(_, c)| &**c)),
+                .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
         )
         .find(|c| index.is_fresh_ref(c, &d.path));
     let fresh_call = if d.asks_everything {
