@@ -137,23 +137,17 @@ fn decode_unicode_escapes(text: &str) -> Option<(String, Vec<usize>)> {
             let c = hex
                 .and_then(|h| u32::from_str_radix(h, 16).ok())
                 .and_then(char::from_u32);
-            if c == Some('\0') {
-                // Written back as the one-`u` escape tree-sitter's string rule accepts
-                // (`\uu0000` is none), every byte mapped to the escape's start.
-                for ch in "\\u0000".chars() {
-                    map.push(i);
-                    out.push(ch);
-                }
-                any = true;
-                i = j + 4;
-                backslashes = 0;
-                continue;
-            }
             if let Some(c) = c {
-                for _ in 0..c.len_utf8() {
-                    map.push(i);
-                }
-                out.push(c);
+                // A NUL is written back as the one-`u` escape tree-sitter's string rule
+                // accepts (`\uu0000` is none). Every byte maps to the escape's start.
+                let mut buf = [0u8; 4];
+                let decoded: &str = if c == '\0' {
+                    "\\u0000"
+                } else {
+                    c.encode_utf8(&mut buf)
+                };
+                map.extend(std::iter::repeat_n(i, decoded.len()));
+                out.push_str(decoded);
                 any = true;
                 i = j + 4;
                 backslashes = 0;
