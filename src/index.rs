@@ -338,13 +338,14 @@ impl<'de> serde::Deserialize<'de> for SharedCall {
 /// hashes and prints as the list does. The copies are never freed ([`crate::name`]).
 pub struct Shared<T: 'static>(&'static ThinVec<T>);
 
-/// [`SharedNames`], a declaration's supertypes or parameter names.
+/// [`Shared`] names: a declaration's supertypes or parameter names.
 pub type SharedNames = Shared<Name>;
 /// [`Shared`] calls, a declaration's [`FnDecl::call_refs`] or [`FnDecl::fresh_via`].
 pub type SharedCalls = Shared<SharedCall>;
 
 /// What a [`Shared`] list holds: each item type has its own process-wide table.
 pub trait SharedItem: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + 'static {
+    /// The process-wide table of this item type's lists.
     fn lists() -> &'static crate::name::Table<Shared<Self>, crate::name::Slab<ThinVec<Self>>>;
     /// The empty list's copy, kept aside: every declaration starts with a few.
     fn empty() -> Shared<Self>;
