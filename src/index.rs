@@ -351,34 +351,27 @@ pub trait SharedItem: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + 's
     fn empty() -> Shared<Self>;
 }
 
-impl SharedItem for Name {
-    fn lists() -> &'static crate::name::Table<Shared<Name>, crate::name::Slab<ThinVec<Name>>> {
-        static T: std::sync::LazyLock<
-            crate::name::Table<Shared<Name>, crate::name::Slab<ThinVec<Name>>>,
-        > = std::sync::LazyLock::new(crate::name::Table::new);
-        &T
-    }
-    fn empty() -> Shared<Name> {
-        static E: std::sync::LazyLock<Shared<Name>> =
-            std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
-        *E
-    }
+/// [`SharedItem`] for `$t`: its own list table and empty list.
+macro_rules! shared_item {
+    ($t:ty) => {
+        impl SharedItem for $t {
+            fn lists() -> &'static crate::name::Table<Shared<$t>, crate::name::Slab<ThinVec<$t>>> {
+                static T: std::sync::LazyLock<
+                    crate::name::Table<Shared<$t>, crate::name::Slab<ThinVec<$t>>>,
+                > = std::sync::LazyLock::new(crate::name::Table::new);
+                &T
+            }
+            fn empty() -> Shared<$t> {
+                static E: std::sync::LazyLock<Shared<$t>> =
+                    std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
+                *E
+            }
+        }
+    };
 }
 
-impl SharedItem for SharedCall {
-    fn lists()
-    -> &'static crate::name::Table<Shared<SharedCall>, crate::name::Slab<ThinVec<SharedCall>>> {
-        static T: std::sync::LazyLock<
-            crate::name::Table<Shared<SharedCall>, crate::name::Slab<ThinVec<SharedCall>>>,
-        > = std::sync::LazyLock::new(crate::name::Table::new);
-        &T
-    }
-    fn empty() -> Shared<SharedCall> {
-        static E: std::sync::LazyLock<Shared<SharedCall>> =
-            std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
-        *E
-    }
-}
+shared_item!(Name);
+shared_item!(SharedCall);
 
 impl<T: SharedItem> Shared<T> {
     /// The one copy of `v`, added to the process-wide table if it is new.

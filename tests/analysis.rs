@@ -372,13 +372,7 @@ fn syntax_errors_past_the_limit_are_counted_on_the_last_one_shown() {
 fn apache_contains_header_guard_is_named_as_the_fallback() {
     let text = "import java.util.UUID;\nimport org.apache.http.HttpRequest;\nimport org.apache.http.HttpRequestInterceptor;\nimport org.apache.http.protocol.HttpContext;\n\nclass KeyInterceptor implements HttpRequestInterceptor {\n    @Override\n    public void process(HttpRequest request, HttpContext context) {\n        if (!request.containsHeader(\"Idempotency-Key\")) {\n            request.addHeader(\"Idempotency-Key\", UUID.randomUUID().toString());\n        }\n    }\n}\n";
     let dir = project("apache_guard", &[("KeyInterceptor.java", text)]);
-    let out = Command::cargo_bin("idemlint")
-        .unwrap()
-        .current_dir(&dir)
-        .args(["check", "KeyInterceptor.java", "--format", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = check_json(&dir, &[]);
     let f = &v["findings"][0];
     assert_eq!(f["rule"], "key-in-interceptor", "{v:#}");
     assert_eq!(f["line"], 10);
