@@ -28,7 +28,8 @@ use crate::finding::{FileError, Finding};
 use crate::index::{FileSummary, ProjectIndex, caller_kind, summarize};
 use crate::model::{FileModel, Language};
 use crate::prefilter::{
-    FileDemand, FileWords, NameScan, Prefilter, ScanScratch, TokenSig, demanded_names, needs_check,
+    FileDemand, FileWords, FreshScope, NameScan, Prefilter, ScanScratch, TokenSig, demanded_names,
+    needs_check,
 };
 use crate::rules::{Ctx, check_file};
 use crate::text::LineIndex;
@@ -1659,6 +1660,8 @@ fn run_in_pool(
     let mut readable = vec![false; candidates.len()];
     let mut sizes = vec![0u64; candidates.len()];
     let mut deferred = Vec::new();
+    // Files with a source word that stage 0 did not parse: where the fresh closure starts.
+    let mut sources = Vec::new();
     let mut any_sink = false;
     for (i, r) in stage0.into_iter().enumerate() {
         let mut slot = None;
@@ -1691,6 +1694,7 @@ fn run_in_pool(
                         }
                     }
                     None if words.is_seed() => deferred.push(i),
+                    None if words.source => sources.push(i),
                     None => {}
                 }
             }
@@ -1718,6 +1722,7 @@ fn run_in_pool(
         sigs,
         readable,
         sizes,
+        sources,
         in_shard: &in_shard,
         errors: &mut report.errors,
         stats: &mut report.stats,
@@ -1815,6 +1820,17 @@ fn run_in_pool(
     report
 }
 
+/// Where the fresh closure of pass 1's name rounds stands ([`FreshScope`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closure {
+    /// Not run yet: it would cost more than it spares.
+    Off,
+    /// Running (or complete).
+    On,
+    /// Stopped for good: it grew to cost more than it spares.
+    Dropped,
+}
+
 /// How many files pass 1 must have parsed before it parses every file left once they hold
 /// at most half as many bytes ([`Rounds::name_rounds`]).
 const PARSE_THE_REST_FROM: usize = 500;
@@ -1834,6 +1850,9 @@ struct Rounds<'a> {
     readable: Vec<bool>,
     /// Per candidate, its size in bytes as stage 0 read it (0 when it could not).
     sizes: Vec<u64>,
+    /// The candidates with a catalogue source word ([`FileWords::source`]) that stage 0
+    /// did not parse, in discovery order.
+    sources: Vec<usize>,
     in_shard: &'a [bool],
     errors: &'a mut Vec<FileError>,
     stats: &'a mut Stats,
@@ -2000,6 +2019,8 @@ impl Rounds<'_> {
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         // Files the last round parsed (none before the first round).
         let mut last_round = 0;
+        // Whether the fresh closure runs ([`FreshScope`]).
+        let mut closure = Closure::Off;
         loop {
             // Little left of a large project after a round that parsed files (so another
             // round follows): parsing the rest costs less than the rounds of index and
@@ -2028,6 +2049,13 @@ impl Rounds<'_> {
                 self.stats.parsed_per_round.push(n);
                 break;
             }
+            let sources_left: Vec<usize> = self
+                .sources
+                .iter()
+                .copied()
+                .filter(|i| self.readable[*i] && self.parsed[*i].is_none())
+                .collect();
+            let sources_bytes: u64 = sources_left.iter().map(|i| self.sizes[*i]).sum();
             let t0 = std::time::Instant::now();
             self.update_index();
             let t1 = std::time::Instant::now();
@@ -2037,13 +2065,90 @@ impl Rounds<'_> {
             let named_for_done = |c: &str, n: &str| {
                 complete(c) || asked_named_for.contains(&(c.to_string(), n.to_string()))
             };
-            let demand = demanded_names(
-                &self.index,
-                self.parsed.iter().flatten().map(|p| &p.demand),
-                &complete,
-                &named_for_done,
-            );
+            // Scanned for in every file: every mention is parsed.
+            let mentioned = |n: &str| asked.contains(n);
+            let scope = FreshScope {
+                sources_parsed: sources_left.is_empty(),
+                mentioned: &mentioned,
+            };
+            let demand_of = |with_closure: bool| {
+                demanded_names(
+                    &self.index,
+                    self.parsed.iter().flatten().map(|p| &p.demand),
+                    &complete,
+                    &named_for_done,
+                    with_closure.then_some(&scope),
+                )
+            };
+            // What a demand's names may select of the files left, in bytes (by the files'
+            // token signatures: an over-estimate of what the scan parses).
+            let selected_by = |d: &crate::prefilter::Demand| -> u64 {
+                let wanted: BTreeSet<String> = d
+                    .names
+                    .iter()
+                    .chain(&d.decls)
+                    .chain(&d.sampled)
+                    .filter(|n| !asked.contains(*n) && !asked_decls.contains(*n))
+                    .cloned()
+                    .collect();
+                if wanted.is_empty() {
+                    return 0;
+                }
+                let scan = NameScan::of(&wanted, &Default::default(), &Default::default());
+                rest.iter()
+                    .filter(|i| {
+                        self.sigs[**i]
+                            .as_ref()
+                            .is_none_or(|sig| scan.may_match(self.candidates[**i].0.language, sig))
+                    })
+                    .map(|i| self.sizes[*i])
+                    .sum()
+            };
+            // The fresh closure runs while it costs less than the demand without it: the
+            // files with a source word and those mentioning its names, against the
+            // declarations of the names it may show can never be fresh (a generated
+            // `as_str` in 550 files). Where source words are everywhere (a clock read in
+            // most business code), or its names grow to the project's common ones, it
+            // does not run, or stops for good; either way the demand is sound.
+            let demand = match closure {
+                Closure::Dropped => demand_of(false),
+                Closure::Off | Closure::On => {
+                    let mut with = (closure == Closure::On).then(|| demand_of(true));
+                    if let Some(w) = with.take_if(|w| w.closure_complete) {
+                        w
+                    } else {
+                        let normal = demand_of(false);
+                        let cost_normal = selected_by(&normal);
+                        // Not started while the files with a source word alone cost as much.
+                        if closure == Closure::Off && sources_bytes < cost_normal {
+                            with = Some(demand_of(true));
+                        }
+                        let cost_with = with
+                            .as_ref()
+                            .map(|w| selected_by(w) + if w.sources { sources_bytes } else { 0 });
+                        if trace {
+                            eprintln!(
+                                "demand: fresh closure ({closure:?}): {} files with a source word left ({sources_bytes} bytes); the names may select {cost_with:?} bytes with it, {cost_normal} without",
+                                sources_left.len()
+                            );
+                        }
+                        match with {
+                            Some(w) if cost_with.is_some_and(|c| c < cost_normal) => {
+                                closure = Closure::On;
+                                w
+                            }
+                            _ => {
+                                if closure == Closure::On {
+                                    closure = Closure::Dropped;
+                                }
+                                normal
+                            }
+                        }
+                    }
+                }
+            };
             let deferred = demand.deferred;
+            let want_sources = demand.sources;
             // A name in reach of some kinds of code is scanned for again only when it
             // reaches a kind it was not scanned for in.
             let reach = demand.reach;
@@ -2093,6 +2198,7 @@ impl Rounds<'_> {
                 && pairs.is_empty()
                 && named_for.is_empty()
                 && sampled.is_empty()
+                && !want_sources
             {
                 break;
             }
@@ -2121,7 +2227,7 @@ impl Rounds<'_> {
             asked_pairs.extend(pairs);
             asked_named_for.extend(named_for);
             let rest = self.unparsed();
-            if rest.is_empty() || (scan.is_empty() && sampled.is_empty()) {
+            if rest.is_empty() || (scan.is_empty() && sampled.is_empty() && !want_sources) {
                 break;
             }
             let t2 = std::time::Instant::now();
@@ -2139,6 +2245,13 @@ impl Rounds<'_> {
                     .filter(|i| self.parsed[*i].is_none())
                     .collect();
                 n += self.parse_more(&picked, None);
+            }
+            if want_sources {
+                let k = self.parse_more(&sources_left, None);
+                if trace {
+                    eprintln!("demand: fresh closure: parsed {k} files with a source word");
+                }
+                n += k;
             }
             if trace {
                 eprintln!(

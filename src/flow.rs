@@ -29,6 +29,10 @@ pub struct Origin {
     /// A clock reading reduced to a window of a minute or more ([`clock_window`]): a
     /// deliberate time bucket. Reported only by a flow built [`Flow::keeping_windows`].
     pub window: bool,
+    /// An attempt counter's read ([`Flow::attempt_counter`]): new on every attempt of the
+    /// retry around it, not on every evaluation, so a function returning one does not
+    /// return a fresh value to its callers (`crate::index::summarize`).
+    pub counter: bool,
 }
 
 /// What the project index knows about a helper that returns a fresh value.
@@ -304,6 +308,7 @@ fn read_through(
             ambiguous: None,
         }),
         window: o.window,
+        counter: o.counter,
     }
 }
 
@@ -1097,6 +1102,7 @@ impl<'m> Flow<'m> {
                             scope: src.scope,
                             helper: None,
                             window: src.window,
+                            counter: false,
                         });
                     }
                     Atom::Name { name, offset } => {
@@ -1237,6 +1243,7 @@ impl<'m> Flow<'m> {
                                 scope: call.scope,
                                 helper: Some(h),
                                 window: false,
+                                counter: false,
                             });
                             continue;
                         }
@@ -1466,6 +1473,7 @@ impl<'m> Flow<'m> {
             scope: use_scope,
             helper: None,
             window: false,
+            counter: true,
         })
     }
 

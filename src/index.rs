@@ -1289,8 +1289,10 @@ pub fn summarize(
         }
         // Fresh return values.
         let rec = Recorder::cached(&refs);
+        // An attempt counter is new on each attempt of the loop around it only: callers of
+        // a function returning one do not get a new value per call.
         for v in flow.returns_of(i) {
-            for o in flow.origins(v, &rec) {
+            for o in flow.origins(v, &rec).into_iter().filter(|o| !o.counter) {
                 if d.fresh().is_none() {
                     d.rare_mut().fresh = Some(Box::new(HelperInfo {
                         kind: o.kind,

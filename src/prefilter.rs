@@ -44,7 +44,8 @@
 //!   receiver's last segment is one of `receiver` (unless `free`), and whose lower-cased
 //!   receiver contains one of `receiver_contains`: each is a token or an ASCII
 //!   case-insensitive substring of the file, so each of the entry's word clauses hits (the
-//!   scan checks only the most selective one, a weaker condition). A `callee_glob` is
+//!   source scan checks them all; a call sink's scan only the most selective one, a
+//!   weaker condition). A `callee_glob` is
 //!   checked through its longest literal part, which every matching callee contains.
 //! - A *sink* needs a name whose normalised form contains a `[keys] normalized_names`
 //!   entry (bindings, assignments, fields, named arguments, key-named setters, key
@@ -176,6 +177,21 @@
 //!   still parses every declaration of it (the name is complete); a key parameter, a
 //!   key-header read or a named key is looked up by name alone, so such names are wanted
 //!   everywhere.
+//! - The fresh closure ([`FreshScope`]) can spare the declarations of an asked name
+//!   altogether. A declaration's own fresh value comes from a catalogue source in its
+//!   file (an attempt counter is no fresh value of a function, `crate::flow::Origin`), so
+//!   once every file with a source word is parsed, and every file mentioning a name that
+//!   some parsed declaration may make fresh ([`may_fresh_names`], transitively through
+//!   `fresh_via`), any other name has no fresh declaration in the whole project (by
+//!   induction over the index's fixpoint: a declaration fresh through a call names its
+//!   callee as a token). Every call of it is then answered "not fresh"
+//!   (`ProjectIndex::fresh_from` exits on a name with no fresh declaration), so such a
+//!   freshness question needs no declaration, and a `fresh_via` call of it settles its
+//!   caller ([`settled_of`]). Until the closure is complete those questions are held
+//!   back. `check` runs the closure only while its files cost fewer bytes than the
+//!   demand without it would select, and drops it for good otherwise; the demand is
+//!   sound either way. A Rust source entry with receivers is checked as a path or method
+//!   call (`Utc::now`, [`rust_path_call`]), which is how the catalogue matches it.
 //! - When a name round has parsed files, at least 500 are parsed and the files left hold
 //!   at most half as many bytes, pass 1 parses them all (fewer rounds of index and
 //!   demand); its result is then `--no-prefilter`'s.
@@ -284,6 +300,10 @@ pub struct Prefilter {
     /// Raw words with no normalised form (all `_` or `-`): taken to be everywhere.
     raw_everywhere: Vec<usize>,
     sources: Vec<Condition>,
+    /// Per entry of `sources`: for a Rust-only entry with receivers and callees (plain
+    /// identifiers), those words, which a call matching it holds as a path or method
+    /// call (`Utc::now`, [`rust_path_call`]).
+    source_paths: Vec<Option<(Vec<String>, Vec<String>)>>,
     sinks: Vec<Condition>,
     shedlock: Vec<Condition>,
 }
@@ -674,12 +694,26 @@ impl Prefilter {
             norm_words: Vec::new(),
         };
         let mut sources = Vec::new();
+        let mut source_paths = Vec::new();
+        // Every clause of a source entry: a file with a source word is where the fresh
+        // closure starts ([`FreshScope`]), so the fewer the better, and the few more words
+        // cost the token lookups little.
         for s in &cat.sources {
-            let clauses = b.call_clauses(&s.call);
-            sources.push(Condition {
-                langs: langs_of(&s.call),
-                clauses,
-            });
+            let clauses = b.all_call_clauses(&s.call);
+            let langs = langs_of(&s.call);
+            let m = &s.call;
+            let plain = |w: &String| !w.is_empty() && w.bytes().all(is_ident_byte);
+            source_paths.push(
+                (langs == [Language::Rust]
+                    && !m.free
+                    && !m.receiver.is_empty()
+                    && m.callee_glob.is_empty()
+                    && !m.callee.is_empty()
+                    && m.receiver.iter().all(plain)
+                    && m.callee.iter().all(plain))
+                .then(|| (m.receiver.clone(), m.callee.clone())),
+            );
+            sources.push(Condition { langs, clauses });
         }
         let mut sinks = Vec::new();
         // Key names, the hard-coded `idempotency` of header-name constants, header names.
@@ -830,6 +864,7 @@ impl Prefilter {
             raw_words: b.raw_words,
             norm_words: b.norm_words,
             sources,
+            source_paths,
             sinks,
             shedlock,
         }
@@ -878,21 +913,104 @@ impl Prefilter {
             None if self.view_patterns.is_empty() => {}
             None => self.view_patterns.iter().flatten().for_each(&mut hit),
         }
-        let holds = |conds: &[Condition]| {
-            conds.iter().any(|c| {
-                (c.langs.is_empty() || c.langs.contains(&language))
-                    && c.clauses.iter().all(|cl| {
-                        cl.raw.iter().any(|w| raw_hit[*w]) || cl.norm.iter().any(|w| norm_hit[*w])
-                    })
-            })
+        let holds_one = |c: &Condition| {
+            (c.langs.is_empty() || c.langs.contains(&language))
+                && c.clauses.iter().all(|cl| {
+                    cl.raw.iter().any(|w| raw_hit[*w]) || cl.norm.iter().any(|w| norm_hit[*w])
+                })
         };
+        let holds = |conds: &[Condition]| conds.iter().any(holds_one);
+        let source = self
+            .sources
+            .iter()
+            .zip(&self.source_paths)
+            .any(|(c, path)| {
+                holds_one(c)
+                    && match path {
+                        Some((receivers, callees)) if language == Language::Rust => {
+                            rust_path_call(bytes, receivers, callees)
+                        }
+                        _ => true,
+                    }
+            });
         FileWords {
-            source: holds(&self.sources),
+            source,
             sink: holds(&self.sinks),
             shedlock: holds(&self.shedlock),
             suppression: mentions_idemlint(text),
         }
     }
+}
+
+/// Whether the Rust text `bytes` may call one of `callees` through a path or receiver whose
+/// last segment is one of `receivers` (what [`CallMatch::matches_by_text`] asks of a Rust
+/// call: the path before the name, or a method call's receiver text): one of `receivers`,
+/// then `::` or `.`, then the callee, with whitespace between, and generic arguments
+/// (`Utc::<X>::now`) skipped. A comment in between, or generic arguments it cannot read
+/// back over, is taken as a yes.
+fn rust_path_call(bytes: &[u8], receivers: &[String], callees: &[String]) -> bool {
+    let back_space = |mut i: usize| {
+        while i > 0 && (is_space(bytes[i - 1]) || bytes[i - 1] >= 0x80) {
+            i -= 1;
+        }
+        i
+    };
+    for c in callees {
+        for start in memchr::memmem::find_iter(bytes, c.as_bytes()) {
+            let end = start + c.len();
+            if !at_boundaries(bytes, start, end) {
+                continue;
+            }
+            let mut i = back_space(start);
+            if i >= 2 && &bytes[i - 2..i] == b"::" {
+                i -= 2;
+            } else if i >= 1 && bytes[i - 1] == b'.' {
+                i -= 1;
+            } else {
+                if i >= 1 && bytes[i - 1] == b'/' {
+                    return true;
+                }
+                continue;
+            }
+            i = back_space(i);
+            // `Type::<Args>::name`: back over the generic arguments and their `::`.
+            if i >= 1 && bytes[i - 1] == b'>' {
+                let mut depth = 0usize;
+                loop {
+                    if i == 0 {
+                        return true;
+                    }
+                    i -= 1;
+                    match bytes[i] {
+                        b'>' => depth += 1,
+                        b'<' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                i = back_space(i);
+                if i >= 2 && &bytes[i - 2..i] == b"::" {
+                    i = back_space(i - 2);
+                }
+            }
+            if i >= 1 && bytes[i - 1] == b'/' {
+                return true;
+            }
+            let end_ident = i;
+            while i > 0 && is_ident_byte(bytes[i - 1]) {
+                i -= 1;
+            }
+            let ident = &bytes[i..end_ident];
+            if receivers.iter().any(|r| r.as_bytes() == ident) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// A Java file's text with its unicode escapes decoded, as the Java frontend lowers it
@@ -2119,6 +2237,72 @@ pub struct Demand {
     /// ([`NameScan::with_reach`]), so the name is still complete once scanned for. A
     /// name not here is wanted in every file.
     pub reach: BTreeMap<String, u8>,
+    /// Every file not parsed yet that has a catalogue source word
+    /// ([`FileWords::source`]) is wanted: the fresh closure ([`FreshScope`]) starts there.
+    pub sources: bool,
+    /// The fresh closure ran and is complete: no freshness question was held back for it.
+    pub closure_complete: bool,
+}
+
+/// The fresh closure, when `check` runs it (`None`: every name may be fresh, as before).
+///
+/// A declaration is fresh in the index's fixpoint only when it has a fresh value of its
+/// own, from a catalogue source in its body (so its file has a source word), or when a
+/// call it returns the result of ([`FnDecl::fresh_via`], its own name aside) has a fresh
+/// declaration, whose name the declaration's text then holds as a token. So once every
+/// file with a source word is parsed, and every file mentioning a name of
+/// [`may_fresh_names`] (computed from the parsed files) is parsed, a name outside that set
+/// has no fresh declaration anywhere in the project: every call of it is answered "not
+/// fresh" ([`ProjectIndex::fresh_from`] and the fixpoint read a name with no fresh
+/// declaration so, whatever its declarations), and its declarations need not be parsed
+/// for the freshness of a call. Until the closure is complete, such names are held back
+/// ([`Demand::deferred`]); the closure's names are wanted in every file
+/// ([`Demand::names`]) and the source files in the next round ([`Demand::sources`]).
+pub struct FreshScope<'a> {
+    /// No file with a source word is left unparsed.
+    pub sources_parsed: bool,
+    /// The name was scanned for in every file (every file mentioning it is parsed).
+    pub mentioned: &'a dyn Fn(&str) -> bool,
+}
+
+/// The names some parsed declaration may make fresh: a declaration with a fresh value of
+/// its own, and, transitively, one returning the result of a call of such a name (an
+/// over-approximation of the fixpoint's fresh names: arity, receiver and unanimity are
+/// ignored).
+pub fn may_fresh_names(index: &ProjectIndex) -> foldhash::HashSet<&str> {
+    let mut returned_by: foldhash::HashMap<&str, Vec<&str>> = Default::default();
+    let mut out: foldhash::HashSet<&str> = Default::default();
+    let mut work: Vec<&str> = Vec::new();
+    for (n, ds) in &index.functions {
+        let n = n.as_str();
+        for d in ds {
+            if d.fresh().is_some() && out.insert(n) {
+                work.push(n);
+            }
+            for r in d.fresh_via.iter().filter(|r| *r.callee != *n) {
+                returned_by.entry(&*r.callee).or_default().push(n);
+            }
+        }
+    }
+    while let Some(m) = work.pop() {
+        for &n in returned_by.get(m).into_iter().flatten() {
+            if out.insert(n) {
+                work.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// What the fresh closure says of a name a freshness question is about.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FreshGate {
+    /// It may be fresh (or no closure runs): followed as before.
+    Follow,
+    /// No declaration of it is fresh anywhere: nothing is needed.
+    Never,
+    /// Not in the closure so far, which is not complete: held back.
+    Wait,
 }
 
 /// Declarations whose fresh-value state is "not fresh" in the fixpoint of every project
@@ -2137,6 +2321,7 @@ fn settled_of<'a>(
     index: &'a ProjectIndex,
     complete: &dyn Fn(&str) -> bool,
     named_for_done: &dyn Fn(&str, &str) -> bool,
+    never_fresh: &dyn Fn(&str) -> bool,
 ) -> Settled<'a> {
     let mut s: Settled = index
         .functions
@@ -2166,7 +2351,8 @@ fn settled_of<'a>(
                     continue;
                 }
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != *n).all(|r| {
-                    never_a_candidate(index, named_for_done, r, &d.path)
+                    never_fresh(&r.callee)
+                        || never_a_candidate(index, named_for_done, r, &d.path)
                         || none_fit(index, complete, &r.callee, r.arity, d.jvm)
                         || settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
                             && narrowings
@@ -2623,6 +2809,7 @@ pub fn demanded_names<'a>(
     demands: impl Iterator<Item = &'a FileDemand> + Clone,
     complete: &dyn Fn(&str) -> bool,
     named_for_done: &dyn Fn(&str, &str) -> bool,
+    fresh_scope: Option<&FreshScope>,
 ) -> Demand {
     let mut out = Demand::default();
     for n in index.key_names() {
@@ -2632,7 +2819,40 @@ pub fn demanded_names<'a>(
         }
         out.names.insert(n.to_string());
     }
-    let settled = settled_of(index, complete, named_for_done);
+    let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
+    // The fresh closure: its names and whether it is complete.
+    let may_fresh = fresh_scope.map(|_| may_fresh_names(index));
+    let closure_complete = match (fresh_scope, &may_fresh) {
+        (Some(f), Some(m)) => f.sources_parsed && m.iter().all(|n| (f.mentioned)(n)),
+        _ => false,
+    };
+    out.closure_complete = closure_complete;
+    if let (Some(f), Some(m)) = (fresh_scope, &may_fresh) {
+        out.sources = !f.sources_parsed;
+        for n in m.iter().filter(|n| !(f.mentioned)(n)) {
+            out.names.insert(n.to_string());
+        }
+        if trace {
+            let mut v: Vec<&&str> = m.iter().collect();
+            v.sort();
+            eprintln!(
+                "demand: fresh closure ({}): {v:?}",
+                if closure_complete {
+                    "complete"
+                } else {
+                    "growing"
+                }
+            );
+        }
+    }
+    let gate = |n: &str| match &may_fresh {
+        Some(m) if !m.contains(n) && closure_complete => FreshGate::Never,
+        Some(m) if !m.contains(n) => FreshGate::Wait,
+        _ => FreshGate::Follow,
+    };
+    let never_fresh = |n: &str| gate(n) == FreshGate::Never;
+    let mut waits = false;
+    let settled = settled_of(index, complete, named_for_done, &never_fresh);
     let mut types: BTreeSet<&str> = BTreeSet::new();
     let mut fresh: Vec<Follow> = Vec::new();
     // A possible combinator: by name (every declaration), or as a parameter is passed on
@@ -2641,7 +2861,6 @@ pub fn demanded_names<'a>(
     // Whether a retrying interceptor's case can matter: then every declaration of a
     // possible combinator is seen (the call-level retry sites quoted count them all).
     let interceptors = demands.clone().any(|d| d.interceptor && d.keyed(index));
-    let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
     if trace && let Some(d) = demands.clone().find(|d| d.interceptor && d.keyed(index)) {
         eprintln!("demand: keyed interceptor in {}", d.path);
     }
@@ -2661,12 +2880,22 @@ pub fn demanded_names<'a>(
                 .map(|c| &**c)
                 .chain(d.bound_default_asks(index))
             {
-                resolve_ask(index, c, &d.path, &mut out, &mut fresh);
+                match gate(&c.callee) {
+                    FreshGate::Follow => resolve_ask(index, c, &d.path, &mut out, &mut fresh),
+                    FreshGate::Never => {}
+                    FreshGate::Wait => waits = true,
+                }
             }
             for (callee, asked) in d.arg_asks_by_callee() {
                 if index.has_key_params(&callee) {
                     for c in asked {
-                        resolve_ask(index, c, &d.path, &mut out, &mut fresh);
+                        match gate(&c.callee) {
+                            FreshGate::Follow => {
+                                resolve_ask(index, c, &d.path, &mut out, &mut fresh)
+                            }
+                            FreshGate::Never => {}
+                            FreshGate::Wait => waits = true,
+                        }
                     }
                 }
             }
@@ -2806,6 +3035,7 @@ pub fn demanded_names<'a>(
             }
             for x in f.fresh_via.iter().filter(|x| *x.callee != *n) {
                 if !complete(&x.callee)
+                    && !never_fresh(&x.callee)
                     && !settled_name(index, &settled, &x.callee, x.arity, f.jvm, &f.path)
                 {
                     v.push(&*x.callee);
@@ -2820,6 +3050,14 @@ pub fn demanded_names<'a>(
                 continue;
             }
             let (n, args, jvm, via) = item;
+            match gate(n) {
+                FreshGate::Follow => {}
+                FreshGate::Never => continue,
+                FreshGate::Wait => {
+                    waits = true;
+                    continue;
+                }
+            }
             // A name common on library types called through a receiver that is a call
             // (`UUID.randomUUID().toString()`): the index answers it only when some
             // declaration lies in a type named for the receiver's method
@@ -3011,6 +3249,12 @@ pub fn demanded_names<'a>(
     out.sampled.remove("");
     out.sampled
         .retain(|n| !names.contains(n) && !decls.contains(n));
+    // The closure's names are wanted in every kind of code (every declaration returning
+    // one may be fresh), and a question held back keeps the rounds going.
+    if let Some(m) = &may_fresh {
+        out.reach.retain(|n, _| !m.contains(n.as_str()));
+    }
+    out.deferred |= waits;
     out
 }
 
@@ -3196,6 +3440,42 @@ mod tests {
     fn scan(lang: Language, text: &str) -> FileWords {
         let p = Prefilter::new(&Catalogue::builtin());
         p.scan(lang, text, &mut ScanScratch::default())
+    }
+
+    /// A Rust clock or UUID source word needs its receiver right before the name, as the
+    /// catalogue matches a Rust call: generated code with a `Timestamp` type and a `now`
+    /// variant or comment elsewhere (async-stripe) has none. Anything unclear is a yes.
+    #[test]
+    fn rust_source_words_need_the_receiver_before_the_name() {
+        let rs = |t: &str| scan(Language::Rust, t).source;
+        for yes in [
+            "fn f() { let t = Utc::now(); }",
+            "fn f() { let t = chrono::Utc :: now(); }",
+            "fn f() { let t = Utc::\n    now(); }",
+            "fn f() { let t = Utc::<X>::now(); }",
+            "fn f() { let t = Utc.now(); }",
+            "fn f() { let t = Utc::/* why */now(); }",
+            "fn f() { let t = Foo::<fn() -> Utc>::now(); }",
+            "fn f() { let id = uuid::Uuid::new_v4(); }",
+            "fn f() { let r = rand::thread_rng().gen::<u64>(); }",
+        ] {
+            assert!(rs(yes), "{yes}");
+        }
+        for no in [
+            "pub struct Timestamp(i64);\n/// Charged now.\nfn now() {}",
+            "fn f() { let t = UtcX::now(); let u = Utc; }",
+            "fn f() { let t = Instant::elapsed(); let now = 1; }",
+        ] {
+            assert!(!rs(no), "{no}");
+        }
+        // Java keeps every other clause only: a static import names the owner elsewhere.
+        assert!(
+            scan(
+                Language::Java,
+                "import static java.time.Instant.*;\nclass A { Object t = now(); }"
+            )
+            .source
+        );
     }
 
     /// A deterministic pseudo-random source (xorshift64): each call gives a number below

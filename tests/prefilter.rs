@@ -1127,12 +1127,20 @@ fn a_call_waiting_only_on_unscanned_names_is_held_back() {
 fn names_followed_for_unanimity_are_sampled() {
     let keyed = "use uuid::Uuid;\n\nfn make_key() -> String {\n    render_key()\n}\n\npub async fn charge(client: &reqwest::Client) {\n    for _ in 0..3 {\n        let key = Uuid::new_v4().to_string();\n        if client.post(\"https://api.example.com/charges\").header(\"Idempotency-Key\", key).send().await.is_ok() {\n            break;\n        }\n    }\n    let _ = client.post(\"https://api.example.com/refunds\").header(\"Idempotency-Key\", make_key()).send().await;\n}\n";
     for (label, body, parsed) in [
-        // Settled by the first sample: 1 + 8 of 13 files.
-        ("settled", "String::new()", 9),
+        // Settled by the first sample: 1 + 8 of 13 files. Each declaration reads a clock
+        // (not returned), so the fresh closure would parse them all: it does not start.
+        (
+            "settled",
+            "let _started = std::time::Instant::now();\n    String::new()",
+            9,
+        ),
+        // Without a source word anywhere but keyed.rs, the fresh closure shows at once
+        // that no `render_key` can be fresh: none is parsed.
+        ("never fresh", "String::new()", 1),
         // Every declaration is fresh: the samples grow until all of them are parsed.
         ("fresh", "uuid::Uuid::new_v4().to_string()", 13),
     ] {
-        let dir = scratch(&format!("prefilter_sampled_{label}"));
+        let dir = scratch(&format!("prefilter_sampled_{}", label.replace(' ', "_")));
         std::fs::write(dir.join("keyed.rs"), keyed).unwrap();
         for i in 0..12 {
             std::fs::write(
@@ -1887,4 +1895,61 @@ fn a_short_capitalised_receiver_and_a_companion_are_resolved_in_both_modes() {
         .map(|f| f.line)
         .collect();
     assert_eq!(lines, vec![7, 10, 13], "{:?}", findings(&with));
+}
+
+/// The fresh closure: a key sent from `code.as_str()` in a retry loop, with `as_str`
+/// declared by twelve unrelated models. With no source word anywhere, no `as_str` can be
+/// fresh and none is parsed (async-stripe: 550 generated `as_str` declarations). A fresh
+/// `as_str` of the receiver's type, directly or through a helper in a file with no
+/// source word of its own, is found as without the prefilter; one returning its own
+/// retry loop's attempt counter is fresh in neither mode.
+#[test]
+fn the_fresh_closure_spares_names_that_cannot_be_fresh() {
+    let keyed = "pub struct Code;\n\npub async fn charge(client: &reqwest::Client, code: Code) {\n    for _ in 0..3 {\n        if client.post(\"https://api.example.com/charges\").header(\"Idempotency-Key\", code.as_str()).send().await.is_ok() {\n            break;\n        }\n    }\n}\n";
+    let direct = "use crate::Code;\n\nimpl Code {\n    pub fn as_str(&self) -> String {\n        uuid::Uuid::new_v4().to_string()\n    }\n}\n";
+    let source = "pub fn fresh_code() -> String {\n    uuid::Uuid::new_v4().to_string()\n}\n";
+    let wrap = "use crate::Code;\n\nimpl Code {\n    pub fn as_str(&self) -> String {\n        crate::source::fresh_code()\n    }\n}\n";
+    // An attempt counter returned from a function's own retry loop is no fresh value of
+    // the function (it has no source word either, so the closure could not see it).
+    let counter = "use crate::Code;\n\nimpl Code {\n    pub fn as_str(&self) -> String {\n        for attempt in 0..3 {\n            match ping() {\n                Ok(_) => return format!(\"k{attempt}\"),\n                Err(_) => continue,\n            }\n        }\n        String::new()\n    }\n}\n";
+    // Once `as_str` may be fresh, its every mention is wanted, which here costs what the
+    // demand without the closure does: the closure stops and the declarations are
+    // sampled as before (how many are parsed then is not this test's business).
+    for (label, extra, findings_n, parsed) in [
+        ("never fresh", vec![], 0, Some(1)),
+        ("attempt counter", vec![("counter.rs", counter)], 0, Some(1)),
+        ("fresh", vec![("direct.rs", direct)], 1, None),
+        (
+            "fresh through a helper",
+            vec![("source.rs", source), ("wrap.rs", wrap)],
+            1,
+            None,
+        ),
+    ] {
+        let dir = scratch(&format!("prefilter_closure_{}", label.replace(' ', "_")));
+        std::fs::write(dir.join("keyed.rs"), keyed).unwrap();
+        for i in 0..12 {
+            std::fs::write(
+                dir.join(format!("model{i:02}.rs")),
+                format!(
+                    "pub enum Model{i} {{\n    A,\n}}\n\nimpl Model{i} {{\n    pub fn as_str(&self) -> &'static str {{\n        \"a\"\n    }}\n}}\n"
+                ),
+            )
+            .unwrap();
+        }
+        for (name, text) in &extra {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let (with, without) = assert_same(vec![dir], label);
+        assert_eq!(without.parsed, 13 + extra.len(), "{label}");
+        if let Some(p) = parsed {
+            assert_eq!(with.parsed, p, "{label}");
+        }
+        assert_eq!(
+            with.findings.len(),
+            findings_n,
+            "{label}: {:#?}",
+            findings(&with)
+        );
+    }
 }
