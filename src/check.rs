@@ -657,9 +657,10 @@ impl Stats {
     }
 
     /// What [`Self::parsed_per_round`] counts, in words: with the prefilter, the files
-    /// with a key word (parsed as they were read), then those with a source word, then
-    /// each round of files declaring functions the parsed files call; without it, every
-    /// file at once.
+    /// with a key word (parsed as they were read), then those with a ShedLock word, then
+    /// each name round (files declaring or calling functions the parsed files need, and
+    /// the files with a source word when the fresh closure runs); without it, every file
+    /// at once.
     fn rounds_text(&self) -> String {
         let r = &self.parsed_per_round;
         let total: usize = r.iter().sum();
@@ -667,10 +668,10 @@ impl Stats {
             [] => "none".to_string(),
             _ if !self.prefilter => format!("{total} (every file, no prefilter)"),
             [first] => format!("{first} with a key word"),
-            [first, second] => format!("{first} with a key word, {second} with a source word"),
+            [first, second] => format!("{first} with a key word, {second} with a lock word"),
             [first, second, rest @ ..] => format!(
-                "{first} with a key word, {second} with a source word, then {} in {} declaring \
-                 functions the parsed files call",
+                "{first} with a key word, {second} with a lock word, then {} in {} the parsed \
+                 files' names select",
                 rest.iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
@@ -1731,7 +1732,7 @@ fn run_in_pool(
     if let Some(p) = progress {
         p.start(Phase::Indexing, 0);
     }
-    // Round 0 continued: with a sink word somewhere, every source or ShedLock file too.
+    // Round 0 continued: with a sink word somewhere, every ShedLock file too.
     if any_sink {
         let n = state.parse_more(&deferred, None);
         state.stats.parsed_per_round.push(n);
@@ -2726,18 +2727,15 @@ mod tests {
         };
         assert_eq!(
             text(&[19, 0, 724, 1079], true),
-            "19 with a key word, 0 with a source word, then 724 + 1079 in 2 rounds of files \
-             declaring functions the parsed files call"
+            "19 with a key word, 0 with a lock word, then 724 + 1079 in 2 rounds of files the \
+             parsed files' names select"
         );
         assert_eq!(
             text(&[5, 0, 3], true),
-            "5 with a key word, 0 with a source word, then 3 in 1 round of files declaring \
-             functions the parsed files call"
+            "5 with a key word, 0 with a lock word, then 3 in 1 round of files the parsed \
+             files' names select"
         );
-        assert_eq!(
-            text(&[5, 0], true),
-            "5 with a key word, 0 with a source word"
-        );
+        assert_eq!(text(&[5, 0], true), "5 with a key word, 0 with a lock word");
         assert_eq!(text(&[1822, 0], false), "1822 (every file, no prefilter)");
         assert_eq!(text(&[], true), "none");
     }
