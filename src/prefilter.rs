@@ -944,68 +944,80 @@ impl Prefilter {
 
 /// Whether the Rust text `bytes` may call one of `callees` through a path or receiver whose
 /// last segment is one of `receivers` (what [`CallMatch::matches_by_text`] asks of a Rust
-/// call: the path before the name, or a method call's receiver text): one of `receivers`,
-/// then `::` or `.`, then the callee, with whitespace between, and generic arguments
-/// (`Utc::<X>::now`) skipped. A comment in between, or generic arguments it cannot read
-/// back over, is taken as a yes.
+/// call: the path before the name, after the frontend undoes `use .. as` aliases, or a
+/// method call's receiver text). No is answered only where every occurrence of a callee
+/// that follows `::` or `.` (across spaces on one line; `r#name` too) has an identifier
+/// right before that is not one of `receivers`, and no receiver is renamed (`Uuid as U`).
+/// Anything else before the separator (`)`, `>`, a comment, a line break) is a yes: a
+/// call receiver, generic arguments or a qualified self type may end there.
 fn rust_path_call(bytes: &[u8], receivers: &[String], callees: &[String]) -> bool {
-    let back_space = |mut i: usize| {
+    let renamed = receivers.iter().any(|r| {
+        memchr::memmem::find_iter(bytes, r.as_bytes()).any(|start| {
+            let end = start + r.len();
+            if !at_boundaries(bytes, start, end) {
+                return false;
+            }
+            let rest = &bytes[end..];
+            let after_space = rest.iter().take_while(|b| is_space(**b)).count();
+            after_space > 0
+                && rest[after_space..].starts_with(b"as")
+                && rest.get(after_space + 2).is_none_or(|b| !is_ident_byte(*b))
+        })
+    });
+    if renamed {
+        return true;
+    }
+    // Back over spaces and tabs on one line; `None` at a line break (a line comment may
+    // end the line before).
+    let back_space = |mut i: usize| -> Option<usize> {
         while i > 0 && (is_space(bytes[i - 1]) || bytes[i - 1] >= 0x80) {
+            if matches!(bytes[i - 1], b'\n' | b'\r') {
+                return None;
+            }
             i -= 1;
         }
-        i
+        Some(i)
     };
     for c in callees {
         for start in memchr::memmem::find_iter(bytes, c.as_bytes()) {
-            let end = start + c.len();
-            if !at_boundaries(bytes, start, end) {
+            if !at_boundaries(bytes, start, start + c.len()) {
                 continue;
             }
-            let mut i = back_space(start);
+            let mut i = start;
+            if i >= 2 && &bytes[i - 2..i] == b"r#" {
+                i -= 2;
+            }
+            let Some(j) = back_space(i) else {
+                return true;
+            };
+            i = j;
             if i >= 2 && &bytes[i - 2..i] == b"::" {
                 i -= 2;
             } else if i >= 1 && bytes[i - 1] == b'.' {
                 i -= 1;
             } else {
+                // Not a path or method call (a free call cannot match an entry with
+                // receivers), unless a comment or line break hides what is before.
                 if i >= 1 && bytes[i - 1] == b'/' {
                     return true;
                 }
                 continue;
             }
-            i = back_space(i);
-            // `Type::<Args>::name`: back over the generic arguments and their `::`.
-            if i >= 1 && bytes[i - 1] == b'>' {
-                let mut depth = 0usize;
-                loop {
-                    if i == 0 {
-                        return true;
-                    }
-                    i -= 1;
-                    match bytes[i] {
-                        b'>' => depth += 1,
-                        b'<' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                i = back_space(i);
-                if i >= 2 && &bytes[i - 2..i] == b"::" {
-                    i = back_space(i - 2);
-                }
-            }
-            if i >= 1 && bytes[i - 1] == b'/' {
+            let Some(j) = back_space(i) else {
+                return true;
+            };
+            i = j;
+            if i == 0 || !is_ident_byte(bytes[i - 1]) {
                 return true;
             }
             let end_ident = i;
             while i > 0 && is_ident_byte(bytes[i - 1]) {
                 i -= 1;
             }
-            let ident = &bytes[i..end_ident];
-            if receivers.iter().any(|r| r.as_bytes() == ident) {
+            if receivers
+                .iter()
+                .any(|r| r.as_bytes() == &bytes[i..end_ident])
+            {
                 return true;
             }
         }
@@ -1724,6 +1736,12 @@ pub struct FileDemand {
     /// decides findings here. Each is kept as [`ProjectIndex::candidates`] reads it (the
     /// receiver as [`resolution_receiver`] shortens it).
     pub asks: ThinVec<SharedCall>,
+    /// Of `asks`, the calls of a key generator the catalogue knows by its name only (a
+    /// `by_name` source, `idempotencyKeyGenerator.generate()`): pass 2 takes one for the
+    /// project's own code when another file declares it
+    /// ([`ProjectIndex::declared_for`]), so their declarations are wanted whether or not
+    /// any of them is fresh (the fresh closure, [`FreshScope`], does not spare them).
+    pub by_name_asks: ThinVec<SharedCall>,
     /// Per callee: the calls the flows of its arguments pass through. They
     /// matter when the callee has a key parameter (its arguments are then sinks). Sorted
     /// by callee, each callee once with its calls sorted, each once, as one interned list
@@ -1963,15 +1981,13 @@ impl FileDemand {
             .filter(|s| s.by_name)
             .map(|s| s.span)
             .collect();
-        if !by_name.is_empty() {
-            asked.extend(
-                model
-                    .calls
-                    .iter()
-                    .filter(|c| by_name.contains(&c.span))
-                    .map(resolution_ref),
-            );
-        }
+        let by_name_asks: BTreeSet<CallRef> = model
+            .calls
+            .iter()
+            .filter(|c| by_name.contains(&c.span))
+            .map(resolution_ref)
+            .collect();
+        asked.extend(by_name_asks.iter().cloned());
         let asks: Vec<SharedCall> = asked.iter().map(SharedCall::new).collect();
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
@@ -2046,6 +2062,7 @@ impl FileDemand {
         FileDemand {
             path: path.to_string(),
             asks: asks.into(),
+            by_name_asks: by_name_asks.iter().map(SharedCall::new).collect(),
             arg_asks,
             asks_everything,
             sink_origin,
@@ -2871,6 +2888,9 @@ pub fn demanded_names<'a>(
         } else {
             BTreeSet::new()
         };
+        for c in d.by_name_asks.iter() {
+            resolve_ask(index, c, &d.path, &mut out, &mut fresh);
+        }
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
@@ -3461,10 +3481,24 @@ mod tests {
         ] {
             assert!(rs(yes), "{yes}");
         }
+        // Found by a break-it helper: the frontend undoes aliases and `r#`, a line
+        // comment can sit between, and a called or qualified receiver ends in `)` or `>`.
+        for yes in [
+            "use uuid::Uuid as U;\nfn f() { let id = U::new_v4(); }",
+            "use chrono::{Utc as Clock};\nfn f() { let t = Clock::now(); }",
+            "fn f() { let id = uuid::Uuid::r#new_v4(); }",
+            "fn f() { let id = uuid::Uuid // c\n    ::new_v4(); }",
+            "fn f() { let t = Utc:: // c\n    now(); }",
+            "fn f() { let t = clock::Instant().now(); }",
+            "fn f() { let id = <crate::Stub as uuid::Uuid>::new_v4(); }",
+        ] {
+            assert!(rs(yes), "{yes}");
+        }
         for no in [
             "pub struct Timestamp(i64);\n/// Charged now.\nfn now() {}",
             "fn f() { let t = UtcX::now(); let u = Utc; }",
             "fn f() { let t = Instant::elapsed(); let now = 1; }",
+            "pub struct Timestamp(i64);\nfn f() { let s = Schedule::now(); let a = Timestamp::as_u64(); }",
         ] {
             assert!(!rs(no), "{no}");
         }

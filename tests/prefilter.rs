@@ -1953,3 +1953,26 @@ fn the_fresh_closure_spares_names_that_cannot_be_fresh() {
         );
     }
 }
+
+/// A key generator the catalogue knows by its name only (`idempotencyKeyGenerator.generate()`) is the
+/// project's own code once another file declares it in a type named for the receiver, and
+/// then no source. Its declaration is wanted whether or not it can be fresh: the fresh
+/// closure, which spares declarations of names that cannot be fresh, must not spare it
+/// (found by a break-it helper: the default run reported the stable generator).
+#[test]
+fn a_generator_known_by_name_is_read_where_it_is_declared() {
+    let dir = scratch("prefilter_by_name_declared");
+    std::fs::write(
+        dir.join("Payments.java"),
+        "import okhttp3.OkHttpClient;\nimport okhttp3.Request;\n\nclass Payments {\n    private final OkHttpClient client = new OkHttpClient();\n    private final KeyGenerator idempotencyKeyGenerator = new KeyGenerator();\n\n    void pay() {\n        for (int i = 0; i < 3; i++) {\n            try {\n                Request req = new Request.Builder().url(\"https://api.example.com/v1/payments\").header(\"Idempotency-Key\", idempotencyKeyGenerator.generate()).build();\n                client.newCall(req).execute();\n                return;\n            } catch (Exception e) {\n            }\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("KeyGenerator.java"),
+        "class KeyGenerator {\n    private final String orderId = \"order-42\";\n\n    String generate() {\n        return \"o-\" + orderId;\n    }\n}\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "by name");
+    assert!(with.findings.is_empty(), "{:#?}", findings(&with));
+    assert_eq!(with.parsed, 2);
+}
