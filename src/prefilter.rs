@@ -951,17 +951,16 @@ impl Prefilter {
 /// Anything else before the separator (`)`, `>`, a comment, a line break) is a yes: a
 /// call receiver, generic arguments or a qualified self type may end there.
 fn rust_path_call(bytes: &[u8], receivers: &[String], callees: &[String]) -> bool {
-    let renamed = receivers.iter().any(|r| {
-        memchr::memmem::find_iter(bytes, r.as_bytes()).any(|start| {
-            let end = start + r.len();
-            if !at_boundaries(bytes, start, end) {
-                return false;
+    // `use chrono::Utc as U` (comments and any whitespace between, as the Rust lexer
+    // reads them): the frontend records `U::now()` as `Utc::now()`, and a renamed callee
+    // likewise.
+    let renamed = receivers.iter().chain(callees).any(|w| {
+        memchr::memmem::find_iter(bytes, w.as_bytes()).any(|start| {
+            let end = start + w.len();
+            at_boundaries(bytes, start, end) && {
+                let i = skip_trivia(bytes, end);
+                bytes[i..].starts_with(b"as") && at_boundaries(bytes, i, i + 2)
             }
-            let rest = &bytes[end..];
-            let after_space = rest.iter().take_while(|b| is_space(**b)).count();
-            after_space > 0
-                && rest[after_space..].starts_with(b"as")
-                && rest.get(after_space + 2).is_none_or(|b| !is_ident_byte(*b))
         })
     });
     if renamed {
@@ -1023,6 +1022,37 @@ fn rust_path_call(bytes: &[u8], receivers: &[String], callees: &[String]) -> boo
         }
     }
     false
+}
+
+/// The position of the first byte at or after `i` that is not Rust whitespace (any
+/// non-ASCII byte counts as such) or inside a comment (block comments nest).
+fn skip_trivia(bytes: &[u8], mut i: usize) -> usize {
+    loop {
+        while i < bytes.len() && (is_space(bytes[i]) || bytes[i] >= 0x80) {
+            i += 1;
+        }
+        if bytes[i..].starts_with(b"//") {
+            i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+        } else if bytes[i..].starts_with(b"/*") {
+            let mut depth = 0usize;
+            while i < bytes.len() {
+                if bytes[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if bytes[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else {
+            return i;
+        }
+    }
 }
 
 /// A Java file's text with its unicode escapes decoded, as the Java frontend lowers it
@@ -2894,29 +2924,21 @@ pub fn demanded_names<'a>(
         if d.asks_everything {
             fresh.extend(d.callees.iter().map(|c| (&**c, None, None, None)));
         } else {
-            for c in d
+            let asked = d
                 .asks
                 .iter()
                 .map(|c| &**c)
                 .chain(d.bound_default_asks(index))
-            {
+                .chain(
+                    d.arg_asks_by_callee()
+                        .filter(|(callee, _)| index.has_key_params(callee))
+                        .flat_map(|(_, asked)| asked.iter().map(|c| &**c)),
+                );
+            for c in asked {
                 match gate(&c.callee) {
                     FreshGate::Follow => resolve_ask(index, c, &d.path, &mut out, &mut fresh),
                     FreshGate::Never => {}
                     FreshGate::Wait => waits = true,
-                }
-            }
-            for (callee, asked) in d.arg_asks_by_callee() {
-                if index.has_key_params(&callee) {
-                    for c in asked {
-                        match gate(&c.callee) {
-                            FreshGate::Follow => {
-                                resolve_ask(index, c, &d.path, &mut out, &mut fresh)
-                            }
-                            FreshGate::Never => {}
-                            FreshGate::Wait => waits = true,
-                        }
-                    }
                 }
             }
         }
@@ -3491,6 +3513,10 @@ mod tests {
             "fn f() { let t = Utc:: // c\n    now(); }",
             "fn f() { let t = clock::Instant().now(); }",
             "fn f() { let id = <crate::Stub as uuid::Uuid>::new_v4(); }",
+            "use chrono::Utc/**/as U;\nfn f() { let t = U::now(); }",
+            "use chrono::Utc // the clock\n    as U;\nfn f() { let t = U::now(); }",
+            "use chrono::Utc\u{a0}as U;\nfn f() { let t = U::now(); }",
+            "use chrono::Utc;\nuse clock::now as stamp;\nfn f() { let t = Utc::stamp(); }",
         ] {
             assert!(rs(yes), "{yes}");
         }
