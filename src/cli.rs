@@ -1052,8 +1052,21 @@ fn strict_line(errors: &[crate::finding::FileError]) -> String {
     } else {
         format!(" ({} problems)", errors.len())
     };
+    // Named even with `--quiet`, which hides the report's list of problems.
+    let first = errors
+        .first()
+        .map(|e| {
+            let at = e.line.map(|l| format!(":{l}")).unwrap_or_default();
+            format!(
+                "{}: {}{at}: {}",
+                if files == 1 { "" } else { "; the first" },
+                crate::text::escape_controls(&e.path),
+                crate::text::escape_controls(&e.message)
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "idemlint: --strict: {files} file{}{problems} could not be analysed fully",
+        "idemlint: --strict: {files} file{}{problems} could not be analysed fully{first}",
         plural(files)
     )
 }

@@ -31,10 +31,13 @@ fn strict_says_why_it_fails_even_when_quiet() {
     let o = run(&d, &[".", "--strict", "-q", "--no-prefilter"]);
     assert_eq!(o.code, 2);
     assert_eq!(o.stdout, "");
-    // One line, naming the cause, with nothing else.
+    // One line, naming the cause and the first problem (the report that lists them is
+    // hidden), with nothing else.
     assert_eq!(
         o.stderr,
-        "idemlint: --strict: 2 files (3 problems) could not be analysed fully\n"
+        "idemlint: --strict: 2 files (3 problems) could not be analysed fully; the first: \
+         A.java:2: syntax error; the rest of the file was analysed where the parser \
+         recovered\n"
     );
 }
 
@@ -55,7 +58,7 @@ fn strict_counts_files_and_problems_apart() {
     assert_eq!(o.code, 2);
     assert!(
         o.stderr
-            .contains("--strict: 1 file could not be analysed fully\n"),
+            .contains("--strict: 1 file could not be analysed fully: B.java:2: syntax error"),
         "{}",
         o.stderr
     );

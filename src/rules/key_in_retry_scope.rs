@@ -14,7 +14,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Retry) {
             continue;
         }
-        let label = attempt_of(&ctx.boundary(b).label);
+        let label = super::the_loop(&ctx.boundary(b).label);
         let message = format!(
             "{} is evaluated again on every attempt of {label}, so each retry sends a new idempotency key ({})",
             ctx.origin_desc(&kf.origin),
@@ -47,7 +47,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             continue;
         }
         let call = &ctx.model.calls[mc.call];
-        let label = attempt_of(&ctx.boundary(mc.boundary).label);
+        let label = super::the_loop(&ctx.boundary(mc.boundary).label);
         let message = format!(
             "{} each time it runs, and it runs on every attempt of {label}, so each retry sends a different key",
             mc.mints_phrase(call)
@@ -69,14 +69,6 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
 /// A boundary's label as the object of "every attempt of ..": a loop's label (`` `loop`
 /// retry loop ``) takes the article ("every attempt of the `loop` retry loop"); the others
 /// name their construct (`` `@Retryable` method `pay()` ``) and read as they are.
-fn attempt_of(label: &str) -> String {
-    if label == "retry loop" || label.ends_with(" retry loop") {
-        format!("the {label}")
-    } else {
-        label.to_string()
-    }
-}
-
 /// The help for a boundary that is a whole function run again per attempt (`@Retryable`,
 /// a listener method, a self-retrying method): nothing inside it runs once, so the key
 /// must come from the caller as a parameter; a declaration "before" the method would be a
@@ -112,12 +104,12 @@ mod tests {
     #[test]
     fn a_loop_label_takes_the_article() {
         assert_eq!(
-            super::attempt_of("`loop` retry loop"),
+            crate::rules::the_loop("`loop` retry loop"),
             "the `loop` retry loop"
         );
-        assert_eq!(super::attempt_of("retry loop"), "the retry loop");
+        assert_eq!(crate::rules::the_loop("retry loop"), "the retry loop");
         assert_eq!(
-            super::attempt_of("`@Retryable` method `pay()`"),
+            crate::rules::the_loop("`@Retryable` method `pay()`"),
             "`@Retryable` method `pay()`"
         );
     }

@@ -1101,13 +1101,14 @@ impl Ctx<'_> {
     pub fn before_boundary(&self, scope: ScopeId) -> String {
         let b = self.boundary(scope);
         let line = self.line_of(b.anchor.start);
-        match b.label.split_once(", which ") {
+        let label = the_loop(&b.label);
+        match label.split_once(", which ") {
             Some((call, why)) => format!("before {call} at line {line}, which {why}"),
             // A label ending in its own parenthesis (a configured helper's `label`,
             // "`Patiently.persist(…)` (Acme patient retry)") takes the line inside it.
-            None => match b.label.strip_suffix(')') {
+            None => match label.strip_suffix(')') {
                 Some(head) if head.contains(" (") => format!("before {head}, line {line})"),
-                _ => format!("before {} (line {line})", b.label),
+                _ => format!("before {label} (line {line})"),
             },
         }
     }
@@ -1459,5 +1460,15 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         fallback,
         why,
         dead,
+    }
+}
+
+/// A boundary label as a noun phrase in prose: a loop's label (`` `loop` retry loop ``)
+/// takes "the"; a call's (`` `retry.executeSupplier(…)` ``) reads as it is.
+pub(crate) fn the_loop(label: &str) -> String {
+    if label == "retry loop" || label.ends_with(" retry loop") {
+        format!("the {label}")
+    } else {
+        label.to_string()
     }
 }
