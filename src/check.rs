@@ -2248,7 +2248,13 @@ impl Rounds<'_> {
                 n += self.parse_more(&picked, None);
             }
             if want_sources {
-                let k = self.parse_more(&sources_left, None);
+                // Those the scan did not parse already.
+                let left: Vec<usize> = sources_left
+                    .iter()
+                    .copied()
+                    .filter(|i| self.parsed[*i].is_none())
+                    .collect();
+                let k = self.parse_more(&left, None);
                 if trace {
                     eprintln!("demand: fresh closure: parsed {k} files with a source word");
                 }
