@@ -1034,21 +1034,7 @@ fn skip_trivia(bytes: &[u8], mut i: usize) -> usize {
         if bytes[i..].starts_with(b"//") {
             i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
         } else if bytes[i..].starts_with(b"/*") {
-            let mut depth = 0usize;
-            while i < bytes.len() {
-                if bytes[i..].starts_with(b"/*") {
-                    depth += 1;
-                    i += 2;
-                } else if bytes[i..].starts_with(b"*/") {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
+            i = crate::lang::rust::block_comment_end(bytes, i).unwrap_or(bytes.len());
         } else {
             return i;
         }

@@ -518,24 +518,7 @@ fn top_level_pieces(src: &str, piece: usize) -> Option<Vec<std::ops::Range<usize
             continue;
         }
         if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            // Block comments nest.
-            let mut open = 0usize;
-            loop {
-                if b[i..].starts_with(b"/*") {
-                    open += 1;
-                    i += 2;
-                } else if b[i..].starts_with(b"*/") {
-                    open -= 1;
-                    i += 2;
-                    if open == 0 {
-                        break;
-                    }
-                } else if i >= b.len() {
-                    return None;
-                } else {
-                    i += 1;
-                }
-            }
+            i = block_comment_end(b, i)?;
             continue;
         }
         let at = i;
@@ -2596,6 +2579,28 @@ fn path_last(p: &syn::Path) -> Option<PmSpan> {
         syn::PathArguments::None => Some(seg.ident.span()),
         syn::PathArguments::AngleBracketed(a) => Some(a.gt_token.span),
         syn::PathArguments::Parenthesized(_) => None,
+    }
+}
+
+/// The position just after the block comment that starts at `i` (at `/*`; Rust block
+/// comments nest), or `None` when the text ends inside it.
+pub(crate) fn block_comment_end(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut open = 0usize;
+    loop {
+        if b[i..].starts_with(b"/*") {
+            open += 1;
+            i += 2;
+        } else if b[i..].starts_with(b"*/") {
+            open -= 1;
+            i += 2;
+            if open == 0 {
+                return Some(i);
+            }
+        } else if i >= b.len() {
+            return None;
+        } else {
+            i += 1;
+        }
     }
 }
 
