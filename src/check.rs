@@ -612,13 +612,14 @@ pub struct Stats {
     pub discovered: usize,
     /// Files read and scanned by the prefilter (every readable file).
     pub read: usize,
-    /// Files parsed in pass 1, per round: stage 0 (sink words), the rest of round 0
-    /// (source words), each name round, the retry-evidence chunks.
+    /// Files parsed in pass 1, per round: stage 0 (sink words; those of at least
+    /// [`BIG_FILE_BYTES`] right after it), the rest of round 0 (lock words), each name
+    /// round, the retry-evidence chunks.
     pub parsed_per_round: Vec<usize>,
     /// The prefilter chose the files to parse (not `--no-prefilter` or `--parse-only`).
     pub prefilter: bool,
-    /// Files read again after stage 0 (to scan for demanded names, to sample
-    /// declarations, or to parse), summed over the rounds.
+    /// Files read again after stage 0 to scan for demanded names (and then parse the
+    /// files that hold one) or to sample declarations, summed over the rounds.
     pub reread: usize,
     /// Files a round did not read again because their token signature cannot hold a
     /// demanded name ([`crate::prefilter::NameScan::may_match`]), summed over the rounds.
@@ -1467,16 +1468,15 @@ struct Parsed {
     errors: Vec<FileError>,
 }
 
-/// Stage 0 result for one file. Built once per file and moved straight into the parsed
-/// set, so the size of the `Ok` variant costs nothing worth a box.
-#[allow(clippy::large_enum_variant)]
+/// Stage 0 result for one file, held for every file until stage 0 ends (the parse, when
+/// there is one, is boxed: it moves into the parsed set as it is).
 enum Read {
     Failed(FileError),
     /// Read and scanned; parsed already when its words said so.
     Ok {
         bytes: u64,
         words: FileWords,
-        parsed: Option<Result<Parsed, FileError>>,
+        parsed: Option<Result<Box<Parsed>, FileError>>,
         /// The file's tokens, when the prefilter scanned it and it is not parsed yet.
         sig: Option<TokenSig>,
     },
@@ -1548,6 +1548,46 @@ fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Box<Parsed>>]) ->
 
 type Configured = (Candidate, Arc<Config>);
 
+/// Runs `work` on every file of `files` (candidate indices), each with a per-thread state
+/// made by `init`, and returns the results by index, in increasing order. The files of at least
+/// [`BIG_FILE_BYTES`] by `size` (bytes) run one after another on one thread, largest
+/// first, while the other threads take the rest.
+///
+/// Why: a file's parse tree and model take tens of bytes per source byte while it is
+/// analysed, on top of the summaries held by then. Large files in a row on one thread
+/// never wait on each other for [`one_big_file_at_a_time`]'s lock, and the largest come
+/// while the fewest summaries are held (google-cloud-rust's 2.6 MB generated files:
+/// BENCHMARKS.md, thirty-second session).
+fn big_apart<T: Send, S>(
+    files: Vec<usize>,
+    size: impl Fn(usize) -> u64 + Sync,
+    init: impl Fn() -> S + Sync + Send,
+    work: impl Fn(&mut S, usize) -> T + Sync + Send,
+) -> Vec<(usize, T)> {
+    let (mut big, small): (Vec<usize>, Vec<usize>) = files
+        .iter()
+        .partition(|&&i| size(i) >= BIG_FILE_BYTES as u64);
+    big.sort_by_key(|&i| std::cmp::Reverse(size(i)));
+    let (big, small) = rayon::join(
+        || {
+            let mut state = init();
+            big.iter()
+                .map(|&i| (i, work(&mut state, i)))
+                .collect::<Vec<_>>()
+        },
+        || {
+            small
+                .par_iter()
+                .map_init(&init, |state, &i| (i, work(state, i)))
+                .collect::<Vec<_>>()
+        },
+    );
+    let mut out = small;
+    out.extend(big);
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out
+}
+
 fn run_in_pool(
     candidates: &[Configured],
     selected: &[bool],
@@ -1616,45 +1656,62 @@ fn run_in_pool(
     if let Some(p) = progress {
         p.start(Phase::Reading, candidates.len());
     }
-    let stage0: Vec<Read> = candidates
-        .par_iter()
-        .enumerate()
-        .map_init(ScanScratch::default, |scratch, (i, (c, config))| {
-            if let Some(p) = progress {
-                p.step();
-            }
-            let text = match read_candidate(c, config, overlays[i].as_ref()) {
-                Ok(t) => t,
-                Err(e) => return Read::Failed(read_error(c, e)),
-            };
-            let words = match prefilter_of[i] {
-                Some(k) => prefilters[k].scan(c.language, &text, scratch),
-                None => FileWords {
-                    source: true,
-                    sink: true,
-                    shedlock: true,
-                    suppression: true,
-                },
-            };
-            let parse_now = words.sink || words.suppression;
-            let parsed = parse_now.then(|| {
-                parse_cached(
-                    c,
-                    &text,
-                    &config.catalogue,
-                    opts.pass1_cache.as_ref(),
-                    config_keys[i],
-                )
-            });
-            let sig = (!parse_now && prefilter_of[i].is_some()).then(|| scratch.signature());
-            Read::Ok {
-                bytes: text.len() as u64,
-                words,
-                parsed,
-                sig,
-            }
-        })
-        .collect();
+    // Stage 0 parses every file without the prefilter, and with it the files with a sink
+    // word (or a suppression) smaller than [`BIG_FILE_BYTES`]; larger ones are parsed
+    // right after it ([`Rounds::parse_more`]). Either way the large files are parsed one
+    // after another, largest first, beside the rest ([`big_apart`]).
+    let on_disk: Vec<u64> = if opts.no_prefilter {
+        candidates
+            .par_iter()
+            .map(|(c, _)| std::fs::symlink_metadata(&c.path).map_or(0, |m| m.len()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let read_one = |scratch: &mut ScanScratch, i: usize| -> Read {
+        let (c, config) = &candidates[i];
+        if let Some(p) = progress {
+            p.step();
+        }
+        let text = match read_candidate(c, config, overlays[i].as_ref()) {
+            Ok(t) => t,
+            Err(e) => return Read::Failed(read_error(c, e)),
+        };
+        let words = match prefilter_of[i] {
+            Some(k) => prefilters[k].scan(c.language, &text, scratch),
+            None => FileWords {
+                source: true,
+                sink: true,
+                shedlock: true,
+                suppression: true,
+            },
+        };
+        let parse_now = prefilter_of[i].is_none()
+            || ((words.sink || words.suppression) && text.len() < BIG_FILE_BYTES);
+        let parsed = parse_now.then(|| {
+            parse_cached(
+                c,
+                &text,
+                &config.catalogue,
+                opts.pass1_cache.as_ref(),
+                config_keys[i],
+            )
+            .map(Box::new)
+        });
+        let sig = (!parse_now && !words.sink && !words.suppression).then(|| scratch.signature());
+        Read::Ok {
+            bytes: text.len() as u64,
+            words,
+            parsed,
+            sig,
+        }
+    };
+    let stage0 = big_apart(
+        (0..candidates.len()).collect(),
+        |i| on_disk.get(i).copied().unwrap_or(0),
+        ScanScratch::default,
+        read_one,
+    );
 
     let mut parsed: Vec<Option<Box<Parsed>>> = Vec::with_capacity(candidates.len());
     let mut sigs: Vec<Option<TokenSig>> = Vec::with_capacity(candidates.len());
@@ -1664,7 +1721,9 @@ fn run_in_pool(
     // Files with a source word that stage 0 did not parse: where the fresh closure starts.
     let mut sources = Vec::new();
     let mut any_sink = false;
-    for (i, r) in stage0.into_iter().enumerate() {
+    // Files with a sink word (or a suppression): parsed as soon as stage 0 is done.
+    let mut now = Vec::new();
+    for (i, r) in stage0 {
         let mut slot = None;
         let mut file_sig = None;
         match r {
@@ -1687,13 +1746,14 @@ fn run_in_pool(
                 }
                 any_sink |= words.sink;
                 match p {
-                    Some(Ok(p)) => slot = Some(Box::new(p)),
+                    Some(Ok(p)) => slot = Some(p),
                     Some(Err(e)) => {
                         readable[i] = false;
                         if in_shard[i] {
                             report.errors.push(e);
                         }
                     }
+                    None if words.sink || words.suppression => now.push(i),
                     None if words.is_seed() => deferred.push(i),
                     None if words.source => sources.push(i),
                     None => {}
@@ -1708,12 +1768,6 @@ fn run_in_pool(
         return report;
     }
     report.stats.read = readable.iter().filter(|r| **r).count();
-    report
-        .stats
-        .parsed_per_round
-        .push(parsed.iter().flatten().count());
-    report.stats.phase("read+scan", &mut since);
-
     let mut state = Rounds {
         candidates,
         overlays,
@@ -1729,6 +1783,10 @@ fn run_in_pool(
         stats: &mut report.stats,
         index: ProjectIndex::default(),
     };
+    state.parse_more(&now, None);
+    let n0 = state.parsed.iter().flatten().count();
+    state.stats.parsed_per_round.push(n0);
+    state.stats.phase("read+scan", &mut since);
     if let Some(p) = progress {
         p.start(Phase::Indexing, 0);
     }
@@ -1874,9 +1932,12 @@ impl Rounds<'_> {
         let trace = std::env::var_os("IDEMLINT_TRACE_DEMAND").is_some();
         let sigs = &self.sigs;
         let ruled_out = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<(usize, Result<Parsed, FileError>)> = which
-            .par_iter()
-            .filter_map(|&i| {
+        let sizes = &self.sizes;
+        let results: Vec<(usize, Result<Parsed, FileError>)> = big_apart(
+            which.to_vec(),
+            |i| sizes[i],
+            || (),
+            |_, i| {
                 let (c, config) = &candidates[i];
                 if let (Some(s), Some(sig)) = (scan, &sigs[i])
                     && !s.may_match(c.language, sig)
@@ -1886,7 +1947,7 @@ impl Rounds<'_> {
                 }
                 let text = match read_candidate(c, config, overlays[i].as_ref()) {
                     Ok(t) => t,
-                    Err(e) => return Some((i, Err(read_error(c, e)))),
+                    Err(e) => return Some(Err(read_error(c, e))),
                 };
                 if let Some(s) = scan {
                     if trace {
@@ -1896,15 +1957,23 @@ impl Rounds<'_> {
                         return None;
                     }
                 }
-                Some((
-                    i,
-                    parse_cached(c, &text, &config.catalogue, cache, config_keys[i]),
+                Some(parse_cached(
+                    c,
+                    &text,
+                    &config.catalogue,
+                    cache,
+                    config_keys[i],
                 ))
-            })
-            .collect();
+            },
+        )
+        .into_iter()
+        .filter_map(|(i, r)| Some((i, r?)))
+        .collect();
         let ruled_out = ruled_out.into_inner();
         self.stats.ruled_out += ruled_out;
-        self.stats.reread += which.len() - ruled_out;
+        if scan.is_some() {
+            self.stats.reread += which.len() - ruled_out;
+        }
         let mut n = 0;
         for (i, p) in results {
             match p {
@@ -2719,7 +2788,33 @@ pub fn write_fixed(files: &[FixedFile]) -> Vec<FileError> {
 
 #[cfg(test)]
 mod tests {
-    use super::Stats;
+    use super::{BIG_FILE_BYTES, Stats, big_apart};
+
+    #[test]
+    fn big_files_run_one_after_another_largest_first_and_results_come_by_index() {
+        let big = BIG_FILE_BYTES as u64;
+        // Sizes by index: three big files among small ones, in no particular order.
+        let sizes = [10, big + 5, 3, big, 7, big * 3, 1, 2];
+        let ran = std::sync::Mutex::new(Vec::new());
+        let out = big_apart(
+            vec![7, 0, 1, 2, 3, 4, 5, 6],
+            |i| sizes[i],
+            || (),
+            |_, i| {
+                ran.lock().unwrap().push(i);
+                i * 10
+            },
+        );
+        assert_eq!(
+            out,
+            (0..8).map(|i| (i, i * 10)).collect::<Vec<_>>(),
+            "every file once, by index"
+        );
+        let ran = ran.into_inner().unwrap();
+        let big_order: Vec<usize> = ran.iter().copied().filter(|&i| sizes[i] >= big).collect();
+        assert_eq!(big_order, vec![5, 1, 3], "the big files, largest first");
+        assert_eq!(ran.len(), 8);
+    }
 
     #[test]
     fn parsed_rounds_are_told_by_what_they_parsed() {

@@ -33,7 +33,10 @@ pub struct MintInfo {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct FnDecl {
     pub name: Name,
-    pub arity: usize,
+    /// Number of declared parameters; read it as a `usize` with [`Self::arity`] (4 bytes
+    /// here: with the type's fields shared ([`TypeCtx`]), that brings a declaration from
+    /// 104 to 96 bytes).
+    pub param_count: u32,
     /// Kotlin functions may have default arguments, so fewer arguments can match.
     pub defaults_possible: bool,
     /// 1-based line of the declaration's name in [`Self::path`] ([`Self::location`]).
@@ -41,30 +44,15 @@ pub struct FnDecl {
     /// The file's display path: one interned copy, shared by the file's declarations
     /// (8 bytes here, where an `Arc<str>` took 16).
     pub path: Name,
-    /// The file is test, example or benchmark code ([`is_test_source`]): only such code
-    /// can call it.
-    pub test_source: bool,
-    /// Rust functions are only called from Rust; Java and Kotlin call each other.
-    pub jvm: bool,
-    /// Simple name of the enclosing type or object; empty for a top-level function.
-    pub type_name: Name,
-    /// A Kotlin extension function's receiver type (simple name), else empty: a call on a
-    /// receiver of that declared type resolves to it ([`FunctionInfo::extends`]).
-    pub extends: Name,
+    /// The type the declaration belongs to ([`TypeCtx`]), one copy shared by the type's
+    /// methods: read it with [`Self::type_name`], [`Self::type_norm`],
+    /// [`Self::type_outer`], [`Self::type_supers`], [`Self::extends`] and
+    /// [`Self::companion`].
+    pub ty: SharedType,
     /// The declared return type's simple name, generics and nullability removed
     /// (`PaymentSettingRepository` of `fun getPaymentSettings(): PaymentSettingRepository?`);
     /// empty when not written or not a type name.
     pub return_type: Name,
-    /// [`Self::type_name`] normalised ([`crate::catalogue::normalize_name`]), set by
-    /// [`ProjectIndex::extend`]: receivers are compared with it on every resolution.
-    #[serde(skip)]
-    pub type_norm: Name,
-    /// The type enclosing [`Self::type_name`] when that type is nested (`PaymentRequest` for
-    /// a method of `PaymentRequest.Builder`); empty for a top-level type.
-    pub type_outer: Name,
-    /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
-    /// so a call through a receiver declared as the interface finds the implementation.
-    pub type_supers: SharedNames,
     /// The body reads an idempotency-key header (`request.header("Idempotency-Key")`),
     /// e.g. a `needsKey(request)` helper an interceptor consults before minting.
     pub reads_key_header: bool,
@@ -102,14 +90,145 @@ pub struct FnDecl {
     /// A key sink or a library call that mints its own key lies in the body outside a
     /// `try` that catches every exception ([`crate::model::FileModel::catch_all`]).
     pub sink_unhandled: bool,
-    /// Declared in a Kotlin `companion object`: [`Self::type_name`] is then the enclosing
-    /// class's (the companion's functions are called through it, `Ids.fresh()`).
-    #[serde(default)]
-    pub companion: bool,
     /// What few declarations have (retry and key parameters, handled calls, minting
     /// calls): boxed, so the many plain declarations of a large project pay 8 bytes for it
     /// (`None`) rather than one empty list each. Read it with [`Self::rare`].
     pub rare: Option<Box<FnRare>>,
+}
+
+/// Where a declaration sits: its enclosing type and what calls through a receiver compare
+/// with. Every method of a type has the same one, so declarations hold one process-wide
+/// copy of it ([`SharedType`], 8 bytes): a generated SDK has 400k+ declarations in a few
+/// thousand types, and these five fields took 41 bytes of each.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct TypeCtx {
+    /// Simple name of the enclosing type or object; empty for a top-level function.
+    pub name: Name,
+    /// [`Self::name`] normalised ([`crate::catalogue::normalize_name`]), set when the copy
+    /// is made: receivers are compared with it on every resolution.
+    #[serde(skip)]
+    pub norm: Name,
+    /// The type enclosing [`Self::name`] when that type is nested (`PaymentRequest` for a
+    /// method of `PaymentRequest.Builder`); empty for a top-level type.
+    pub outer: Name,
+    /// The enclosing type's supertypes (implemented interfaces, Rust trait of an `impl`),
+    /// so a call through a receiver declared as the interface finds the implementation.
+    pub supers: SharedNames,
+    /// A Kotlin extension function's receiver type (simple name), else empty: a call on a
+    /// receiver of that declared type resolves to it ([`FunctionInfo::extends`]).
+    pub extends: Name,
+    /// Declared in a Kotlin `companion object`: [`Self::name`] is then the enclosing
+    /// class's (the companion's functions are called through it, `Ids.fresh()`).
+    #[serde(default)]
+    pub companion: bool,
+    /// The file is test, example or benchmark code ([`is_test_source`]): only such code
+    /// can call the declaration.
+    pub test_source: bool,
+    /// Rust functions are only called from Rust; Java and Kotlin call each other.
+    pub jvm: bool,
+}
+
+impl TypeCtx {
+    /// Every field but the derived [`Self::norm`].
+    fn key(&self) -> (Name, Name, SharedNames, Name, bool, bool, bool) {
+        (
+            self.name,
+            self.outer,
+            self.supers,
+            self.extends,
+            self.companion,
+            self.test_source,
+            self.jvm,
+        )
+    }
+}
+
+impl PartialEq for TypeCtx {
+    fn eq(&self, other: &TypeCtx) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for TypeCtx {}
+
+impl std::hash::Hash for TypeCtx {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
+/// One process-wide copy of a [`TypeCtx`] (8 bytes, `Copy`), equal by address, which for
+/// interned copies is the same as by content. Never freed ([`crate::name`]).
+#[derive(Clone, Copy)]
+pub struct SharedType(&'static TypeCtx);
+
+static TYPES: std::sync::LazyLock<crate::name::Table<SharedType, crate::name::Slab<TypeCtx>>> =
+    std::sync::LazyLock::new(crate::name::Table::new);
+
+impl SharedType {
+    /// The one copy of `t` (its [`TypeCtx::norm`] ignored and computed here), added to
+    /// the process-wide table if it is new.
+    pub fn new(t: &TypeCtx) -> SharedType {
+        TYPES.intern(t, |t, slab| {
+            SharedType(slab.alloc(TypeCtx {
+                norm: Name::from(normalized(&t.name)),
+                ..t.clone()
+            }))
+        })
+    }
+}
+
+impl std::ops::Deref for SharedType {
+    type Target = TypeCtx;
+    fn deref(&self) -> &TypeCtx {
+        self.0
+    }
+}
+
+impl std::borrow::Borrow<TypeCtx> for SharedType {
+    fn borrow(&self) -> &TypeCtx {
+        self.0
+    }
+}
+
+impl PartialEq for SharedType {
+    fn eq(&self, other: &SharedType) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for SharedType {}
+
+impl std::hash::Hash for SharedType {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state)
+    }
+}
+
+impl std::fmt::Debug for SharedType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Default for SharedType {
+    fn default() -> SharedType {
+        static E: std::sync::LazyLock<SharedType> =
+            std::sync::LazyLock::new(|| SharedType::new(&TypeCtx::default()));
+        *E
+    }
+}
+
+impl serde::Serialize for SharedType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SharedType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedType, D::Error> {
+        Ok(SharedType::new(&TypeCtx::deserialize(d)?))
+    }
 }
 
 /// The fields of a [`FnDecl`] that few declarations have ([`FnDecl::rare`]).
@@ -1081,6 +1200,51 @@ fn line_of(lines: &LineIndex, text: &str, offset: usize) -> u32 {
 }
 
 impl FnDecl {
+    /// The number of declared parameters ([`Self::param_count`]).
+    pub fn arity(&self) -> usize {
+        self.param_count as usize
+    }
+
+    /// [`TypeCtx::name`].
+    pub fn type_name(&self) -> Name {
+        self.ty.name
+    }
+
+    /// [`TypeCtx::norm`].
+    pub fn type_norm(&self) -> Name {
+        self.ty.norm
+    }
+
+    /// [`TypeCtx::outer`].
+    pub fn type_outer(&self) -> Name {
+        self.ty.outer
+    }
+
+    /// [`TypeCtx::supers`].
+    pub fn type_supers(&self) -> SharedNames {
+        self.ty.supers
+    }
+
+    /// [`TypeCtx::extends`].
+    pub fn extends(&self) -> Name {
+        self.ty.extends
+    }
+
+    /// [`TypeCtx::companion`].
+    pub fn companion(&self) -> bool {
+        self.ty.companion
+    }
+
+    /// [`TypeCtx::test_source`].
+    pub fn test_source(&self) -> bool {
+        self.ty.test_source
+    }
+
+    /// [`TypeCtx::jvm`].
+    pub fn jvm(&self) -> bool {
+        self.ty.jvm
+    }
+
     /// Gives back the spare capacity of the declaration's lists: pass 1 keeps every
     /// declaration of the project until the index is built, and lists grown by doubling
     /// hold up to twice what they use.
@@ -1260,17 +1424,20 @@ pub fn summarize(
         let mut d = FnDecl {
             return_type: names.get(&return_type),
             name: Name::from(&f.name),
-            arity: f.params.len(),
+            param_count: count_u32(f.params.len()),
             defaults_possible: lang == Language::Kotlin,
             line: line_of(lines, text, f.name_span.start),
             path: file_path,
-            test_source: is_test_source(path),
-            jvm: lang != Language::Rust,
-            type_name: names.get(&type_name),
-            extends: names.get(&f.extends),
-            type_outer: names.get(&type_outer),
-            type_supers: type_supers.iter().map(|t| names.get(t)).collect(),
-            companion,
+            ty: SharedType::new(&TypeCtx {
+                name: names.get(&type_name),
+                extends: names.get(&f.extends),
+                outer: names.get(&type_outer),
+                supers: type_supers.iter().map(|t| names.get(t)).collect(),
+                companion,
+                test_source: is_test_source(path),
+                jvm: lang != Language::Rust,
+                norm: Name::default(),
+            }),
             reads_key_header,
             param_names: f.params.iter().map(|p| names.get(&p.name)).collect(),
             bodiless: bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or("")),
@@ -1581,12 +1748,15 @@ pub fn summarize(
         };
         out.functions.push(FnDecl {
             name: Name::from(&cd.type_name),
-            arity: cd.index,
+            param_count: count_u32(cd.index),
             defaults_possible: true,
             line: line_of(lines, text, cd.span.start),
             path: Name::from(path),
-            test_source: is_test_source(path),
-            jvm: true,
+            ty: SharedType::new(&TypeCtx {
+                test_source: is_test_source(path),
+                jvm: true,
+                ..TypeCtx::default()
+            }),
             rare: Some(Box::new(FnRare {
                 mints: Some(Box::new(MintInfo {
                     source: o.display.clone(),
@@ -1618,7 +1788,7 @@ pub fn summarize(
         if key_params.is_empty()
             || out.functions.iter().any(|f| {
                 *f.name == **ty
-                    && f.arity == fields.len()
+                    && f.arity() == fields.len()
                     && f.param_names.iter().zip(fields).all(|(a, b)| **a == **b)
             })
         {
@@ -1632,9 +1802,14 @@ pub fn summarize(
             .unwrap_or_default();
         out.functions.push(FnDecl {
             name: Name::from(ty),
-            type_name: Name::from(ty),
-            type_outer: outer,
-            arity: fields.len(),
+            ty: SharedType::new(&TypeCtx {
+                name: Name::from(ty),
+                outer,
+                test_source: is_test_source(path),
+                jvm: lang != Language::Rust,
+                ..TypeCtx::default()
+            }),
+            param_count: count_u32(fields.len()),
             // Exactly this arity: a call that leaves a defaulted argument out is another
             // constructor's (the `ctor_defaults` declarations above, a secondary one).
             defaults_possible: false,
@@ -1644,8 +1819,6 @@ pub fn summarize(
             })),
             line: line_of(lines, text, at),
             path: Name::from(path),
-            test_source: is_test_source(path),
-            jvm: lang != Language::Rust,
             param_names: fields.iter().map(Name::from).collect(),
             ..FnDecl::default()
         });
@@ -2372,7 +2545,7 @@ fn infer_retry_params(
                         .map(str::trim)
                     {
                         None | Some("this" | "self" | "Self") => true,
-                        Some(r) => !d.type_name.is_empty() && r == &*d.type_name,
+                        Some(r) => !d.type_name().is_empty() && r == &*d.type_name(),
                     };
                     // And the parameter is run here (`block()`, `call.call()`): a value
                     // handed on unchanged (`conditionType(type, codePrefix)` to an overload
@@ -2688,7 +2861,7 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
                 .into_iter()
                 .flatten()
             {
-                if d.jvm != jvm || d.has_lock || !supers.contains(&&*d.type_name) {
+                if d.jvm() != jvm || d.has_lock || !supers.contains(&&*d.type_name()) {
                     continue;
                 }
                 for hook in d.self_callees() {
@@ -2699,7 +2872,7 @@ fn apply_template_hooks(model: &FileModel, facts: &mut FileFacts, index: &Projec
                                 crate::classify::Boundary {
                                     label: format!(
                                         "`{hook}()`, which `{}.{}()` ({}) calls from {}",
-                                        d.type_name,
+                                        d.type_name(),
                                         d.name,
                                         d.location(),
                                         b.label
@@ -3222,7 +3395,7 @@ fn state_at<T>(states: &HashMap<Name, Vec<Option<T>>>, name: &str, i: usize) -> 
 }
 
 pub(crate) fn arity_ok(d: &FnDecl, args: usize) -> bool {
-    d.arity == args || (d.defaults_possible && args < d.arity)
+    d.arity() == args || (d.defaults_possible && args < d.arity())
 }
 
 /// [`arity_ok`] for a caller in the file `from_path`: only Kotlin leaves out arguments
@@ -3241,7 +3414,7 @@ fn path_class(path: &str) -> usize {
 }
 
 pub(crate) fn arity_ok_from(d: &FnDecl, args: usize, from_path: &str) -> bool {
-    d.arity == args
+    d.arity() == args
         || (arity_ok(d, args)
             && Language::from_path(std::path::Path::new(from_path)) == Some(Language::Kotlin))
 }
@@ -3313,6 +3486,11 @@ pub(crate) const COMMON_NAMES: &[&str] = &[
     "body",
     "json",
 ];
+
+/// `n` as a [`FnDecl::param_count`], saturated: no real declaration has 2³² parameters.
+fn count_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
 
 fn normalized(s: &str) -> String {
     crate::catalogue::normalize_name(s)
@@ -3389,7 +3567,7 @@ const JVM_SOURCE_ROOTS: &[&str] = &["java", "kotlin", "groovy", "scala"];
 /// Whether `caller` can call `d`: the same language family, and test code only from
 /// test code (see [`is_test_source`]).
 fn visible_from(d: &FnDecl, caller: &FnDecl) -> bool {
-    d.jvm == caller.jvm && (caller.test_source || !d.test_source)
+    d.jvm() == caller.jvm() && (caller.test_source() || !d.test_source())
 }
 
 /// A call receiver `getPaymentClient()` / `paymentClient()` names type `PaymentClient`:
@@ -3439,8 +3617,8 @@ pub(crate) fn lambda_param(
     if let Some(n) = name {
         return d.param_names.iter().position(|p| **p == *n);
     }
-    Some(if arg + 1 == args && d.arity > args {
-        d.arity - 1
+    Some(if arg + 1 == args && d.arity() > args {
+        d.arity() - 1
     } else {
         arg
     })
@@ -3476,10 +3654,10 @@ pub(crate) fn receiver_names_norm(r: &str, t: &str) -> bool {
 /// segment, `last_norm` its normalised form. Read by [`ProjectIndex::candidates_of`] and,
 /// alike, by the prefilter.
 pub(crate) fn receiver_names_decl(last: &str, last_norm: &str, d: &FnDecl) -> bool {
-    !d.type_name.is_empty()
-        && (receiver_names_norm(last_norm, &d.type_norm)
-            || (last.starts_with(char::is_uppercase) && *last_norm == *d.type_norm)
-            || (d.companion && last == "Companion"))
+    !d.type_name().is_empty()
+        && (receiver_names_norm(last_norm, &d.type_norm())
+            || (last.starts_with(char::is_uppercase) && *last_norm == *d.type_norm())
+            || (d.companion() && last == "Companion"))
 }
 
 impl ProjectIndex {
@@ -3506,7 +3684,6 @@ impl ProjectIndex {
     pub fn extend_deferred(&mut self, summaries: Vec<FileSummary>) {
         let idx = self;
         let mut clock = PhaseClock::new();
-        let mut norms: HashMap<Name, Name> = HashMap::new();
         // Each name's declarations get their room when the name is first met: vectors
         // grown by pushes (then shrunk) left a third of the peak heap of a run over 14k
         // files free in the allocator's arenas, and room reserved for every name up front
@@ -3536,14 +3713,6 @@ impl ProjectIndex {
             // One copy of the path per file, shared by its declarations.
             let path = Name::from(s.path.as_str());
             for mut f in s.functions.into_iter().filter(|f| !f.name.is_empty()) {
-                f.type_norm = match norms.get(&f.type_name) {
-                    Some(n) => *n,
-                    None => {
-                        let n = Name::from(normalized(&f.type_name));
-                        norms.insert(f.type_name, n);
-                        n
-                    }
-                };
                 if *f.path == *path {
                     f.path = path;
                 }
@@ -3606,7 +3775,7 @@ impl ProjectIndex {
             }
         }
         // Vectors grown by pushes hold up to twice their length: one declaration is
-        // ~300 bytes and the SDKs have 100k+ of them.
+        // 96 bytes and the SDKs have 100k+ of them (420k on google-cloud-rust).
         for decls in idx.functions.values_mut() {
             decls.shrink_to_fit();
         }
@@ -3644,7 +3813,7 @@ impl ProjectIndex {
         for (callee, nargs, i, b) in &idx.bound_arg_candidates {
             let key = idx.functions.get(callee.as_str()).is_some_and(|decls| {
                 decls.iter().any(|d| {
-                    d.jvm && d.arity == *nargs && d.key_params().iter().any(|(p, _)| p == i)
+                    d.jvm() && d.arity() == *nargs && d.key_params().iter().any(|(p, _)| p == i)
                 })
             });
             if key {
@@ -3685,7 +3854,7 @@ impl ProjectIndex {
                 let decls = &idx.functions[name.as_str()];
                 let mut bits = 0;
                 for (d, _) in decls.iter().zip(states).filter(|(_, m)| m.is_some()) {
-                    bits |= match (d.jvm, d.test_source) {
+                    bits |= match (d.jvm(), d.test_source()) {
                         (true, false) => MINT_FROM_JVM_MAIN | MINT_FROM_JVM_TEST,
                         (true, true) => MINT_FROM_JVM_TEST,
                         (false, false) => MINT_FROM_RUST_MAIN | MINT_FROM_RUST_TEST,
@@ -3733,9 +3902,9 @@ impl ProjectIndex {
         };
         let last = normalized(crate::catalogue::last_segment(&r));
         cands.iter().any(|(_, d)| {
-            !d.type_name.is_empty()
-                && (call.receiver_type.as_deref() == Some(&*d.type_name)
-                    || receiver_names_norm(&last, &d.type_norm))
+            !d.type_name().is_empty()
+                && (call.receiver_type.as_deref() == Some(&*d.type_name())
+                    || receiver_names_norm(&last, &d.type_norm()))
         })
     }
 
@@ -3816,7 +3985,7 @@ impl ProjectIndex {
             .get(name)
             .into_iter()
             .flatten()
-            .filter(|d| d.jvm == jvm)
+            .filter(|d| d.jvm() == jvm)
             .map(|d| &*d.return_type)
             .collect();
         // A Kotlin property read through its getter from Java (`getPaymentSettings()`).
@@ -3873,7 +4042,7 @@ impl ProjectIndex {
         let jvm = Language::from_path(std::path::Path::new(from_path)) != Some(Language::Rust);
         let test = is_test_source(from_path);
         let all = decls.iter().enumerate().filter(|(_, d)| {
-            arity_ok_from(d, args, from_path) && d.jvm == jvm && (test || !d.test_source)
+            arity_ok_from(d, args, from_path) && d.jvm() == jvm && (test || !d.test_source())
         });
         // A receiver whose declared type is known resolves by that type alone: the
         // declarations in it, or in the types that implement it. None means a library
@@ -3885,11 +4054,11 @@ impl ProjectIndex {
                 None => (None, t),
             };
             // A Kotlin companion object's functions are not called on an instance.
-            all.filter(|(_, d)| !d.companion)
+            all.filter(|(_, d)| !d.companion())
                 .filter(|(_, d)| {
-                    (*d.type_name == *t && outer.is_none_or(|o| *d.type_outer == *o))
-                        || (outer.is_none() && d.type_supers.iter().any(|s| **s == *t))
-                        || (outer.is_none() && *d.extends == *t)
+                    (*d.type_name() == *t && outer.is_none_or(|o| *d.type_outer() == *o))
+                        || (outer.is_none() && d.type_supers().iter().any(|s| **s == *t))
+                        || (outer.is_none() && *d.extends() == *t)
                 })
                 .collect()
         } else {
@@ -3906,7 +4075,7 @@ impl ProjectIndex {
                         .clone()
                         .filter(|(_, d)| *d.path == *from_path)
                         .filter(|(_, d)| {
-                            !top_type || d.type_outer.is_empty() || *d.type_name != *callee
+                            !top_type || d.type_outer().is_empty() || *d.type_name() != *callee
                         })
                         .collect();
                     if !same.is_empty() {
@@ -3928,13 +4097,13 @@ impl ProjectIndex {
                         // Constructors too: `T(..)`, `new T(..)` from anywhere.
                         let mut out: Vec<_> = all
                             .clone()
-                            .filter(|(_, d)| d.type_name.is_empty() || d.type_name == d.name)
+                            .filter(|(_, d)| d.type_name().is_empty() || d.type_name() == d.name)
                             .collect();
                         if jvm {
                             for level in self.inherited_levels(from_path) {
                                 let found: Vec<_> = all
                                     .clone()
-                                    .filter(|(_, d)| level.contains(&&*d.type_name))
+                                    .filter(|(_, d)| level.contains(&&*d.type_name()))
                                     .collect();
                                 if !found.is_empty() {
                                     out.extend(found);
@@ -3962,17 +4131,17 @@ impl ProjectIndex {
                         && crate::model::names_a_type_scope(r)
                         && all
                             .clone()
-                            .any(|(_, d)| *d.type_name == *callee && *d.name == *callee)
+                            .any(|(_, d)| *d.type_name() == *callee && *d.name == *callee)
                     {
                         let package = !last.starts_with(char::is_uppercase);
                         return all
                             .filter(|(_, d)| {
-                                *d.type_name == *callee
+                                *d.type_name() == *callee
                                     && *d.name == *callee
                                     && (if package {
-                                        d.type_outer.is_empty()
+                                        d.type_outer().is_empty()
                                     } else {
-                                        *d.type_outer == *last
+                                        *d.type_outer() == *last
                                     })
                             })
                             .collect();
@@ -3981,9 +4150,9 @@ impl ProjectIndex {
                     let mut typed: Vec<_> = all
                         .clone()
                         .filter(|(_, d)| {
-                            !d.type_name.is_empty()
+                            !d.type_name().is_empty()
                                 && if is_call {
-                                    getter_names_type(last, &d.type_name)
+                                    getter_names_type(last, &d.type_name())
                                 } else {
                                     receiver_names_decl(last, &last_norm, d)
                                 }
@@ -4007,16 +4176,16 @@ impl ProjectIndex {
                         typed = all
                             .clone()
                             .filter(|(_, d)| {
-                                *d.type_name == *t || d.type_supers.iter().any(|s| **s == *t)
+                                *d.type_name() == *t || d.type_supers().iter().any(|s| **s == *t)
                             })
                             .collect();
                     }
                     // A class's name as the receiver calls its companion object's
                     // functions, not its instance methods (`Receipt.fresh()`).
                     if last.starts_with(char::is_uppercase)
-                        && typed.iter().any(|(_, d)| d.companion)
+                        && typed.iter().any(|(_, d)| d.companion())
                     {
-                        typed.retain(|(_, d)| d.companion);
+                        typed.retain(|(_, d)| d.companion());
                     }
                     if !typed.is_empty() {
                         typed
@@ -4242,7 +4411,7 @@ impl ProjectIndex {
                         if !self.retry.contains_key(callee) {
                             continue;
                         }
-                        let fits = |c: &FnDecl| arity_ok(c, pp.call.arity) && c.jvm == d.jvm;
+                        let fits = |c: &FnDecl| arity_ok(c, pp.call.arity) && c.jvm() == d.jvm();
                         // Does declaration `j` of the callee retry the argument?
                         let retries = |j: usize, c: &FnDecl| -> bool {
                             let Some(ai) = pp.position_in(c) else {
@@ -4270,7 +4439,7 @@ impl ProjectIndex {
                                 let r = normalized(crate::catalogue::last_segment(r));
                                 let typed: Vec<&(usize, &FnDecl)> = fitting
                                     .iter()
-                                    .filter(|(_, c)| receiver_names_norm(&r, &c.type_norm))
+                                    .filter(|(_, c)| receiver_names_norm(&r, &c.type_norm()))
                                     .collect();
                                 all =
                                     !typed.is_empty() && typed.iter().all(|(j, c)| retries(*j, c));
@@ -4782,7 +4951,7 @@ impl ProjectIndex {
             // scanned code creates a service of (its client is unknown); a function that
             // calls `newCall` itself may use any client.
             let found = graph.reaching(HTTP_OKHTTP, |d| {
-                !d.endpoint || ifaces.contains(&*d.type_name) || !served.contains(&*d.type_name)
+                !d.endpoint || ifaces.contains(&*d.type_name()) || !served.contains(&*d.type_name())
             });
             out.insert(h.to_string(), found);
         }
@@ -4804,7 +4973,7 @@ impl ProjectIndex {
                 for (pi, name, q, slot, at) in &d.rare().named_param_writes {
                     if !d.key_params().iter().any(|(p, _)| p == pi)
                         && self
-                            .named_key(name, q.as_deref(), *slot, d.jvm, &d.path)
+                            .named_key(name, q.as_deref(), *slot, d.jvm(), &d.path)
                             .is_some()
                     {
                         let pname = d
@@ -4877,7 +5046,7 @@ impl ProjectIndex {
                             && !name_ids
                                 .get(&*pp.call.callee)
                                 .is_some_and(|c| declared_in.contains(&(d.path, *c)));
-                        let cache_key = (pp.call.callee, pp.call.arity, pp.arg(), d.test_source);
+                        let cache_key = (pp.call.callee, pp.call.arity, pp.arg(), d.test_source());
                         if free && let Some(hit) = free_cache.get(&cache_key) {
                             if let Some(at) = hit.clone() {
                                 let pname = d
@@ -4907,8 +5076,8 @@ impl ProjectIndex {
                                 Some(r) => {
                                     let r = normalized(r);
                                     cands.iter().all(|(_, c)| {
-                                        !c.type_name.is_empty()
-                                            && receiver_names_norm(&r, &c.type_norm)
+                                        !c.type_name().is_empty()
+                                            && receiver_names_norm(&r, &c.type_norm())
                                     })
                                 }
                             };
@@ -5534,7 +5703,7 @@ impl<'a> SiteGraph<'a> {
             };
             decls.iter().zip(states).any(|(d, st)| {
                 let p = lambda_param(d, *arg, *args, arg_name.as_deref());
-                d.jvm
+                d.jvm()
                     && st.iter().any(|(x, _, b)| {
                         Some(*x) == p
                             && b.as_ref()
@@ -5614,7 +5783,7 @@ impl<'a> SiteGraph<'a> {
             .get(n)
             .into_iter()
             .flatten()
-            .filter(|d| d.jvm)
+            .filter(|d| d.jvm())
             .flat_map(|d| d.call_refs.iter().map(|c| &*c.callee))
     }
 
@@ -5641,7 +5810,7 @@ impl<'a> SiteGraph<'a> {
                 || self.index.functions.get(*n).is_some_and(|decls| {
                     decls
                         .iter()
-                        .any(|d| d.jvm && d.http & client != 0 && seed(d))
+                        .any(|d| d.jvm() && d.http & client != 0 && seed(d))
                 })
             {
                 reached[i] = true;

@@ -2386,8 +2386,8 @@ fn settled_of<'a>(
                 let ok = d.fresh_via.iter().filter(|r| *r.callee != *n).all(|r| {
                     never_fresh(&r.callee)
                         || never_a_candidate(index, named_for_done, r, &d.path)
-                        || none_fit(index, complete, &r.callee, r.arity, d.jvm)
-                        || settled_name(index, &s, &r.callee, r.arity, d.jvm, &d.path)
+                        || none_fit(index, complete, &r.callee, r.arity, d.jvm())
+                        || settled_name(index, &s, &r.callee, r.arity, d.jvm(), &d.path)
                             && narrowings
                                 .entry((r, &*d.path))
                                 .or_insert_with(|| narrowing(index, r, &d.path))
@@ -2460,12 +2460,12 @@ fn narrowing(index: &ProjectIndex, r: &CallRef, path: &str) -> Narrowing {
             let last_norm = crate::catalogue::normalize_name(last);
             let is_call = x.ends_with(')');
             decls.into_iter().flatten().any(|d| {
-                d.jvm == jvm
+                d.jvm() == jvm
                     && crate::index::arity_ok_from(d, r.arity, path)
-                    && (test || !d.test_source)
-                    && !d.type_name.is_empty()
+                    && (test || !d.test_source())
+                    && !d.type_name().is_empty()
                     && if is_call {
-                        crate::index::getter_names_type(last, &d.type_name)
+                        crate::index::getter_names_type(last, &d.type_name())
                     } else {
                         crate::index::receiver_names_decl(last, &last_norm, d)
                     }
@@ -2501,7 +2501,7 @@ fn none_fit(
             .get(name)
             .into_iter()
             .flatten()
-            .any(|d| d.jvm == jvm && crate::index::arity_ok(d, args))
+            .any(|d| d.jvm() == jvm && crate::index::arity_ok(d, args))
 }
 
 /// Some settled declaration of `name` fits a call with `args` arguments made from a `jvm`
@@ -2520,8 +2520,8 @@ fn settled_name(
     let test = crate::index::is_test_source(from_path);
     match (index.functions.get(name), s.get(name)) {
         (Some(ds), Some(st)) => ds.iter().zip(st).any(|(d, ok)| {
-            *ok && d.jvm == jvm
-                && (test || !d.test_source)
+            *ok && d.jvm() == jvm
+                && (test || !d.test_source())
                 && crate::index::arity_ok_from(d, args, from_path)
         }),
         _ => false,
@@ -2547,13 +2547,13 @@ fn comb_settled(index: &ProjectIndex, pp: &crate::index::PassedParam, jvm: bool)
         .into_iter()
         .flatten()
         .any(|c| {
-            c.jvm == jvm
+            c.jvm() == jvm
                 && crate::index::arity_ok(c, pp.call.arity)
                 && crate::index::never_retries(c, pp.position_in(c))
                 && match &receiver {
                     None => true,
                     Some(r) => {
-                        let t = crate::catalogue::normalize_name(&c.type_name);
+                        let t = crate::catalogue::normalize_name(&c.type_name());
                         r.len() < 3 || (!t.is_empty() && (t.contains(r.as_str()) || r.contains(&t)))
                     }
                 }
@@ -2586,7 +2586,7 @@ fn fresh_via_follows<'a: 'n, 'n>(
             (
                 &*x.callee,
                 Some(x.arity),
-                Some(f.jvm),
+                Some(f.jvm()),
                 Some((&**x, &*f.path)),
             )
         })
@@ -2642,7 +2642,9 @@ fn resolve_call<'a>(
     // leaves out defaulted arguments), language family, and test sources only for a test.
     let test = crate::index::is_test_source(path);
     let fits = |d: &FnDecl| {
-        crate::index::arity_ok_from(d, c.arity, path) && d.jvm == jvm && (test || !d.test_source)
+        crate::index::arity_ok_from(d, c.arity, path)
+            && d.jvm() == jvm
+            && (test || !d.test_source())
     };
     // `stable`: a candidate parsed now is a candidate in the whole project.
     let (want, stable) = if let Some(t) = &c.receiver_type {
@@ -2670,7 +2672,7 @@ fn resolve_call<'a>(
                 if decls.iter().any(|d| fits(d) && *d.path == *path) {
                     (Want::Nothing, true)
                 } else {
-                    if jvm && decls.iter().any(|d| d.jvm && !d.type_name.is_empty()) {
+                    if jvm && decls.iter().any(|d| d.jvm() && !d.type_name().is_empty()) {
                         out.decls.extend(
                             index
                                 .file_supertypes(path)
@@ -2700,10 +2702,10 @@ fn resolve_call<'a>(
                     let name = last.split('(').next().unwrap_or(last).trim();
                     let typed_by_name = decls.iter().any(|d| {
                         fits(d)
-                            && !d.type_name.is_empty()
+                            && !d.type_name().is_empty()
                             && crate::catalogue::normalize_name(
                                 name.strip_prefix("get").unwrap_or(name),
-                            ) == crate::catalogue::normalize_name(&d.type_name)
+                            ) == crate::catalogue::normalize_name(&d.type_name())
                     });
                     // Their declarations: the getter's (its return type), or the
                     // Kotlin property's (`val paymentSettings`).
@@ -2726,7 +2728,7 @@ fn resolve_call<'a>(
                 let is_call = r.trim_end().ends_with(')');
                 let names_type = |d: &FnDecl| {
                     if is_call {
-                        crate::index::getter_names_type(last, &d.type_name)
+                        crate::index::getter_names_type(last, &d.type_name())
                     } else {
                         crate::index::receiver_names_decl(last, &last_norm, d)
                     }
@@ -2746,7 +2748,7 @@ fn resolve_call<'a>(
                     (Want::NamedFor(spec), true)
                 } else if decls
                     .iter()
-                    .any(|d| fits(d) && !d.type_name.is_empty() && names_type(d))
+                    .any(|d| fits(d) && !d.type_name().is_empty() && names_type(d))
                 {
                     (Want::Name, true)
                 } else {
@@ -2806,7 +2808,7 @@ fn resolve_ask<'a>(
                     (
                         &*r.callee,
                         Some(r.arity),
-                        Some(d.jvm),
+                        Some(d.jvm()),
                         Some((&**r, &*d.path)),
                     )
                 }),
@@ -2965,7 +2967,7 @@ pub fn demanded_names<'a>(
                             f.passes_params
                                 .iter()
                                 .filter(|pp| pp.callable && ps.contains(&Some(pp.param())))
-                                .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
+                                .map(|pp| (&*pp.call.callee, Some(pp), f.jvm())),
                         );
                     }
                 }
@@ -3016,7 +3018,7 @@ pub fn demanded_names<'a>(
                 (
                     &*r.callee,
                     Some(r.arity),
-                    Some(f.jvm),
+                    Some(f.jvm()),
                     Some((&**r, &*f.path)),
                 )
             }));
@@ -3064,7 +3066,7 @@ pub fn demanded_names<'a>(
             for x in f.fresh_via.iter().filter(|x| *x.callee != *n) {
                 if !complete(&x.callee)
                     && !never_fresh(&x.callee)
-                    && !settled_name(index, &settled, &x.callee, x.arity, f.jvm, &f.path)
+                    && !settled_name(index, &settled, &x.callee, x.arity, f.jvm(), &f.path)
                 {
                     v.push(&*x.callee);
                 }
@@ -3158,7 +3160,7 @@ pub fn demanded_names<'a>(
             }
             for f in index.functions.get(n).into_iter().flatten() {
                 if args.is_some_and(|a| !crate::index::arity_ok(f, a))
-                    || jvm.is_some_and(|j| f.jvm != j)
+                    || jvm.is_some_and(|j| f.jvm() != j)
                     || f.fresh().is_some()
                 {
                     continue;
@@ -3205,7 +3207,7 @@ pub fn demanded_names<'a>(
                         f.passes_params
                             .iter()
                             .filter(|pp| pp.callable)
-                            .map(|pp| (&*pp.call.callee, Some(pp), f.jvm)),
+                            .map(|pp| (&*pp.call.callee, Some(pp), f.jvm())),
                     );
                 }
             }
@@ -3222,13 +3224,13 @@ pub fn demanded_names<'a>(
                 // Of each fitting declaration, what the parameter the argument binds is
                 // passed on to.
                 for f in index.functions.get(n).into_iter().flatten() {
-                    if f.jvm == jvm && crate::index::arity_ok(f, pp.call.arity) {
+                    if f.jvm() == jvm && crate::index::arity_ok(f, pp.call.arity) {
                         let Some(q) = pp.position_in(f) else { continue };
                         combinators.extend(
                             f.passes_params
                                 .iter()
                                 .filter(|p| p.param() == q && p.callable)
-                                .map(|p| (&*p.call.callee, Some(p), f.jvm)),
+                                .map(|p| (&*p.call.callee, Some(p), f.jvm())),
                         );
                     }
                 }

@@ -1976,3 +1976,75 @@ fn a_generator_known_by_name_is_read_where_it_is_declared() {
     assert!(with.findings.is_empty(), "{:#?}", findings(&with));
     assert_eq!(with.parsed, 2);
 }
+
+/// Files of at least `check::BIG_FILE_BYTES` (1 MiB) with a sink word are parsed right
+/// after stage 0 rather than in it, and any large file is parsed on one thread, largest
+/// first: neither may change what is found or which round a file counts in.
+#[test]
+fn large_files_are_parsed_apart_with_the_same_findings() {
+    let dir = scratch("large-files-apart");
+    // A block comment that makes a file large without making it slow to parse.
+    let filler = |n: usize| {
+        let mut s = String::from("/*\n");
+        while s.len() < n {
+            s.push_str("lorem ipsum dolor sit amet consectetur adipiscing elit sed do\n");
+        }
+        s.push_str("*/\n");
+        s
+    };
+    let mb = idemlint::check::BIG_FILE_BYTES;
+    std::fs::write(
+        dir.join("Pay.java"),
+        "class Pay {\n    Receipt pay(Bank bank, String id) {\n        for (int attempt = 0; attempt < 3; attempt++) {\n            try {\n                return bank.transfer(id, KeyMaker.fresh());\n            } catch (RuntimeException e) {\n            }\n        }\n        throw new IllegalStateException();\n    }\n}\ninterface Bank { Receipt transfer(String id, String idempotencyKey); }\nfinal class Receipt {}\n",
+    )
+    .unwrap();
+    // Large, no sink word: reached through the name `fresh`, in a later round.
+    std::fs::write(
+        dir.join("KeyMaker.java"),
+        format!(
+            "import java.util.UUID;\n{}class KeyMaker {{\n    static String fresh() {{ return UUID.randomUUID().toString(); }}\n}}\n",
+            filler(mb + 10)
+        ),
+    )
+    .unwrap();
+    // Large, with a sink word: parsed right after stage 0, and counted in round 0.
+    std::fs::write(
+        dir.join("BigPay.java"),
+        format!(
+            "import java.util.UUID;\n{}class BigPay {{\n    Receipt pay(BigBank bank, String id) {{\n        for (int attempt = 0; attempt < 3; attempt++) {{\n            try {{\n                return bank.send(id, UUID.randomUUID().toString());\n            }} catch (RuntimeException e) {{\n            }}\n        }}\n        throw new IllegalStateException();\n    }}\n}}\ninterface BigBank {{ Receipt send(String id, String idempotencyKey); }}\n",
+            filler(2 * mb)
+        ),
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir.clone()], "large files");
+    let found: Vec<(String, &str)> = with
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                Path::new(&f.path)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                f.rule,
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&("Pay.java".to_string(), "key-in-retry-scope")),
+        "through the large helper file: {found:?}"
+    );
+    assert!(
+        found.contains(&("BigPay.java".to_string(), "key-in-retry-scope")),
+        "in the large file with a sink word: {found:?}"
+    );
+    // Stage 0: both files with a sink word (the large one parsed right after it).
+    assert_eq!(
+        with.stats.parsed_per_round.first(),
+        Some(&2),
+        "{:?}",
+        with.stats.parsed_per_round
+    );
+    assert_eq!(with.parsed, 3);
+}
