@@ -639,7 +639,13 @@ pub struct Stats {
     /// With a cache directory ([`Pass1Cache::on_disk`]): pass-1 results found there,
     /// written there, and not written (an I/O error; the run goes on).
     pub cache: Option<(usize, usize, usize)>,
+    /// The files pass 1 took longest to parse and summarise (at most [`SLOWEST_FILES`]),
+    /// longest first: wall time, size in bytes, display path.
+    pub slowest: Vec<(std::time::Duration, u64, String)>,
 }
+
+/// How many files `--timings` names as the slowest to parse ([`Stats::slowest`]).
+pub const SLOWEST_FILES: usize = 5;
 
 impl Stats {
     fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
@@ -655,6 +661,18 @@ impl Stats {
         self.phases.push((name, now - *since, peak));
         trace_heap(&format!("heap after {name}"));
         *since = now;
+    }
+
+    /// Counts the parse of one file in [`Self::slowest`].
+    fn parse_took(&mut self, took: std::time::Duration, bytes: u64, path: &str) {
+        if self.slowest.len() == SLOWEST_FILES
+            && self.slowest.last().is_some_and(|(t, _, _)| *t >= took)
+        {
+            return;
+        }
+        let at = self.slowest.partition_point(|(t, _, _)| *t >= took);
+        self.slowest.insert(at, (took, bytes, path.to_string()));
+        self.slowest.truncate(SLOWEST_FILES);
     }
 
     /// What [`Self::parsed_per_round`] counts, in words: with the prefilter, the files
@@ -719,6 +737,13 @@ impl Stats {
         if let Some((hits, writes, errors)) = self.cache {
             out.push_str(&format!(
                 "idemlint stats: cache: {hits} file(s) from the cache directory, {writes} written, {errors} not written\n"
+            ));
+        }
+        for (took, bytes, path) in &self.slowest {
+            out.push_str(&format!(
+                "idemlint stats: slow to parse: {:.3} s, {:.1} MB, {path}\n",
+                took.as_secs_f64(),
+                *bytes as f64 / 1e6,
             ));
         }
         let total: std::time::Duration = self.phases.iter().map(|(_, d, _)| *d).sum();
@@ -1477,6 +1502,8 @@ enum Read {
         bytes: u64,
         words: FileWords,
         parsed: Option<Result<Box<Parsed>, FileError>>,
+        /// How long the parse took (zero when there was none).
+        took: std::time::Duration,
         /// The file's tokens, when the prefilter scanned it and it is not parsed yet.
         sig: Option<TokenSig>,
     },
@@ -1688,6 +1715,7 @@ fn run_in_pool(
         };
         let parse_now = prefilter_of[i].is_none()
             || ((words.sink || words.suppression) && text.len() < BIG_FILE_BYTES);
+        let start = std::time::Instant::now();
         let parsed = parse_now.then(|| {
             parse_cached(
                 c,
@@ -1698,11 +1726,13 @@ fn run_in_pool(
             )
             .map(Box::new)
         });
+        let took = start.elapsed();
         let sig = (!parse_now && !words.sink && !words.suppression).then(|| scratch.signature());
         Read::Ok {
             bytes: text.len() as u64,
             words,
             parsed,
+            took,
             sig,
         }
     };
@@ -1736,8 +1766,14 @@ fn run_in_pool(
                 bytes,
                 words,
                 parsed: p,
+                took,
                 sig,
             } => {
+                if let Some(Ok(_)) = &p {
+                    report
+                        .stats
+                        .parse_took(took, bytes, &candidates[i].0.display);
+                }
                 readable[i] = true;
                 sizes[i] = bytes;
                 file_sig = sig;
@@ -1933,7 +1969,7 @@ impl Rounds<'_> {
         let sigs = &self.sigs;
         let ruled_out = std::sync::atomic::AtomicUsize::new(0);
         let sizes = &self.sizes;
-        let results: Vec<(usize, Result<Parsed, FileError>)> = big_apart(
+        let results: Vec<(usize, (Result<Parsed, FileError>, std::time::Duration))> = big_apart(
             which.to_vec(),
             |i| sizes[i],
             || (),
@@ -1947,7 +1983,7 @@ impl Rounds<'_> {
                 }
                 let text = match read_candidate(c, config, overlays[i].as_ref()) {
                     Ok(t) => t,
-                    Err(e) => return Some(Err(read_error(c, e))),
+                    Err(e) => return Some((Err(read_error(c, e)), std::time::Duration::ZERO)),
                 };
                 if let Some(s) = scan {
                     if trace {
@@ -1957,13 +1993,9 @@ impl Rounds<'_> {
                         return None;
                     }
                 }
-                Some(parse_cached(
-                    c,
-                    &text,
-                    &config.catalogue,
-                    cache,
-                    config_keys[i],
-                ))
+                let start = std::time::Instant::now();
+                let parsed = parse_cached(c, &text, &config.catalogue, cache, config_keys[i]);
+                Some((parsed, start.elapsed()))
             },
         )
         .into_iter()
@@ -1975,9 +2007,11 @@ impl Rounds<'_> {
             self.stats.reread += which.len() - ruled_out;
         }
         let mut n = 0;
-        for (i, p) in results {
+        for (i, (p, took)) in results {
             match p {
                 Ok(p) => {
+                    self.stats
+                        .parse_took(took, self.sizes[i], &candidates[i].0.display);
                     self.parsed[i] = Some(Box::new(p));
                     // A parsed file is never scanned again (4.7 MB of signatures on
                     // waqitiapp, whose rounds end up parsing every file).
@@ -2789,6 +2823,29 @@ pub fn write_fixed(files: &[FixedFile]) -> Vec<FileError> {
 #[cfg(test)]
 mod tests {
     use super::{BIG_FILE_BYTES, Stats, big_apart};
+
+    #[test]
+    fn the_slowest_parses_are_kept_longest_first() {
+        let mut stats = Stats::default();
+        for (ms, path) in [
+            (5, "a"),
+            (9, "b"),
+            (1, "c"),
+            (7, "d"),
+            (3, "e"),
+            (8, "f"),
+            (2, "g"),
+        ] {
+            stats.parse_took(std::time::Duration::from_millis(ms), ms, path);
+        }
+        let kept: Vec<&str> = stats.slowest.iter().map(|(_, _, p)| p.as_str()).collect();
+        assert_eq!(kept, ["b", "f", "d", "a", "e"]);
+        assert!(
+            stats
+                .render()
+                .contains("slow to parse: 0.009 s, 0.0 MB, b\n")
+        );
+    }
 
     #[test]
     fn big_files_run_one_after_another_largest_first_and_results_come_by_index() {

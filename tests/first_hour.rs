@@ -614,6 +614,21 @@ fn timings_print_counts_and_phases_on_stderr() {
             "{phase}: {stats:?}"
         );
     }
+    // The files pass 1 took longest to parse, longest first: Payouts.java has the key
+    // word, so it is parsed whatever the prefilter selects.
+    let slow: Vec<&str> = stats
+        .iter()
+        .filter_map(|l| l.strip_prefix("idemlint stats: slow to parse: "))
+        .collect();
+    assert!(
+        slow.iter().any(|l| l.ends_with(" MB, Payouts.java")) && slow.len() <= 2,
+        "{stats:?}"
+    );
+    let slow_secs: Vec<f64> = slow
+        .iter()
+        .map(|l| l.split(" s, ").next().unwrap().parse().unwrap())
+        .collect();
+    assert!(slow_secs.windows(2).all(|w| w[0] >= w[1]), "{stats:?}");
     // A total line last: the phases' seconds summed (each printed rounded to 1 ms).
     let secs = |l: &str| -> f64 {
         let words: Vec<&str> = l.split_whitespace().collect();
