@@ -1575,6 +1575,9 @@ fn update_index(index: &mut ProjectIndex, parsed: &mut [Option<Box<Parsed>>]) ->
 
 type Configured = (Candidate, Arc<Config>);
 
+/// A file's pass-1 result and how long its parse took.
+type TimedParse = (Result<Parsed, FileError>, std::time::Duration);
+
 /// Runs `work` on every file of `files` (candidate indices), each with a per-thread state
 /// made by `init`, and returns the results by index, in increasing order. The files of at least
 /// [`BIG_FILE_BYTES`] by `size` (bytes) run one after another on one thread, largest
@@ -1969,7 +1972,7 @@ impl Rounds<'_> {
         let sigs = &self.sigs;
         let ruled_out = std::sync::atomic::AtomicUsize::new(0);
         let sizes = &self.sizes;
-        let results: Vec<(usize, (Result<Parsed, FileError>, std::time::Duration))> = big_apart(
+        let results: Vec<(usize, TimedParse)> = big_apart(
             which.to_vec(),
             |i| sizes[i],
             || (),
