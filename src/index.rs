@@ -178,38 +178,7 @@ impl SharedType {
     }
 }
 
-impl std::ops::Deref for SharedType {
-    type Target = TypeCtx;
-    fn deref(&self) -> &TypeCtx {
-        self.0
-    }
-}
-
-impl std::borrow::Borrow<TypeCtx> for SharedType {
-    fn borrow(&self) -> &TypeCtx {
-        self.0
-    }
-}
-
-impl PartialEq for SharedType {
-    fn eq(&self, other: &SharedType) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for SharedType {}
-
-impl std::hash::Hash for SharedType {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.hash(state)
-    }
-}
-
-impl std::fmt::Debug for SharedType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+crate::name::interned_handle!(SharedType, TypeCtx);
 
 impl Default for SharedType {
     fn default() -> SharedType {
@@ -424,7 +393,7 @@ impl SharedCall {
     }
 }
 
-crate::name::interned_handle!(SharedCall, CallRef);
+crate::name::interned_handle!(SharedCall, CallRef, ordered);
 
 impl Default for SharedCall {
     fn default() -> SharedCall {

@@ -161,9 +161,29 @@ impl Default for Name {
 /// The traits of a handle to an interned value (`$handle(&'static ..)` whose target is
 /// `$target`): it dereferences and borrows as the value, is equal to another handle
 /// exactly when both point to the same copy (which for interned values is the same as
-/// equal content), and hashes, orders and prints as the value does. For [`Name`] and
-/// [`crate::index::SharedCall`].
+/// equal content), and hashes and prints as the value does; with `ordered`, it also
+/// orders as the value does. For [`Name`], [`crate::index::SharedCall`] and
+/// [`crate::index::SharedType`].
 macro_rules! interned_handle {
+    ($handle:ty, $target:ty, ordered) => {
+        crate::name::interned_handle!($handle, $target);
+
+        impl PartialOrd for $handle {
+            fn partial_cmp(&self, other: &$handle) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl Ord for $handle {
+            fn cmp(&self, other: &$handle) -> std::cmp::Ordering {
+                if self == other {
+                    std::cmp::Ordering::Equal
+                } else {
+                    (**self).cmp(&**other)
+                }
+            }
+        }
+    };
     ($handle:ty, $target:ty) => {
         impl std::ops::Deref for $handle {
             type Target = $target;
@@ -192,22 +212,6 @@ macro_rules! interned_handle {
             }
         }
 
-        impl PartialOrd for $handle {
-            fn partial_cmp(&self, other: &$handle) -> Option<std::cmp::Ordering> {
-                Some(self.cmp(other))
-            }
-        }
-
-        impl Ord for $handle {
-            fn cmp(&self, other: &$handle) -> std::cmp::Ordering {
-                if self == other {
-                    std::cmp::Ordering::Equal
-                } else {
-                    (**self).cmp(&**other)
-                }
-            }
-        }
-
         impl std::fmt::Debug for $handle {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 std::fmt::Debug::fmt(&**self, f)
@@ -215,9 +219,10 @@ macro_rules! interned_handle {
         }
     };
 }
+
 pub(crate) use interned_handle;
 
-interned_handle!(Name, str);
+interned_handle!(Name, str, ordered);
 
 impl AsRef<str> for Name {
     fn as_ref(&self) -> &str {
