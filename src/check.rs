@@ -676,7 +676,8 @@ impl Stats {
     }
 
     /// What [`Self::parsed_per_round`] counts, in words: with the prefilter, the files
-    /// with a key word (parsed as they were read), then those with a ShedLock word, then
+    /// with a key word (parsed as they were read, or right after stage 0 for those of at
+    /// least [`BIG_FILE_BYTES`]), then those with a ShedLock word, then
     /// each name round (files declaring or calling functions the parsed files need, and
     /// the files with a source word when the fresh closure runs); without it, every file
     /// at once.
@@ -1579,9 +1580,9 @@ type Configured = (Candidate, Arc<Config>);
 type TimedParse = (Result<Parsed, FileError>, std::time::Duration);
 
 /// Runs `work` on every file of `files` (candidate indices), each with a per-thread state
-/// made by `init`, and returns the results by index, in increasing order. The files of at least
-/// [`BIG_FILE_BYTES`] by `size` (bytes) run one after another on one thread, largest
-/// first, while the other threads take the rest.
+/// made by `init`, and returns the results by index, in increasing order. The files of
+/// at least [`BIG_FILE_BYTES`] by `size` (bytes) run one after another on one thread,
+/// largest first, while the other threads take the rest.
 ///
 /// Why: a file's parse tree and model take tens of bytes per source byte while it is
 /// analysed, on top of the summaries held by then. Large files in a row on one thread
