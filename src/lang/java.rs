@@ -186,9 +186,9 @@ fn lower_decoded(text: &str) -> FileModel {
         });
         return model;
     }
-    let Some(tree) = parser.parse(src, None) else {
+    let Some(tree) = super::parse_within(&mut parser, src, super::parse_budget(src.len())) else {
         model.errors.push(ParseError {
-            message: "the Java parser gave up on this file".to_string(),
+            message: super::gave_up_message("Java", src.len()),
             span: Span::new(0, text.len()),
         });
         return model;

@@ -58,9 +58,9 @@ pub fn lower(text: &str) -> FileModel {
         }
         None => text,
     };
-    let Some(tree) = parser.parse(src, None) else {
+    let Some(tree) = super::parse_within(&mut parser, src, super::parse_budget(src.len())) else {
         model.errors.push(ParseError {
-            message: "the Kotlin parser gave up on this file".to_string(),
+            message: super::gave_up_message("Kotlin", src.len()),
             span: Span::new(0, text.len()),
         });
         return model;

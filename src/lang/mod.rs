@@ -7,6 +7,66 @@ pub mod rust;
 
 use crate::model::{FileModel, Language};
 
+/// The time a tree-sitter parse may take before it is given up: this much, plus
+/// [`PARSE_PER_MIB`] per MiB of text. Real files parse in well under a second per MiB
+/// (orb-java's 2.7 MB generated Kotlin files: about 0.4 s per MB), but a grammar's
+/// external scanner can be quadratic: tree-sitter-kotlin's automatic-semicolon scanner
+/// skips every following comment again at each comment, so a declaration followed by
+/// 30,000 line comments (1.1 MB) ran for more than 10 minutes. A file that idemlint runs
+/// on may come from an untrusted pull request, so such a file is reported instead.
+pub const PARSE_BASE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// See [`PARSE_BASE`].
+pub const PARSE_PER_MIB: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The budget of [`parse_within`] for `len` bytes of text.
+pub fn parse_budget(len: usize) -> std::time::Duration {
+    PARSE_BASE + PARSE_PER_MIB.mul_f64(len as f64 / (1u64 << 20) as f64)
+}
+
+/// Parses `src` with `parser` (its language set), giving up once the parse has taken
+/// longer than `budget` of wall time (checked by tree-sitter's progress callback, which
+/// the parser calls between its steps). `None` when it gave up (the parser is then reset,
+/// so its next parse starts afresh); what else makes tree-sitter return no tree gives
+/// `None` too.
+pub fn parse_within(
+    parser: &mut tree_sitter::Parser,
+    src: &str,
+    budget: std::time::Duration,
+) -> Option<tree_sitter::Tree> {
+    let bytes = src.as_bytes();
+    let start = std::time::Instant::now();
+    let mut over = |_: &tree_sitter::ParseState| {
+        if start.elapsed() > budget {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    };
+    let tree = parser.parse_with_options(
+        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut over)),
+    );
+    if tree.is_none() {
+        // A halted parse resumes on the parser's next call unless reset.
+        parser.reset();
+    }
+    tree
+}
+
+/// The message of a file whose parse was given up ([`parse_within`]) by `parser` (the
+/// grammar's name), for a text of `len` bytes.
+pub fn gave_up_message(parser: &str, len: usize) -> String {
+    format!(
+        "the {parser} parser gave up on this file: it took longer than {:.0} s ({} s, plus {} s \
+         per MiB); the file is not analysed",
+        parse_budget(len).as_secs_f64(),
+        PARSE_BASE.as_secs(),
+        PARSE_PER_MIB.as_secs(),
+    )
+}
+
 /// Parses and lowers one file's text. Never panics on any input (callers still guard
 /// against panics, see `check`).
 pub fn lower(language: Language, text: &str) -> FileModel {
@@ -634,4 +694,32 @@ pub(crate) fn catches_everything(header: &str) -> bool {
     header
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
         .any(|w| w == "Exception" || w == "Throwable")
+}
+
+#[cfg(test)]
+mod parse_budget_tests {
+    use super::{gave_up_message, parse_within};
+
+    /// tree-sitter-kotlin's scanner skips every following comment again at each comment:
+    /// 4,000 line comments after a declaration take seconds. A budget stops the parse.
+    #[test]
+    fn a_parse_past_its_budget_is_given_up() {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_kotlin_sg::LANGUAGE.into())
+            .unwrap();
+        let slow = format!(
+            "interface Api {{ fun refund(idempotencyKey: String): String }}\n{}",
+            "// padding padding padding padding padding padding padding padding\n".repeat(4000)
+        );
+        let budget = std::time::Duration::from_millis(20);
+        assert!(parse_within(&mut parser, &slow, budget).is_none());
+        // The same parser, the same budget, an ordinary file: parsed.
+        let tree = parse_within(&mut parser, "fun f() = 1\n", budget).expect("parsed");
+        assert!(!tree.root_node().has_error());
+        assert!(
+            gave_up_message("Kotlin", 1 << 20)
+                .contains("longer than 15 s (5 s, plus 10 s per MiB)")
+        );
+    }
 }
