@@ -96,6 +96,24 @@ pub struct FnDecl {
     pub rare: Option<Box<FnRare>>,
 }
 
+/// Serde for a handle to an interned value (`$handle`, made by `$handle::new(&$target)`):
+/// written as the value, read by interning it again (the disk cache of pass 1).
+macro_rules! interned_serde {
+    ($handle:ty, $target:ty) => {
+        impl serde::Serialize for $handle {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                self.0.serialize(s)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $handle {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$handle, D::Error> {
+                Ok(<$handle>::new(&<$target>::deserialize(d)?))
+            }
+        }
+    };
+}
+
 /// Where a declaration sits: its enclosing type and what calls through a receiver compare
 /// with. Every method of a type has the same one, so declarations hold one process-wide
 /// copy of it ([`SharedType`], 8 bytes): a generated SDK has 400k+ declarations in a few
@@ -188,17 +206,7 @@ impl Default for SharedType {
     }
 }
 
-impl serde::Serialize for SharedType {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for SharedType {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedType, D::Error> {
-        Ok(SharedType::new(&TypeCtx::deserialize(d)?))
-    }
-}
+interned_serde!(SharedType, TypeCtx);
 
 /// The fields of a [`FnDecl`] that few declarations have ([`FnDecl::rare`]).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -407,17 +415,7 @@ impl From<CallRef> for SharedCall {
     }
 }
 
-impl serde::Serialize for SharedCall {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for SharedCall {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SharedCall, D::Error> {
-        Ok(SharedCall::new(&CallRef::deserialize(d)?))
-    }
-}
+interned_serde!(SharedCall, CallRef);
 
 /// One process-wide copy of a list (8 bytes, `Copy`): a type's supertypes, which each of
 /// its methods' declarations holds, parameter-name lists and the calls of a body, which
