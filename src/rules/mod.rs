@@ -404,12 +404,20 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
         let stored = m
             .assigns
             .iter()
-            .filter(|a| a.span.contains(origin) || arm.contains(a.span))
-            .map(|a| a.name.as_str());
-        for x in stored {
+            .filter(|a| a.span.contains(origin) || arm.contains(a.span));
+        for a in stored {
+            let x = a.name.as_str();
+            // An element of a holder array (`key[0] = UUID..` under `if (key[0] == null)`:
+            // Java lambdas cannot assign a captured local, so a one-element array stands
+            // in for it) is tested as written.
+            let element = array_element(ctx.snippet(a.span), x);
+            let tests = |when_empty: bool| {
+                null_test(&ctext, x, when_empty)
+                    || element.as_deref().is_some_and(|e| null_test(&ctext, e, when_empty))
+            };
             let guarded = match kind {
-                GuardKind::IfTrue => null_test(&ctext, x, true),
-                GuardKind::IfFalse => null_test(&ctext, x, false),
+                GuardKind::IfTrue => tests(true),
+                GuardKind::IfFalse => tests(false),
                 GuardKind::Elvis => ctext == x || ctext == format!("this.{x}"),
             };
             if !guarded {
@@ -425,6 +433,20 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
         }
     }
     false
+}
+
+/// The assigned place of the assignment text `assign` when it is an element of the array
+/// named `x` with a constant index (`key[0]` of `key[0] = UUID.randomUUID().toString()`),
+/// whitespace removed; `None` for any other place.
+fn array_element(assign: &str, x: &str) -> Option<String> {
+    let place: String = assign
+        .split_once('=')?
+        .0
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    let index = place.strip_prefix(x)?.strip_prefix('[')?.strip_suffix(']')?;
+    (!index.is_empty() && index.chars().all(|c| c.is_ascii_digit())).then_some(place)
 }
 
 /// Whether the condition text `c` (whitespace removed) tests that `x` holds no value
