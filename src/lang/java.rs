@@ -80,8 +80,6 @@ impl<'t> FieldOf<'t> for Node<'t> {
 
 /// Deepest syntax-tree nesting the walker descends into.
 const MAX_DEPTH: u32 = 1000;
-/// At most this many syntax errors are reported per file.
-const MAX_ERRORS: usize = 20;
 const DEPTH_MESSAGE: &str =
     "nesting deeper than 1000 levels; the rest of this construct is not analysed";
 
@@ -194,7 +192,7 @@ fn lower_decoded(text: &str) -> FileModel {
         return model;
     };
     let root = tree.root_node();
-    collect_errors(root, &mut model.errors);
+    model.errors.extend(super::syntax_errors(root));
     let mut lowerer = Lower {
         text: src,
         kinds: kind_table(&language),
@@ -210,46 +208,6 @@ fn lower_decoded(text: &str) -> FileModel {
     };
     lowerer.visit(root, Ctx { scope: 0, func: 0 }, 0);
     lowerer.m
-}
-
-/// Pushes a [`ParseError`] for every ERROR and MISSING node (at most [`MAX_ERRORS`]),
-/// iteratively, skipping subtrees that contain no error.
-fn collect_errors(root: Node, errors: &mut Vec<ParseError>) {
-    if !root.has_error() {
-        return;
-    }
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        let mut descend = node.has_error();
-        if node.is_error() {
-            errors.push(ParseError {
-                message: "syntax error".to_string(),
-                span: span(node),
-            });
-            descend = false;
-        } else if node.is_missing() {
-            errors.push(ParseError {
-                message: format!("missing `{}`", node.kind()),
-                span: span(node),
-            });
-            descend = false;
-        }
-        if errors.len() >= MAX_ERRORS {
-            return;
-        }
-        if descend && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-        }
-    }
 }
 
 /// The node kinds the walker distinguishes.
@@ -2568,7 +2526,7 @@ public final class Sweeper extends java.util.TimerTask implements okhttp3.Interc
         // At most 20.
         let junk = "class A { void f() { ".to_string() + &"int = ; ) ".repeat(200) + "} }";
         let m = lower(&junk);
-        assert!(!m.errors.is_empty() && m.errors.len() <= MAX_ERRORS);
+        assert!(!m.errors.is_empty() && m.errors.len() <= crate::lang::MAX_ERRORS);
         // Clean file, no errors.
         assert!(lower("class A {}").errors.is_empty());
     }

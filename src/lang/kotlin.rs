@@ -17,8 +17,6 @@ use tree_sitter::{Node, Parser};
 
 /// Recursion bound of the walker; deeper constructs are skipped with one [`ParseError`].
 const MAX_DEPTH: usize = 1000;
-/// At most this many syntax errors are reported per file.
-const MAX_ERRORS: usize = 20;
 
 /// String literals nested deeper than this (through `${ .. }` templates) are refused before
 /// parsing: the grammar's external scanner aborts the process at about 510 levels.
@@ -81,7 +79,7 @@ pub fn lower(text: &str) -> FileModel {
         file_annotations: Vec::new(),
     };
     let root = tree.root_node();
-    lw.collect_errors(root);
+    lw.m.errors.extend(super::syntax_errors(root));
     lw.visit(root);
     lw.m
 }
@@ -714,36 +712,6 @@ impl<'a> Lowerer<'a> {
     }
 
     // ----- errors -------------------------------------------------------------------------
-
-    /// Records ERROR and MISSING nodes (iteratively; only subtrees with errors are entered).
-    fn collect_errors(&mut self, root: Node) {
-        if !root.has_error() {
-            return;
-        }
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
-            if self.m.errors.len() >= MAX_ERRORS {
-                break;
-            }
-            if n.is_missing() {
-                self.m.errors.push(ParseError {
-                    message: format!("missing `{}`", n.kind()),
-                    span: span(n),
-                });
-                continue;
-            }
-            if n.is_error() {
-                self.m.errors.push(ParseError {
-                    message: "syntax error".to_string(),
-                    span: span(n),
-                });
-                continue;
-            }
-            let mut c = n.walk();
-            let kids: Vec<Node> = n.children(&mut c).filter(|k| k.has_error()).collect();
-            stack.extend(kids.into_iter().rev());
-        }
-    }
 
     // ----- values -------------------------------------------------------------------------
 
@@ -3245,7 +3213,7 @@ fun g(xs: List<Int>) {
         let m = lower(src);
         check_invariants(src, &m);
         assert!(!m.errors.is_empty());
-        assert!(m.errors.len() <= MAX_ERRORS);
+        assert!(m.errors.len() <= crate::lang::MAX_ERRORS);
         for e in &m.errors {
             assert!(e.span.end <= src.len());
             assert!(

@@ -413,7 +413,9 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             let element = array_element(ctx.snippet(a.span), x);
             let tests = |when_empty: bool| {
                 null_test(&ctext, x, when_empty)
-                    || element.as_deref().is_some_and(|e| null_test(&ctext, e, when_empty))
+                    || element
+                        .as_deref()
+                        .is_some_and(|e| null_test(&ctext, e, when_empty))
             };
             let guarded = match kind {
                 GuardKind::IfTrue => tests(true),
@@ -445,7 +447,10 @@ fn array_element(assign: &str, x: &str) -> Option<String> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    let index = place.strip_prefix(x)?.strip_prefix('[')?.strip_suffix(']')?;
+    let index = place
+        .strip_prefix(x)?
+        .strip_prefix('[')?
+        .strip_suffix(']')?;
     (!index.is_empty() && index.chars().all(|c| c.is_ascii_digit())).then_some(place)
 }
 
