@@ -2740,3 +2740,47 @@ public final class KeyFilter implements ExchangeFilterFunction {
         );
     }
 }
+
+/// A Feign interceptor's key is explained by both ways Feign runs interceptors again: on
+/// every call of the client method (a Spring `@Retryable` caller, as in a Spring Cloud
+/// OpenFeign service whose default `Retryer` never retries) and on every `Retryer`
+/// attempt. The explanation used to name the `Retryer` alone, which such a project does not
+/// use.
+#[test]
+fn a_feign_interceptor_finding_names_call_level_retries_and_the_retryer_defaults() {
+    let dir = project(
+        "feign_explained",
+        &[(
+            "src/main/java/shop/client/WalletClientConfig.java",
+            r#"package shop.client;
+
+import feign.RequestInterceptor;
+import java.util.UUID;
+import org.springframework.context.annotation.Bean;
+
+public class WalletClientConfig {
+    @Bean
+    public RequestInterceptor walletRequestInterceptor() {
+        return template -> template.header("Idempotency-Key", UUID.randomUUID().toString());
+    }
+}
+"#,
+        )],
+    );
+    let v = check_json(&dir, &[]);
+    let found = v["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{v:#}");
+    let f = &found[0];
+    assert_eq!(f["rule"], "key-in-interceptor", "{v:#}");
+    assert_eq!(f["line"], 10, "{v:#}");
+    let message = f["message"].as_str().unwrap();
+    for part in [
+        "on each call of the client method",
+        "`@Retryable`",
+        "`Retryer.NEVER_RETRY` does not retry",
+        "vanilla `Feign.builder()` retries up to 5 times",
+        "`RequestTemplate.header` appends",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message}");
+    }
+}

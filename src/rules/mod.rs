@@ -1430,7 +1430,7 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         ),
         "feign" => (
             true,
-            "Feign applies request interceptors again before every `Retryer` attempt, and `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
+            "Feign runs request interceptors again on every attempt: on each call of the client method, so a call-level retry around it (`@Retryable`, a `RetryTemplate`, a retry loop) sends a new key, and before each attempt of its `Retryer` (vanilla `Feign.builder()` retries up to 5 times; Spring Cloud OpenFeign's default `Retryer.NEVER_RETRY` does not retry), where `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
         ),
         "speakeasy-hook" => {
             if let Some(name) = b.type_name.as_deref()
