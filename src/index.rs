@@ -421,8 +421,10 @@ interned_serde!(SharedCall, CallRef);
 /// its methods' declarations holds, parameter-name lists and the calls of a body, which
 /// generated code repeats across thousands of declarations (`value` and `into()` for
 /// every setter). Equal by address, which for interned lists is the same as by content;
-/// hashes and prints as the list does. The copies are never freed ([`crate::name`]).
-pub struct Shared<T: 'static>(&'static ThinVec<T>);
+/// hashes and prints as the list does. The copies are never freed ([`crate::name`]); their
+/// items are packed into shared chunks ([`ItemSlab`]), so a list costs its items and one
+/// 16-byte cell, not an allocation of its own.
+pub struct Shared<T: 'static>(&'static &'static [T]);
 
 /// [`Shared`] names: a declaration's supertypes or parameter names.
 pub type SharedNames = Shared<Name>;
@@ -430,26 +432,70 @@ pub type SharedNames = Shared<Name>;
 pub type SharedCalls = Shared<SharedCall>;
 
 /// What a [`Shared`] list holds: each item type has its own process-wide table.
-pub trait SharedItem: Clone + Eq + std::hash::Hash + std::fmt::Debug + Send + 'static {
+pub trait SharedItem: Copy + Eq + std::hash::Hash + std::fmt::Debug + Send + 'static {
     /// The process-wide table of this item type's lists.
-    fn lists() -> &'static crate::name::Table<Shared<Self>, crate::name::Slab<ThinVec<Self>>>;
+    fn lists() -> &'static crate::name::Table<Shared<Self>, ListStorage<Self>>;
     /// The empty list's copy, kept aside: every declaration starts with a few.
     fn empty() -> Shared<Self>;
+}
+
+/// A shard's storage of [`Shared`] lists: the cells a handle points to, and the items.
+pub struct ListStorage<T: 'static> {
+    cells: crate::name::Slab<&'static [T]>,
+    items: ItemSlab<T>,
+}
+
+impl<T> Default for ListStorage<T> {
+    fn default() -> ListStorage<T> {
+        ListStorage {
+            cells: Default::default(),
+            items: ItemSlab { rest: &mut [] },
+        }
+    }
+}
+
+/// Lists of `T` leaked into chunks of [`ItemSlab::CHUNK`] items and handed out as
+/// slices: an interned list takes no allocation (and no allocator header) of its own. A
+/// list longer than a quarter chunk gets its own allocation; at most that much of a chunk
+/// is left unused when the next list does not fit.
+pub struct ItemSlab<T: 'static> {
+    rest: &'static mut [T],
+}
+
+impl<T: Copy> ItemSlab<T> {
+    const CHUNK: usize = 2048;
+
+    /// A copy of `v` that lives as long as the process.
+    fn alloc(&mut self, v: &[T]) -> &'static [T] {
+        let Some(&first) = v.first() else {
+            return &[];
+        };
+        if v.len() > Self::CHUNK / 4 {
+            return Box::leak(Box::from(v));
+        }
+        if self.rest.len() < v.len() {
+            // Filled with a copy of an item (any valid value), then overwritten as used.
+            self.rest = Box::leak(vec![first; Self::CHUNK].into_boxed_slice());
+        }
+        let (head, rest) = std::mem::take(&mut self.rest).split_at_mut(v.len());
+        self.rest = rest;
+        head.copy_from_slice(v);
+        head
+    }
 }
 
 /// [`SharedItem`] for `$t`: its own list table and empty list.
 macro_rules! shared_item {
     ($t:ty) => {
         impl SharedItem for $t {
-            fn lists() -> &'static crate::name::Table<Shared<$t>, crate::name::Slab<ThinVec<$t>>> {
-                static T: std::sync::LazyLock<
-                    crate::name::Table<Shared<$t>, crate::name::Slab<ThinVec<$t>>>,
-                > = std::sync::LazyLock::new(crate::name::Table::new);
+            fn lists() -> &'static crate::name::Table<Shared<$t>, ListStorage<$t>> {
+                static T: std::sync::LazyLock<crate::name::Table<Shared<$t>, ListStorage<$t>>> =
+                    std::sync::LazyLock::new(crate::name::Table::new);
                 &T
             }
             fn empty() -> Shared<$t> {
                 static E: std::sync::LazyLock<Shared<$t>> =
-                    std::sync::LazyLock::new(|| Shared(Box::leak(Box::default())));
+                    std::sync::LazyLock::new(|| Shared(Box::leak(Box::new(&[][..]))));
                 *E
             }
         }
@@ -461,11 +507,14 @@ shared_item!(SharedCall);
 
 impl<T: SharedItem> Shared<T> {
     /// The one copy of `v`, added to the process-wide table if it is new.
-    pub fn new(v: &ThinVec<T>) -> Shared<T> {
+    pub fn new(v: &[T]) -> Shared<T> {
         if v.is_empty() {
             return T::empty();
         }
-        T::lists().intern(v, |v, slab| Shared(slab.alloc(v.clone())))
+        T::lists().intern(v, |v, st| {
+            let items = st.items.alloc(v);
+            Shared(st.cells.alloc(items))
+        })
     }
 }
 
@@ -478,14 +527,14 @@ impl<T> Clone for Shared<T> {
 impl<T> Copy for Shared<T> {}
 
 impl<T> std::ops::Deref for Shared<T> {
-    type Target = ThinVec<T>;
-    fn deref(&self) -> &ThinVec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         self.0
     }
 }
 
-impl<T> std::borrow::Borrow<ThinVec<T>> for Shared<T> {
-    fn borrow(&self) -> &ThinVec<T> {
+impl<T> std::borrow::Borrow<[T]> for Shared<T> {
+    fn borrow(&self) -> &[T] {
         self.0
     }
 }
@@ -518,7 +567,7 @@ impl<T: SharedItem> Default for Shared<T> {
 
 impl<T: SharedItem> FromIterator<T> for Shared<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Shared<T> {
-        Shared::new(&iter.into_iter().collect())
+        Shared::new(&iter.into_iter().collect::<Vec<T>>())
     }
 }
 
@@ -530,7 +579,7 @@ impl<T: serde::Serialize> serde::Serialize for Shared<T> {
 
 impl<'de, T: SharedItem + serde::Deserialize<'de>> serde::Deserialize<'de> for Shared<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shared<T>, D::Error> {
-        Ok(Shared::new(&ThinVec::<T>::deserialize(d)?))
+        Ok(Shared::new(&Vec::<T>::deserialize(d)?))
     }
 }
 
@@ -6099,5 +6148,51 @@ mod param_type_tests {
         ] {
             assert!(may_hold_function(ty), "{ty:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod shared_list_tests {
+    use super::{ItemSlab, Shared, SharedNames};
+    use crate::name::Name;
+
+    fn names(prefix: &str, n: usize) -> Vec<Name> {
+        (0..n)
+            .map(|i| Name::from(format!("{prefix}{i}").as_str()))
+            .collect()
+    }
+
+    /// Lists packed into shared chunks keep their items, however many chunks they take,
+    /// and equal lists are one copy.
+    #[test]
+    fn interned_lists_keep_their_items_across_chunks_and_are_shared() {
+        let lists: Vec<Vec<Name>> = (0..3000)
+            .map(|k| names(&format!("shared_list_test_{k}_"), 1 + k % 7))
+            .collect();
+        let shared: Vec<SharedNames> = lists.iter().map(|l| Shared::new(l)).collect();
+        for (l, s) in lists.iter().zip(&shared) {
+            assert_eq!(&**s, l.as_slice());
+            assert_eq!(Shared::new(l), *s, "an equal list is the same copy");
+        }
+        assert_eq!(Shared::<Name>::new(&[]), SharedNames::default());
+        assert!(SharedNames::default().is_empty());
+        // Longer than a quarter chunk: a list of its own, still interned.
+        let long = names("shared_list_test_long_", ItemSlab::<Name>::CHUNK);
+        assert_eq!(&*Shared::new(&long), long.as_slice());
+        assert_eq!(Shared::new(&long), Shared::new(&long));
+    }
+
+    /// A chunk's unused end is never handed out twice: consecutive lists do not overlap.
+    #[test]
+    fn slab_lists_do_not_overlap() {
+        let mut slab = ItemSlab::<u32> { rest: &mut [] };
+        let a = slab.alloc(&[1, 2, 3]);
+        let b = slab.alloc(&[4, 5]);
+        let c = slab.alloc(&(0..ItemSlab::<u32>::CHUNK as u32 / 4).collect::<Vec<_>>());
+        let d = slab.alloc(&[]);
+        assert_eq!((a, b, d), (&[1, 2, 3][..], &[4, 5][..], &[][..]));
+        assert_eq!(c.len(), ItemSlab::<u32>::CHUNK / 4);
+        assert!(c.iter().enumerate().all(|(i, &x)| x as usize == i));
+        assert_eq!(a, &[1, 2, 3], "later lists left the first one alone");
     }
 }

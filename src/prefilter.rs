@@ -1843,9 +1843,7 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> ThinVec<T> {
 impl FileDemand {
     /// [`FileDemand::arg_asks`]: each callee once, with the calls its arguments ask about.
     pub fn arg_asks_by_callee(&self) -> impl Iterator<Item = (Name, &[SharedCall])> {
-        self.arg_asks
-            .iter()
-            .map(|(c, calls)| (*c, calls.as_slice()))
+        self.arg_asks.iter().map(|(c, calls)| (*c, &**calls))
     }
 
     /// Extracts the demand of one analysed file.
