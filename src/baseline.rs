@@ -123,12 +123,15 @@ impl Baseline {
     /// This baseline with every count lowered to what `findings` still has (entries that
     /// match nothing dropped). New findings are not added: rewriting a baseline this way
     /// can only shrink it.
-    pub fn pruned(&self, findings: &[Finding]) -> Baseline {
+    pub fn pruned(&self, findings: &[Finding], scope: &Scope) -> Baseline {
         let counts = counts(findings);
         Baseline::new(
             self.entries
                 .iter()
                 .filter_map(|e| {
+                    if !scope.covers(&e.path) {
+                        return Some(e.clone());
+                    }
                     let found = counts.get(e.fingerprint.as_str()).copied().unwrap_or(0);
                     (found > 0).then(|| Entry {
                         count: e.count.min(found),
@@ -227,7 +230,12 @@ impl Baseline {
     /// are returned, and the ones the baseline covers; for each fingerprint the first
     /// `count` findings are covered, later copies are reported. `file` names the baseline
     /// in the outcome.
-    pub fn apply(&self, findings: Vec<Finding>, file: &str) -> (Vec<Finding>, Outcome) {
+    pub fn apply(
+        &self,
+        findings: Vec<Finding>,
+        file: &str,
+        scope: &Scope,
+    ) -> (Vec<Finding>, Outcome) {
         let found = counts(&findings);
         let mut left: BTreeMap<&str, usize> = self
             .entries
@@ -248,6 +256,7 @@ impl Baseline {
         let stale = self
             .entries
             .iter()
+            .filter(|e| scope.covers(&e.path))
             .filter_map(|e| {
                 let now = found.get(e.fingerprint.as_str()).copied().unwrap_or(0);
                 (now < e.count).then(|| Stale {
@@ -284,6 +293,42 @@ fn counts(findings: &[Finding]) -> BTreeMap<String, usize> {
     m
 }
 
+/// The files a run reports on, as a baseline sees them: an entry of a file outside the
+/// scope says nothing about this run, so it is never stale and a rewrite keeps it as it
+/// is. `--only`, `--files-from`, `--changed-since` and `--shard` report on part of the
+/// files (a pre-commit hook's run over the staged files, one shard of a CI matrix): were
+/// every other file's entries stale, `--baseline F --write-baseline F` in such a run would
+/// drop them, and the next full run would fail on findings the baseline had accepted.
+#[derive(Debug, Default)]
+pub struct Scope {
+    /// Display paths reported on; `None`: every file of the run.
+    files: Option<std::collections::HashSet<String>>,
+}
+
+impl Scope {
+    /// Every file of the run.
+    pub fn all() -> Scope {
+        Scope { files: None }
+    }
+
+    /// Only the files displayed as `files` (see [`crate::check::Report::scope`]).
+    pub fn of(files: Option<&std::collections::HashSet<String>>) -> Scope {
+        Scope {
+            files: files.cloned(),
+        }
+    }
+
+    /// Whether an entry of the file displayed as `path` is about this run.
+    pub fn covers(&self, path: &str) -> bool {
+        self.files.as_ref().is_none_or(|f| f.contains(path))
+    }
+
+    /// Whether the run reports on part of the files.
+    pub fn partial(&self) -> bool {
+        self.files.is_some()
+    }
+}
+
 /// What `--baseline` / `--write-baseline` did.
 #[derive(Debug)]
 pub struct Adopted {
@@ -304,13 +349,14 @@ pub fn adopt(
     findings: Vec<Finding>,
     read: Option<&Path>,
     write: Option<&Path>,
+    scope: &Scope,
 ) -> Result<Adopted, String> {
     let old = read.map(Baseline::read).transpose()?;
     let mut written = None;
     let effective = match (write, old) {
         (Some(path), old) => {
             let new = match &old {
-                Some(old) => old.pruned(&findings),
+                Some(old) => old.pruned(&findings, scope),
                 None => Baseline::from_findings(&findings),
             };
             new.write(path)?;
@@ -325,7 +371,7 @@ pub fn adopt(
     };
     Ok(match effective {
         Some((path, b)) => {
-            let (findings, outcome) = b.apply(findings, &shown(path));
+            let (findings, outcome) = b.apply(findings, &shown(path), scope);
             Adopted {
                 findings,
                 outcome: Some(outcome),
@@ -378,6 +424,7 @@ mod tests {
         let (kept, out) = b.apply(
             vec![finding("a", 4), finding("a", 10), finding("b", 6)],
             "f",
+            &Scope::all(),
         );
         assert!(kept.is_empty());
         assert_eq!(out.matched, 3);
@@ -386,15 +433,43 @@ mod tests {
         let (kept, out) = b.apply(
             vec![finding("a", 3), finding("a", 9), finding("a", 20)],
             "f",
+            &Scope::all(),
         );
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].line, 20);
         assert_eq!(out.stale.len(), 1);
         assert_eq!((out.stale[0].recorded, out.stale[0].found), (1, 0));
         // Pruning lowers counts and drops stale entries, never adds.
-        let p = b.pruned(&[finding("a", 3), finding("c", 1)]);
+        let p = b.pruned(&[finding("a", 3), finding("c", 1)], &Scope::all());
         assert_eq!(p.entries.len(), 1);
         assert_eq!(p.entries[0].count, 1);
+    }
+
+    /// A run over part of the files (`--only`, `--shard`) says nothing about the others:
+    /// their entries are not stale, and pruning keeps them as they are.
+    #[test]
+    fn entries_outside_a_partial_run_are_neither_stale_nor_pruned() {
+        let mut other = finding("b", 5);
+        other.path = "b.kt".into();
+        let b = Baseline::from_findings(&[finding("a", 3), finding("a", 9), other]);
+        let only_a = Scope::of(Some(&["a.kt".to_string()].into_iter().collect()));
+        assert!(only_a.partial() && only_a.covers("a.kt") && !only_a.covers("b.kt"));
+        // `a.kt` has one of its two findings left; `b.kt` was not reported on.
+        let (kept, out) = b.apply(vec![finding("a", 3)], "f", &only_a);
+        assert!(kept.is_empty());
+        assert_eq!(out.stale.len(), 1, "{:?}", out.stale);
+        assert_eq!(out.stale[0].path, "a.kt");
+        let p = b.pruned(&[finding("a", 3)], &only_a);
+        let by_path: Vec<(&str, usize)> = p
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.count))
+            .collect();
+        assert_eq!(by_path, [("a.kt", 1), ("b.kt", 1)]);
+        // The whole run: `b.kt`'s entry is stale and pruned.
+        let (_, out) = b.apply(vec![finding("a", 3)], "f", &Scope::all());
+        assert_eq!(out.stale.len(), 2);
+        assert_eq!(b.pruned(&[finding("a", 3)], &Scope::all()).entries.len(), 1);
     }
 
     #[test]

@@ -603,6 +603,11 @@ pub struct Report {
     pub ignored: crate::discover::Ignored,
     /// The run was stopped by [`Options::cancel`]: findings and errors are incomplete.
     pub cancelled: bool,
+    /// When the run reports on part of its files (`--only`, `--files-from`,
+    /// `--changed-since`, `--shard`): the display paths of those files. `None`: every
+    /// file. A baseline's entries of other files are left alone
+    /// ([`crate::baseline::Scope`]).
+    pub scope: Option<std::collections::HashSet<String>>,
 }
 
 /// Counters and phase times of one run, for `idemlint check --timings`.
@@ -1259,6 +1264,8 @@ pub fn run_text(
         stats: Stats::default(),
         ignored: Default::default(),
         cancelled: false,
+        // Standard input is one file of the project.
+        scope: Some(std::iter::once(display.to_string()).collect()),
     })
 }
 
@@ -1313,6 +1320,16 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let overlays = overlays_of(&candidates, opts);
     let mut r = pool.install(|| run_in_pool(&candidates, &selected, &overlays, opts, stats, since));
     r.ignored = ignored;
+    if opts.shard.is_some() || only.is_some() {
+        r.scope = Some(
+            candidates
+                .iter()
+                .zip(&selected)
+                .filter(|(_, s)| **s)
+                .map(|((c, _), _)| c.display.clone())
+                .collect(),
+        );
+    }
     r.errors.extend(errors);
     r.errors.sort_by(|a, b| {
         (&a.path, a.line, a.column, &a.message).cmp(&(&b.path, b.line, b.column, &b.message))

@@ -1746,7 +1746,13 @@ fn adopt_baseline(
         return Ok(());
     }
     let findings = std::mem::take(&mut report.findings);
-    let adopted = crate::baseline::adopt(findings, read, write)?;
+    let scope = crate::baseline::Scope::of(report.scope.as_ref());
+    let adopted = crate::baseline::adopt(findings, read, write, &scope)?;
+    if write.is_some() && read.is_none() && scope.partial() && !quiet {
+        eprintln!(
+            "idemlint: the baseline records the findings of the files this run reports on (--only, --files-from, --changed-since, --shard or standard input), not the project's"
+        );
+    }
     report.findings = adopted.findings;
     if let Some((file, entries, findings, dropped)) = adopted.written.as_ref().filter(|_| !quiet) {
         eprintln!(

@@ -582,6 +582,75 @@ fn baseline_hides_known_findings_reports_new_copies_and_stale_entries() {
         .stderr(predicate::str::contains("broken.json"));
 }
 
+/// A run that reports on part of the files (a pre-commit hook's `--only`, one `--shard`)
+/// leaves the baseline's entries of the other files alone: they are not stale, and
+/// `--baseline F --write-baseline F` keeps them, so the next full run stays clean.
+#[test]
+fn a_partial_run_neither_reports_nor_prunes_the_other_files_entries() {
+    let dir = scratch("baseline_partial");
+    write(&dir, "Billing.kt", KOTLIN);
+    write(&dir, "Other.kt", KOTLIN);
+    let v = json(&dir, &[".", "--write-baseline", "b.json"], 0);
+    assert_eq!(v["baseline"]["matched"], 4);
+    let entries = |dir: &Path| -> Vec<String> {
+        let b: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("b.json")).unwrap()).unwrap();
+        let mut paths: Vec<String> = b["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_string())
+            .collect();
+        paths.sort();
+        paths
+    };
+    let all = entries(&dir);
+    assert_eq!(all.len(), 4);
+    // One finding of Billing.kt fixed: only that entry is stale; Other.kt's are not.
+    write(
+        &dir,
+        "Billing.kt",
+        &KOTLIN.replacen("UUID.randomUUID()", "orderKey", 1),
+    );
+    let v = json(
+        &dir,
+        &[
+            ".",
+            "--only",
+            "Billing.kt",
+            "--baseline",
+            "b.json",
+            "--write-baseline",
+            "b.json",
+        ],
+        0,
+    );
+    let stale = v["baseline"]["stale"].as_array().unwrap();
+    assert!(
+        stale.iter().all(|s| s["path"] == "Billing.kt"),
+        "{stale:#?}"
+    );
+    let after = entries(&dir);
+    assert_eq!(
+        after.iter().filter(|p| *p == "Other.kt").count(),
+        2,
+        "{after:?}"
+    );
+    assert!(
+        after.len() < all.len(),
+        "the fixed finding's entry is pruned: {after:?}"
+    );
+    // The next full run is clean.
+    let v = json(&dir, &[".", "--baseline", "b.json"], 0);
+    assert!(findings(&v).is_empty(), "{v:#}");
+    // A shard run, too, leaves the other shard's entries alone.
+    for shard in ["1/2", "2/2"] {
+        let v = json(&dir, &[".", "--shard", shard, "--baseline", "b.json"], 0);
+        let stale = v["baseline"]["stale"].as_array().unwrap();
+        assert!(stale.is_empty(), "{shard}: {stale:#?}");
+    }
+}
+
 #[test]
 fn standard_input_with_a_file_name() {
     let dir = scratch("stdin");
