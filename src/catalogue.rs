@@ -457,6 +457,12 @@ pub struct BoundaryEntry {
     /// callback runs once, after the last attempt). Empty: every lambda argument.
     #[serde(default)]
     pub lambda_args: Vec<usize>,
+    /// For the `lambda-arg` form: the 0-based parameters of the per-attempt lambda that
+    /// receive one object for the whole operation, passed to every attempt (Spring
+    /// Retry's `RetryContext`, which its README calls an attribute bag for the duration of
+    /// the retries): a value one attempt stores in it is there for the next.
+    #[serde(default)]
+    pub context_params: Vec<usize>,
     /// The entry comes from a user's configuration: its `label` is added to the finding's
     /// description of the boundary when that does not already say it.
     #[serde(skip)]
@@ -734,6 +740,7 @@ const TABLES: &[(&str, Shape)] = &[
             "async_return_types",
             "imports",
             "lambda_args",
+            "context_params",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),
@@ -1562,7 +1569,7 @@ mod tests {
                 let v = match (*name, *k) {
                     ("source", "kind") => "\"random\"".to_string(),
                     ("lock", "form") => "\"call\"".to_string(),
-                    ("boundary", "lambda_args") => "[0]".to_string(),
+                    ("boundary", "lambda_args" | "context_params") => "[0]".to_string(),
                     ("keys", "typed_fields") => {
                         "[{ names = [\"x\"], types = [\"T\"] }]".to_string()
                     }

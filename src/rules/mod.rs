@@ -400,6 +400,22 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             .chars()
             .filter(|c| !c.is_whitespace())
             .collect();
+        // The current value of an atomic reference declared outside the attempt, handed
+        // to an update function that keeps it when set
+        // (`ref.updateAndGet(k -> k != null ? k : UUID..)`): stored back into the
+        // reference, so minted on the first attempt only.
+        if let Some((param, holder)) = atomic_update_param(m, bspan, origin)
+            && match kind {
+                GuardKind::IfTrue => null_test(&ctext, param, true),
+                GuardKind::IfFalse => null_test(&ctext, param, false),
+                GuardKind::Elvis => ctext == param,
+            }
+            && !m.bindings.iter().any(|b| {
+                b.name == holder && b.kind != BindingKind::Field && m.is_within(b.scope, boundary)
+            })
+        {
+            return true;
+        }
         // The names stored: by the assignment that holds the origin, or inside the arm.
         let stored = m
             .assigns
@@ -435,6 +451,36 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
         }
     }
     false
+}
+
+/// When `origin` lies in a lambda (inside the boundary spanning `bspan`) given to an
+/// atomic update of a named reference (`ref.updateAndGet(k -> ..)`,
+/// `getAndUpdate`, Kotlin's `ref.updateAndGet { k -> .. }`): the lambda's parameter, which
+/// holds the reference's current value, and the reference's name. `java.util.concurrent`
+/// `AtomicReference.updateAndGet` stores the function's result as the new value.
+fn atomic_update_param(
+    m: &crate::model::FileModel,
+    bspan: Span,
+    origin: Span,
+) -> Option<(&str, &str)> {
+    let (_, info) = m
+        .scopes
+        .iter()
+        .filter(|s| s.span.contains(origin) && bspan.contains(s.span))
+        .filter_map(|s| match &s.kind {
+            ScopeKind::Lambda(l) => Some((s.span, l)),
+            _ => None,
+        })
+        .min_by_key(|(span, _)| span.end - span.start)?;
+    let call = &m.calls[info.owner_call?];
+    if !matches!(call.callee.as_str(), "updateAndGet" | "getAndUpdate") || info.params.len() != 1 {
+        return None;
+    }
+    let holder = call.receiver.as_deref()?;
+    if !holder.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    Some((info.params[0].name.as_str(), holder))
 }
 
 /// The assigned place of the assignment text `assign` when it is an element of the array
@@ -589,10 +635,13 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
         return false;
     };
     let in_func = |c: &crate::model::Call| m.enclosing_function(c.scope) == Some(func);
-    // A store declared inside the loop or lambda that runs per attempt is new each time.
+    // A store declared inside the loop or lambda that runs per attempt is new each time,
+    // except the operation's context a retry library passes to every attempt
+    // ([`crate::catalogue::BoundaryEntry::context_params`]).
     let per_attempt_local = |store: &str| {
         m.bindings.iter().any(|b| {
             b.name == store
+                && !operation_context(ctx, b)
                 && m.ancestors(b.scope).any(|s| {
                     matches!(m.scopes[s].kind, ScopeKind::Loop(_) | ScopeKind::Lambda(_))
                         && m.scopes[s].span.contains(origin.span)
@@ -636,6 +685,34 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
                     })
             })
     })
+}
+
+/// Whether binding `b` is a parameter of a per-attempt lambda that receives one object for
+/// the whole operation: the lambda is a boundary whose catalogue entry lists the
+/// parameter's position in `context_params` (Spring Retry's `RetryContext`).
+fn operation_context(ctx: &Ctx, b: &crate::model::Binding) -> bool {
+    use crate::model::BindingKind;
+    let m = ctx.model;
+    if b.kind != BindingKind::Param || !matches!(m.scopes[b.scope].kind, ScopeKind::Lambda(_)) {
+        return false;
+    }
+    let Some(Some(boundary)) = ctx.facts.boundaries.get(b.scope) else {
+        return false;
+    };
+    let Some(entry) = ctx
+        .catalogue
+        .boundaries
+        .iter()
+        .find(|e| e.id == boundary.entry)
+    else {
+        return false;
+    };
+    let position = m
+        .bindings
+        .iter()
+        .filter(|p| p.scope == b.scope && p.kind == BindingKind::Param)
+        .position(|p| p.name_span == b.name_span);
+    position.is_some_and(|k| entry.context_params.contains(&k))
 }
 
 /// Whether `call`, inside the counted retry loop `boundary`, constructs a value from the
