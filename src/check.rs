@@ -2577,7 +2577,7 @@ fn verify_fixes(
             let lines = LineIndex::new(&new);
             let (m2, mut facts2) =
                 analyse_text_in_project(c.language, &new, &config.catalogue, index, &c.display);
-            if m2.errors.len() > model.errors.len() {
+            if model.parses_worse(&m2) {
                 reasons.push("the file would no longer parse after the edit".into());
             } else {
                 crate::index::apply_inferred_boundaries(
@@ -2756,7 +2756,7 @@ pub fn compute_fixes(
             Some(l) => l,
             None => continue,
         };
-        let base_errors = crate::lang::lower(language, &original).errors.len();
+        let base = crate::lang::lower(language, &original);
         let mut text = original.clone();
         let reported: std::collections::HashSet<String> =
             findings.iter().map(|f| f.fingerprint.clone()).collect();
@@ -2767,8 +2767,7 @@ pub fn compute_fixes(
             if applied.is_empty() || new == text {
                 break;
             }
-            let new_errors = crate::lang::lower(language, &new).errors.len();
-            if new_errors > base_errors {
+            if base.parses_worse(&crate::lang::lower(language, &new)) {
                 errors.push(FileError {
                     path: display.to_string(),
                     line: None,

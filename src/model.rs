@@ -633,6 +633,11 @@ pub struct FileModel {
     /// those fields never reach.
     pub struct_bases: Vec<(CallId, Vec<String>)>,
     pub errors: Vec<ParseError>,
+    /// How broken the syntax tree is, for telling whether an edit made it worse (a fix is
+    /// refused then): the number of errors (not capped as [`Self::errors`] is) and the
+    /// bytes inside the outermost error regions. Java and Kotlin fill it in
+    /// ([`crate::lang::syntax_damage`]); `None`: [`Self::errors`]' length stands for it.
+    pub damage: Option<(usize, usize)>,
 }
 
 impl FileModel {
@@ -669,7 +674,19 @@ impl FileModel {
             components: Vec::new(),
             struct_bases: Vec::new(),
             errors: Vec::new(),
+            damage: None,
         }
+    }
+
+    /// Whether `edited` (this file after an edit) parses worse than this: more errors,
+    /// or more text inside error regions. Counts alone can hide a broken edit: a file
+    /// already at the reported cap of errors, or one whose errors the edit folds into one
+    /// larger region.
+    pub fn parses_worse(&self, edited: &FileModel) -> bool {
+        let of = |m: &FileModel| m.damage.unwrap_or((m.errors.len(), 0));
+        let (count, bytes) = of(self);
+        let (count2, bytes2) = of(edited);
+        count2 > count || bytes2 > bytes
     }
 
     pub fn add_scope(&mut self, kind: ScopeKind, parent: ScopeId, span: Span) -> ScopeId {

@@ -271,3 +271,112 @@ fn a_finding_far_into_an_overlong_line_prints_plainly_without_a_panic() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A hoist into a `switch` arm's block (`final String idempotencyKey = ..;` before
+/// `case 1 ->`) does not parse. In a file that already has syntax errors the error count
+/// alone did not show it: tree-sitter folded the old errors into one larger region (4
+/// errors before, 3 after), or the count was at its reported cap (20 before and after).
+/// Such a fix is refused: the file is left as it was.
+#[test]
+fn a_fix_that_breaks_a_file_with_syntax_errors_is_refused() {
+    for (name, text) in [("absorbed", ABSORBED), ("saturated", SATURATED)] {
+        let dir = scratch(&format!("fix_breaks_{name}"));
+        std::fs::write(dir.join("G.java"), text).unwrap();
+        let (_, v) = json(&dir, &["check", ".", "--fix"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("G.java")).unwrap(),
+            text,
+            "{name}: the file was rewritten: {v:#}"
+        );
+        let f = &v["findings"][0];
+        assert_eq!(f["rule"], "key-in-retry-scope", "{name}: {v:#}");
+        assert!(
+            f["fix"].is_null() || f["fix"]["applicability"] != "safe",
+            "{name}: {v:#}"
+        );
+    }
+}
+
+const ABSORBED: &str = r#"import java.util.UUID;
+import org.springframework.retry.support.RetryTemplate;
+
+class Job {
+    private final RetryTemplate retryTemplate;
+    private final RefundsApi api;
+    Job(RetryTemplate r, RefundsApi a) { retryTemplate = r; api = a; }
+
+    String g(String p, int mode) {
+        return switch (mode) {
+            case 1 -> retryTemplate.execute(ctx -> api.refund(p, UUID.randomUUID().toString()));
+            default -> "";
+        };
+    }
+}
+
+interface RefundsApi {
+    String refund(String paymentId, String idempotencyKey);
+}
+
+class Messages {
+    void m() {
+        log(\"m0\");
+        log(\"m1\");
+    }
+}
+"#;
+
+const SATURATED: &str = r#"import java.util.UUID;
+import org.springframework.retry.support.RetryTemplate;
+
+class Job {
+    private final RetryTemplate retryTemplate;
+    private final RefundsApi api;
+    Job(RetryTemplate r, RefundsApi a) { retryTemplate = r; api = a; }
+
+    String g(String p, int mode) {
+        return switch (mode) {
+            case 1 -> retryTemplate.execute(ctx -> api.refund(p, UUID.randomUUID().toString()));
+            default -> "";
+        };
+    }
+}
+
+interface RefundsApi {
+    String refund(String paymentId, String idempotencyKey);
+}
+
+class Messages {
+    void m() {
+        1 2 int = 1; 1 2
+        int = 1; ) ( int = 1; 1 2
+        1 2 int = 1; ) ( 1 2
+        ) ( 1 2 ) (
+        ) ( int = 1;
+        1 2 1 2
+        int = 1; 1 2
+        int = 1; 1 2
+        int = 1;
+        ) ( 1 2 1 2 1 2
+        int = 1; ) (
+        1 2 1 2
+        int = 1; 1 2 int = 1; ) (
+        ) ( int = 1; ) (
+        1 2
+        ) ( 1 2 int = 1; ) (
+        1 2 int = 1;
+        1 2 1 2 int = 1;
+        int = 1; int = 1; 1 2
+        int = 1; ) ( int = 1;
+        1 2
+        int = 1; 1 2 ) (
+        int = 1; 1 2 ) ( 1 2
+        ) ( int = 1; 1 2 int = 1;
+        1 2 1 2
+        1 2
+        1 2 1 2
+        ) ( int = 1; 1 2
+        1 2
+        ) ( 1 2
+    }
+}
+"#;

@@ -193,6 +193,7 @@ fn lower_decoded(text: &str) -> FileModel {
     };
     let root = tree.root_node();
     model.errors.extend(super::syntax_errors(root));
+    model.damage = Some(super::syntax_damage(root));
     let mut lowerer = Lower {
         text: src,
         kinds: kind_table(&language),

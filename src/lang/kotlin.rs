@@ -80,6 +80,7 @@ pub fn lower(text: &str) -> FileModel {
     };
     let root = tree.root_node();
     lw.m.errors.extend(super::syntax_errors(root));
+    lw.m.damage = Some(super::syntax_damage(root));
     lw.visit(root);
     lw.m
 }

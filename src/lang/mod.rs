@@ -50,6 +50,36 @@ pub(crate) fn syntax_errors(root: tree_sitter::Node) -> Vec<crate::model::ParseE
     out
 }
 
+/// How broken a tree-sitter tree is ([`crate::model::FileModel::damage`]): the number of
+/// errors [`syntax_errors`] would report with no cap (MISSING nodes, and ERROR nodes that
+/// hold no other error), and the bytes covered by the outermost ERROR nodes.
+pub(crate) fn syntax_damage(root: tree_sitter::Node) -> (usize, usize) {
+    let (mut count, mut bytes) = (0usize, 0usize);
+    if !root.has_error() {
+        return (0, 0);
+    }
+    // (node, inside an ERROR already)
+    let mut stack = vec![(root, false)];
+    while let Some((n, inside)) = stack.pop() {
+        if n.is_missing() {
+            count += 1;
+            continue;
+        }
+        if n.is_error() && !inside {
+            bytes += n.end_byte() - n.start_byte();
+        }
+        let mut c = n.walk();
+        let kids: Vec<tree_sitter::Node> = n.children(&mut c).filter(|k| k.has_error()).collect();
+        if n.is_error() && kids.is_empty() {
+            count += 1;
+            continue;
+        }
+        let inside = inside || n.is_error();
+        stack.extend(kids.into_iter().map(|k| (k, inside)));
+    }
+    (count, bytes)
+}
+
 /// The time a tree-sitter parse may take before it is given up: this much, plus
 /// [`PARSE_PER_MIB`] per MiB of text. Real files parse in well under a second per MiB
 /// (orb-java's 2.7 MB generated Kotlin files: about 0.4 s per MB), but a grammar's

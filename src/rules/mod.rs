@@ -445,7 +445,16 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             let per_attempt = m.bindings.iter().any(|b| {
                 b.name == x && b.kind != BindingKind::Field && m.is_within(b.scope, boundary)
             });
-            if !per_attempt {
+            // Another assignment of it in the boundary (`key[0] = null` at the start of an
+            // attempt or in a `finally`, `holder = new String[1]`) empties it again.
+            let reset = m.assigns.iter().any(|r| {
+                r.name == a.name
+                    && r.span != a.span
+                    && bspan.contains(r.span)
+                    && !arm.contains(r.span)
+                    && !r.span.contains(origin)
+            });
+            if !per_attempt && !reset {
                 return true;
             }
         }
@@ -531,6 +540,11 @@ fn null_test(c: &str, x: &str, when_empty: bool) -> bool {
         "{x}.is_some()",
         "!{x}.is_empty()",
     ];
+    // The arm must run only while `x` holds none: `x == null || retried` runs it on other
+    // attempts too (and `x != null && ..` being false does not say `x` holds none).
+    if c.contains(if when_empty { "||" } else { "&&" }) {
+        return false;
+    }
     let pats: &[&str] = if when_empty { &empty } else { &present };
     [x.to_string(), format!("this.{x}"), format!("self.{x}")]
         .iter()
@@ -922,15 +936,34 @@ pub fn flows(ctx: &Ctx) -> Flows {
     for (value, scope, label, call, handled_in_callee) in sinks {
         let failure_at = call.map_or(m.values[value].span.start, |c| m.calls[c].span.start);
         for origin in flow.origins(value, &ctx.index.view(ctx.path)) {
-            let boundary = common_boundary(m, ctx.facts, origin.scope, scope).filter(|b| {
-                !redelivery_handled(ctx, *b, failure_at, handled_in_callee)
-                    && !retried_read(ctx, *b)
-                    && !damaged(ctx, *b, origin.span.start)
-                    && !once_in_loop(ctx, *b, origin.span.start)
-                    && !once_per_recursion(ctx, *b, origin.span.start)
-                    && !lazily_once(ctx, *b, origin.span)
-                    && !stored_for_next_attempt(ctx, &origin)
-            });
+            let per_attempt = |b: ScopeId| {
+                !redelivery_handled(ctx, b, failure_at, handled_in_callee)
+                    && !retried_read(ctx, b)
+                    && !damaged(ctx, b, origin.span.start)
+                    && !once_in_loop(ctx, b, origin.span.start)
+                    && !once_per_recursion(ctx, b, origin.span.start)
+            };
+            let memoised = |b: ScopeId| {
+                lazily_once(ctx, b, origin.span) || stored_for_next_attempt(ctx, &origin)
+            };
+            // A key memoised across the attempts of one boundary in a holder that an outer
+            // boundary's attempt makes anew (`String[] key` declared inside a `@Retryable`
+            // method, around the `RetryTemplate` whose attempts share it) is new on every
+            // attempt of the outer one.
+            let mut boundary = None;
+            let mut at = common_boundary(m, ctx.facts, origin.scope, scope);
+            while let Some(b) = at {
+                if !per_attempt(b) {
+                    break;
+                }
+                if !memoised(b) {
+                    boundary = Some(b);
+                    break;
+                }
+                at = m.scopes[b]
+                    .parent
+                    .and_then(|p| common_boundary(m, ctx.facts, p, scope));
+            }
             key_flows.push(KeyFlow {
                 origin,
                 sink_label: label.clone(),
