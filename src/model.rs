@@ -636,7 +636,7 @@ pub struct FileModel {
     /// How broken the syntax tree is, for telling whether an edit made it worse (a fix is
     /// refused then): the number of errors (not capped as [`Self::errors`] is) and the
     /// bytes inside the outermost error regions. Java and Kotlin fill it in
-    /// ([`crate::lang::syntax_damage`]); `None`: [`Self::errors`]' length stands for it.
+    /// ([`crate::lang::syntax_errors`]); `None`: [`Self::errors`]' length stands for it.
     pub damage: Option<(usize, usize)>,
 }
 

@@ -279,9 +279,10 @@ fn a_finding_far_into_an_overlong_line_prints_plainly_without_a_panic() {
 /// Such a fix is refused: the file is left as it was.
 #[test]
 fn a_fix_that_breaks_a_file_with_syntax_errors_is_refused() {
-    for (name, text) in [("absorbed", ABSORBED), ("saturated", SATURATED)] {
+    for (name, messages) in [("absorbed", ABSORBED), ("saturated", SATURATED)] {
+        let text = format!("{JOB}{messages}");
         let dir = scratch(&format!("fix_breaks_{name}"));
-        std::fs::write(dir.join("G.java"), text).unwrap();
+        std::fs::write(dir.join("G.java"), &text).unwrap();
         let (_, v) = json(&dir, &["check", ".", "--fix"]);
         assert_eq!(
             std::fs::read_to_string(dir.join("G.java")).unwrap(),
@@ -297,7 +298,9 @@ fn a_fix_that_breaks_a_file_with_syntax_errors_is_refused() {
     }
 }
 
-const ABSORBED: &str = r#"import java.util.UUID;
+/// A retried refund whose fix would hoist the key into a `switch` arm's block, and the
+/// interface it calls; then a class with syntax errors of its own.
+const JOB: &str = r#"import java.util.UUID;
 import org.springframework.retry.support.RetryTemplate;
 
 class Job {
@@ -317,7 +320,10 @@ interface RefundsApi {
     String refund(String paymentId, String idempotencyKey);
 }
 
-class Messages {
+"#;
+
+/// Two `\"` outside a string literal: 4 errors, which the broken hoist folds into one region.
+const ABSORBED: &str = r#"class Messages {
     void m() {
         log(\"m0\");
         log(\"m1\");
@@ -325,27 +331,8 @@ class Messages {
 }
 "#;
 
-const SATURATED: &str = r#"import java.util.UUID;
-import org.springframework.retry.support.RetryTemplate;
-
-class Job {
-    private final RetryTemplate retryTemplate;
-    private final RefundsApi api;
-    Job(RetryTemplate r, RefundsApi a) { retryTemplate = r; api = a; }
-
-    String g(String p, int mode) {
-        return switch (mode) {
-            case 1 -> retryTemplate.execute(ctx -> api.refund(p, UUID.randomUUID().toString()));
-            default -> "";
-        };
-    }
-}
-
-interface RefundsApi {
-    String refund(String paymentId, String idempotencyKey);
-}
-
-class Messages {
+/// More errors than the 20 reported.
+const SATURATED: &str = r#"class Messages {
     void m() {
         1 2 int = 1; 1 2
         int = 1; ) ( int = 1; 1 2

@@ -192,8 +192,9 @@ fn lower_decoded(text: &str) -> FileModel {
         return model;
     };
     let root = tree.root_node();
-    model.errors.extend(super::syntax_errors(root));
-    model.damage = Some(super::syntax_damage(root));
+    let (errors, damage) = super::syntax_errors(root);
+    model.errors.extend(errors);
+    model.damage = Some(damage);
     let mut lowerer = Lower {
         text: src,
         kinds: kind_table(&language),

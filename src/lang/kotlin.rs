@@ -79,8 +79,9 @@ pub fn lower(text: &str) -> FileModel {
         file_annotations: Vec::new(),
     };
     let root = tree.root_node();
-    lw.m.errors.extend(super::syntax_errors(root));
-    lw.m.damage = Some(super::syntax_damage(root));
+    let (errors, damage) = super::syntax_errors(root);
+    lw.m.errors.extend(errors);
+    lw.m.damage = Some(damage);
     lw.visit(root);
     lw.m
 }

@@ -16,68 +16,46 @@ pub(crate) const MAX_ERRORS: usize = 20;
 /// one ERROR node around the ERROR nodes of the tokens it rejected (a `\"` outside a
 /// string on line 139 made the whole file one ERROR from 1:1); the rejected tokens are
 /// what a reader needs, so the innermost errors are reported. Spans are byte offsets
-/// into the parsed text. Iterative: only subtrees that contain an error are entered.
-pub(crate) fn syntax_errors(root: tree_sitter::Node) -> Vec<crate::model::ParseError> {
+/// into the parsed text. Also how broken the tree is
+/// ([`crate::model::FileModel::damage`]): the number of such errors with no cap, and the
+/// bytes covered by the outermost ERROR nodes. Iterative: only subtrees that contain an
+/// error are entered.
+pub(crate) fn syntax_errors(
+    root: tree_sitter::Node,
+) -> (Vec<crate::model::ParseError>, (usize, usize)) {
     use crate::model::{ParseError, Span};
-    let mut out = Vec::new();
-    if !root.has_error() {
-        return out;
-    }
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if out.len() >= MAX_ERRORS {
-            break;
-        }
-        let span = Span::new(n.start_byte(), n.end_byte());
-        if n.is_missing() {
-            out.push(ParseError {
-                message: format!("missing `{}`", n.kind()),
-                span,
-            });
-            continue;
-        }
-        let mut c = n.walk();
-        let kids: Vec<tree_sitter::Node> = n.children(&mut c).filter(|k| k.has_error()).collect();
-        if n.is_error() && kids.is_empty() {
-            out.push(ParseError {
-                message: "syntax error".to_string(),
-                span,
-            });
-            continue;
-        }
-        stack.extend(kids.into_iter().rev());
-    }
-    out
-}
-
-/// How broken a tree-sitter tree is ([`crate::model::FileModel::damage`]): the number of
-/// errors [`syntax_errors`] would report with no cap (MISSING nodes, and ERROR nodes that
-/// hold no other error), and the bytes covered by the outermost ERROR nodes.
-pub(crate) fn syntax_damage(root: tree_sitter::Node) -> (usize, usize) {
+    let mut shown = Vec::new();
     let (mut count, mut bytes) = (0usize, 0usize);
-    if !root.has_error() {
-        return (0, 0);
-    }
     // (node, inside an ERROR already)
     let mut stack = vec![(root, false)];
     while let Some((n, inside)) = stack.pop() {
-        if n.is_missing() {
+        if !n.has_error() {
+            continue;
+        }
+        let span = Span::new(n.start_byte(), n.end_byte());
+        let mut report = |message: String| {
             count += 1;
+            if shown.len() < MAX_ERRORS {
+                shown.push(ParseError { message, span });
+            }
+        };
+        if n.is_missing() {
+            report(format!("missing `{}`", n.kind()));
             continue;
         }
         if n.is_error() && !inside {
-            bytes += n.end_byte() - n.start_byte();
+            bytes += span.end - span.start;
         }
         let mut c = n.walk();
         let kids: Vec<tree_sitter::Node> = n.children(&mut c).filter(|k| k.has_error()).collect();
         if n.is_error() && kids.is_empty() {
-            count += 1;
+            report("syntax error".to_string());
             continue;
         }
         let inside = inside || n.is_error();
-        stack.extend(kids.into_iter().map(|k| (k, inside)));
+        stack.extend(kids.into_iter().rev().map(|k| (k, inside)));
     }
-    (count, bytes)
+    (shown, (count, bytes))
 }
 
 /// The time a tree-sitter parse may take before it is given up: this much, plus
@@ -830,8 +808,9 @@ mod syntax_error_tests {
             "tree-sitter-java no longer wraps this file in one ERROR: {}",
             root.to_sexp()
         );
-        let errors = syntax_errors(root);
+        let (errors, (count, _)) = syntax_errors(root);
         assert!(!errors.is_empty());
+        assert_eq!(count, errors.len());
         let line7 = src.match_indices('\n').nth(5).unwrap().0 + 1;
         let line8 = src.match_indices('\n').nth(6).unwrap().0 + 1;
         for e in &errors {
@@ -852,10 +831,15 @@ mod syntax_error_tests {
             .set_language(&tree_sitter_java::LANGUAGE.into())
             .unwrap();
         let clean = parser.parse("class A { void f() { g(); } }", None).unwrap();
-        assert!(syntax_errors(clean.root_node()).is_empty());
+        assert_eq!(syntax_errors(clean.root_node()), (Vec::new(), (0, 0)));
         let missing = parser.parse("class A { int x = 1 }", None).unwrap();
-        let errors = syntax_errors(missing.root_node());
+        let (errors, damage) = syntax_errors(missing.root_node());
         assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(
+            damage,
+            (1, 0),
+            "a missing token is one error and covers no text"
+        );
         assert_eq!(errors[0].message, "missing `;`");
     }
 }
