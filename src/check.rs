@@ -1114,6 +1114,10 @@ fn parse_errors(c: &Candidate, text: &str, lines: &LineIndex, model: &FileModel)
             },
         });
     }
+    // The syntax errors the frontend did not keep ([`crate::lang::MAX_ERRORS`]) count too.
+    more += model
+        .damage
+        .map_or(0, |(n, _)| n.saturating_sub(crate::lang::MAX_ERRORS));
     // The errors past the limit are counted on the last one shown, not listed as an
     // entry of their own (which sorted first, without a line, and counted as a problem).
     if more > 0

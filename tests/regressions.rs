@@ -367,3 +367,20 @@ const SATURATED: &str = r#"class Messages {
     }
 }
 "#;
+
+/// The count of syntax errors not shown covers every error of the file, not only those
+/// the frontend keeps (20): 1,000 broken declarations, 5 shown, 995 more.
+#[test]
+fn every_syntax_error_is_counted_though_five_are_shown() {
+    let dir = scratch("many_syntax_errors");
+    let body: String = (0..1000).map(|_| "void f() { int = ; }\n").collect();
+    std::fs::write(dir.join("Many.java"), format!("class A {{\n{body}}}\n")).unwrap();
+    let (_, v) = json(&dir, &["check", ".", "--no-prefilter"]);
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 5, "{v:#}");
+    let last = errors[4]["message"].as_str().unwrap();
+    assert!(
+        last.ends_with("; 995 more syntax error(s) in this file not shown"),
+        "{last}"
+    );
+}
