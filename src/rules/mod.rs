@@ -541,8 +541,10 @@ fn null_test(c: &str, x: &str, when_empty: bool) -> bool {
         "!{x}.is_empty()",
     ];
     // The arm must run only while `x` holds none: `x == null || retried` runs it on other
-    // attempts too (and `x != null && ..` being false does not say `x` holds none).
-    if c.contains(if when_empty { "||" } else { "&&" }) {
+    // attempts too (and `x != null && ..` being false does not say `x` holds none), unless
+    // every part of the condition tests `x` (`x == null || x.isEmpty()`).
+    let connective = if when_empty { "||" } else { "&&" };
+    if c.contains(connective) && !c.split(connective).all(|part| part.contains(x)) {
         return false;
     }
     let pats: &[&str] = if when_empty { &empty } else { &present };
