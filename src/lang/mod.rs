@@ -779,6 +779,14 @@ mod parse_budget_tests {
 mod syntax_error_tests {
     use super::syntax_errors;
 
+    fn java_parser() -> tree_sitter::Parser {
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&tree_sitter_java::LANGUAGE.into())
+            .unwrap();
+        parser
+    }
+
     /// A `\"` outside a string literal (escaped quotes pasted from a Java string) on line
     /// 7: tree-sitter-java wraps the whole file in one ERROR node from offset 0 around the
     /// rejected tokens. The error is reported where the tokens are, not at 1:1.
@@ -794,10 +802,7 @@ mod syntax_error_tests {
                    \x20       };\n\
                    \x20   }\n\
                    }\n";
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&tree_sitter_java::LANGUAGE.into())
-            .unwrap();
+        let mut parser = java_parser();
         let tree = parser.parse(src, None).unwrap();
         let root = tree.root_node();
         // The shape this test is about: an error region that starts at the file's start.
@@ -826,10 +831,7 @@ mod syntax_error_tests {
     /// A missing token is reported as such, and a file without errors has none.
     #[test]
     fn missing_tokens_are_named_and_clean_files_have_no_errors() {
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&tree_sitter_java::LANGUAGE.into())
-            .unwrap();
+        let mut parser = java_parser();
         let clean = parser.parse("class A { void f() { g(); } }", None).unwrap();
         assert_eq!(syntax_errors(clean.root_node()), (Vec::new(), (0, 0)));
         let missing = parser.parse("class A { int x = 1 }", None).unwrap();

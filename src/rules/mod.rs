@@ -709,7 +709,10 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
 fn operation_context(ctx: &Ctx, b: &crate::model::Binding) -> bool {
     use crate::model::BindingKind;
     let m = ctx.model;
-    if b.kind != BindingKind::Param || !matches!(m.scopes[b.scope].kind, ScopeKind::Lambda(_)) {
+    let ScopeKind::Lambda(lambda) = &m.scopes[b.scope].kind else {
+        return false;
+    };
+    if b.kind != BindingKind::Param {
         return false;
     }
     let Some(Some(boundary)) = ctx.facts.boundaries.get(b.scope) else {
@@ -723,12 +726,11 @@ fn operation_context(ctx: &Ctx, b: &crate::model::Binding) -> bool {
     else {
         return false;
     };
-    let position = m
-        .bindings
+    lambda
+        .params
         .iter()
-        .filter(|p| p.scope == b.scope && p.kind == BindingKind::Param)
-        .position(|p| p.name_span == b.name_span);
-    position.is_some_and(|k| entry.context_params.contains(&k))
+        .position(|p| p.name == b.name)
+        .is_some_and(|k| entry.context_params.contains(&k))
 }
 
 /// Whether `call`, inside the counted retry loop `boundary`, constructs a value from the
