@@ -674,6 +674,18 @@ const HTTP_ENDPOINT_ANNOTATIONS: &[&str] = &[
     "PatchExchange",
 ];
 
+/// Spring MVC's request mappings, which a Spring Cloud OpenFeign `@FeignClient` interface
+/// uses to declare its endpoints
+/// (<https://docs.spring.io/spring-cloud-openfeign/reference/spring-cloud-openfeign.html>).
+const SPRING_MAPPING_ANNOTATIONS: &[&str] = &[
+    "RequestMapping",
+    "GetMapping",
+    "PostMapping",
+    "PutMapping",
+    "DeleteMapping",
+    "PatchMapping",
+];
+
 /// Recorded among a [`RetrySite`]'s calls when the site itself sends an HTTP request
 /// through Spring's clients ([`is_spring_http_call`]); not a function name.
 const SENDS_SPRING: &str = "<sends HTTP: Spring>";
@@ -1437,6 +1449,13 @@ pub fn summarize(
                 String::new()
             }
         };
+        // A Spring Cloud OpenFeign client: a `@FeignClient` interface's method mapped with
+        // Spring MVC's annotations is sent by Feign, whose request interceptors it runs.
+        let feign_endpoint = owner
+            .is_some_and(|o| o.annotations.iter().any(|a| a.name == "FeignClient"))
+            && f.annotations
+                .iter()
+                .any(|a| SPRING_MAPPING_ANNOTATIONS.contains(&a.name.as_str()));
         let mut d = FnDecl {
             return_type: names.get(&return_type),
             name: Name::from(&f.name),
@@ -1460,11 +1479,12 @@ pub fn summarize(
             http: f
                 .annotations
                 .iter()
-                .fold(0, |acc, a| acc | endpoint_client(&a.name)),
-            endpoint: f
-                .annotations
-                .iter()
-                .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
+                .fold(0, |acc, a| acc | endpoint_client(&a.name))
+                | if feign_endpoint { HTTP_OKHTTP } else { 0 },
+            endpoint: feign_endpoint
+                || f.annotations
+                    .iter()
+                    .any(|a| HTTP_ENDPOINT_ANNOTATIONS.contains(&a.name.as_str())),
             ..FnDecl::default()
         };
         if !key_params.is_empty() {

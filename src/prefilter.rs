@@ -1861,7 +1861,9 @@ impl FileDemand {
             if b.kind == crate::catalogue::BoundaryKind::Interceptor {
                 interceptor = true;
                 evidence_needed |= match b.flavor.as_str() {
-                    "okhttp-application" | "okhttp-class" => crate::index::HTTP_OKHTTP,
+                    // A Feign interceptor that mints only when the template has no key is per
+                    // attempt only under a call-level retry of a Feign client.
+                    "okhttp-application" | "okhttp-class" | "feign" => crate::index::HTTP_OKHTTP,
                     "spring-client-interceptor" => crate::index::HTTP_SPRING,
                     "webclient-filter" => crate::index::HTTP_WEBCLIENT,
                     _ => 0,

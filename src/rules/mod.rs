@@ -391,15 +391,17 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
     let m = ctx.model;
     let bspan = m.scopes[boundary].span;
     let at = origin.start;
-    for (cond, arm, kind) in &m.guards {
+    let guards = m
+        .guards
+        .iter()
+        .copied()
+        .chain(early_exits(ctx, bspan, origin));
+    for (cond, arm, kind) in guards {
+        let (cond, arm) = (&cond, &arm);
         if !(arm.start <= at && at < arm.end && bspan.contains(*arm)) {
             continue;
         }
-        let ctext: String = ctx
-            .snippet(*cond)
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
+        let ctext = code_text(ctx.snippet(*cond));
         // The current value of an atomic reference declared outside the attempt, handed
         // to an update function that keeps it when set
         // (`ref.updateAndGet(k -> k != null ? k : UUID..)`): stored back into the
@@ -426,7 +428,7 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             // An element of a holder array (`key[0] = UUID..` under `if (key[0] == null)`:
             // Java lambdas cannot assign a captured local, so a one-element array stands
             // in for it) is tested as written.
-            let element = array_element(ctx.snippet(a.span), x);
+            let element = array_element(&code_text(ctx.snippet(a.span)), x);
             let tests = |when_empty: bool| {
                 null_test(&ctext, x, when_empty)
                     || element
@@ -434,8 +436,10 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
                         .is_some_and(|e| null_test(&ctext, e, when_empty))
             };
             let guarded = match kind {
-                GuardKind::IfTrue => tests(true),
-                GuardKind::IfFalse => tests(false),
+                GuardKind::IfTrue => tests(true) || first_attempt_test(ctx, boundary, &ctext, true),
+                GuardKind::IfFalse => {
+                    tests(false) || first_attempt_test(ctx, boundary, &ctext, false)
+                }
                 GuardKind::Elvis => ctext == x || ctext == format!("this.{x}"),
             };
             if !guarded {
@@ -460,6 +464,54 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
         }
     }
     false
+}
+
+/// Whether the condition text `c` (whitespace removed) holds on the first attempt only
+/// (`first`; `false`: on every later attempt only), read from the attempt count of the
+/// operation context the retry library passes to the lambda `boundary`
+/// ([`operation_context`]): Spring Retry's `RetryContext.getRetryCount()` is the number of
+/// attempts made so far, 0 on the first
+/// (<https://docs.spring.io/spring-retry/docs/api/current/org/springframework/retry/RetryContext.html>).
+/// So `if (ctx.getRetryCount() == 0) key[0] = UUID..` stores a key once per operation.
+fn first_attempt_test(ctx: &Ctx, boundary: ScopeId, c: &str, first: bool) -> bool {
+    let m = ctx.model;
+    let mut c = c;
+    // Outer parentheses around the whole condition (`if ((ctx.getRetryCount() == 0))`).
+    while let Some(inner) = c.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let mut depth = 0i32;
+        if inner.chars().any(|ch| {
+            depth += match ch {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth < 0
+        }) {
+            break;
+        }
+        c = inner;
+    }
+    m.bindings
+        .iter()
+        .filter(|b| b.scope == boundary && operation_context(ctx, b))
+        .any(|b| {
+            let count = format!("{}.getRetryCount()", b.name);
+            let on_first = [
+                format!("{count}==0"),
+                format!("0=={count}"),
+                format!("{count}<1"),
+                format!("{count}<=0"),
+            ];
+            let on_later = [
+                format!("{count}>0"),
+                format!("{count}!=0"),
+                format!("0!={count}"),
+                format!("{count}>=1"),
+                format!("0<{count}"),
+            ];
+            let pats = if first { &on_first[..] } else { &on_later[..] };
+            pats.iter().any(|p| p == c)
+        })
 }
 
 /// When `origin` lies in a lambda (inside the boundary spanning `bspan`) given to an
@@ -502,11 +554,97 @@ fn array_element(assign: &str, x: &str) -> Option<String> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
+    // `this.held[0]`: the field itself (the tests accept `this.` before the name).
+    let place = place.strip_prefix("this.").unwrap_or(&place).to_string();
     let index = place
         .strip_prefix(x)?
         .strip_prefix('[')?
         .strip_suffix(']')?;
-    (!index.is_empty() && index.chars().all(|c| c.is_ascii_digit())).then_some(place)
+    // A literal index, or a constant's name (`key[KEY]`: upper case by the Java and
+    // Kotlin naming conventions for constants, JLS 6.1).
+    let constant = index.chars().all(|c| c.is_ascii_digit())
+        || (index.starts_with(|c: char| c.is_ascii_uppercase())
+            && index
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'));
+    (!index.is_empty() && constant).then_some(place)
+}
+
+/// `text` with its comments and whitespace removed, for comparing conditions and places
+/// as written (`key[/* the key */ 0]` reads `key[0]`). Comment markers inside string
+/// literals are removed too, which can only make a comparison fail.
+fn code_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
+        } else if let Some(r) = rest.strip_prefix("//") {
+            rest = r.find('\n').map_or("", |i| &r[i..]);
+        } else {
+            let ch = rest.chars().next().unwrap_or(' ');
+            if !ch.is_whitespace() {
+                out.push(ch);
+            }
+            rest = &rest[ch.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// The code after an `if` whose arm always leaves (`if (key[0] != null) return
+/// send(key[0]);` then `key[0] = UUID..`), inside the boundary spanning `bspan` and before
+/// `origin`: it runs only when the condition does not hold, so it is a guard like an
+/// `else` arm, up to the end of the innermost scope, conditional arm or `catch` that
+/// holds the `if` (which must hold `origin` too). An arm leaves when it is one `return` or
+/// `throw` statement, braced or not.
+fn early_exits<'c>(
+    ctx: &'c Ctx,
+    bspan: Span,
+    origin: Span,
+) -> impl Iterator<Item = (Span, Span, crate::model::GuardKind)> + 'c {
+    let m = ctx.model;
+    m.guards.iter().filter_map(move |(cond, arm, kind)| {
+        if *kind != crate::model::GuardKind::IfTrue
+            || arm.end > origin.start
+            || !bspan.contains(*arm)
+        {
+            return None;
+        }
+        let code = code_text(ctx.snippet(*arm));
+        let body = code
+            .strip_prefix('{')
+            .and_then(|b| b.strip_suffix('}'))
+            .unwrap_or(&code);
+        let leaves = (body.starts_with("return") || body.starts_with("throw"))
+            && body.ends_with(';')
+            && body.matches(';').count() == 1
+            && !body.contains(['{', '}']);
+        if !leaves {
+            return None;
+        }
+        // The `if` statement's extent: from its condition to the end of its arm.
+        let stmt = Span::new(cond.start.min(arm.start), arm.end);
+        let holders = m
+            .scopes
+            .iter()
+            .map(|s| s.span)
+            .chain(m.conditional.iter().copied())
+            .chain(m.catches.iter().copied())
+            .filter(|h| h.contains(stmt) && *h != stmt && *h != *arm);
+        let mut end = bspan.end;
+        for h in holders {
+            if !h.contains(origin) {
+                return None;
+            }
+            end = end.min(h.end);
+        }
+        Some((
+            *cond,
+            Span::new(arm.end, end),
+            crate::model::GuardKind::IfFalse,
+        ))
+    })
 }
 
 /// Whether the condition text `c` (whitespace removed) tests that `x` holds no value
@@ -1542,6 +1680,22 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
             false,
             "Apollo runs its interceptors once per execution of an operation, so the key belongs to that execution, not to the mutation: executing it again (a retry around the call, a \"try again\", Apollo Kotlin's `RetryOnErrorInterceptor`) runs the interceptor again and sends a new key".to_string(),
         ),
+        // Feign hands one `RequestTemplate` to the interceptors on every `Retryer` attempt
+        // of a call (`SynchronousMethodHandler` builds it once per method call), so a key
+        // set only when the template has none is set on the first attempt and kept: only
+        // a call-level retry, which builds a new template, mints another.
+        "feign" if fallback && reads_own_template(ctx, scope) => {
+            let hint = match okhttp_sites.first() {
+                Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
+                None => String::new(),
+            };
+            (
+                !okhttp_sites.is_empty(),
+                format!(
+                    "Feign hands the same `RequestTemplate` to its interceptors on every `Retryer` attempt of a call, so the key set on the first attempt is kept, but every call of the client method builds a new template, so a call-level retry around it — `@Retryable`, a `RetryTemplate`, a retry loop{hint} — runs the interceptor again and sends a new key"
+                ),
+            )
+        }
         "feign" => (
             true,
             "Feign runs request interceptors again on every attempt: on each call of the client method, so a call-level retry around it (`@Retryable`, a `RetryTemplate`, a retry loop) sends a new key, and before each attempt of its `Retryer` (vanilla `Feign.builder()` retries up to 5 times; Spring Cloud OpenFeign's default `Retryer.NEVER_RETRY` does not retry), where `RequestTemplate.header` appends, so a retried request carries the old and a new key".to_string(),
@@ -1602,6 +1756,41 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         why,
         dead,
     }
+}
+
+/// Whether the Feign interceptor `scope` (a `RequestInterceptor.apply` method or lambda)
+/// reads a key header from its own `RequestTemplate`, its first parameter: directly
+/// (`template.headers().containsKey("Idempotency-Key")`) or through a helper given the
+/// template that reads one (`hasIdempotencyKey(template)`). Reading another store (`MDC`,
+/// a `ThreadLocal`) does not see the key an earlier attempt put on the template.
+fn reads_own_template(ctx: &Ctx, scope: ScopeId) -> bool {
+    let m = ctx.model;
+    let template = match &m.scopes[scope].kind {
+        ScopeKind::Function(f) => f.params.first(),
+        ScopeKind::Lambda(l) => l.params.first(),
+        _ => None,
+    };
+    let Some(template) = template.map(|p| p.name.as_str()) else {
+        return false;
+    };
+    let on_template = |r: &str| {
+        r == template
+            || r.strip_prefix(template)
+                .is_some_and(|rest| rest.starts_with('.'))
+    };
+    m.calls.iter().any(|c| {
+        if !m.is_within(c.scope, scope) {
+            return false;
+        }
+        let direct = ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
+            && c.receiver.as_deref().is_some_and(|r| on_template(r.trim()));
+        direct
+            || (c
+                .args
+                .iter()
+                .any(|a| m.values[a.value].ident.as_deref() == Some(template))
+                && ctx.index.reads_key_header(c, ctx.path))
+    })
 }
 
 /// A boundary label as a noun phrase in prose: a loop's label (`` `loop` retry loop ``)
