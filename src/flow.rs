@@ -1386,8 +1386,22 @@ impl<'m> Flow<'m> {
 
     /// The scope of the local a memoizing call keeps its value in, when its receiver is a
     /// plain local name (`key` in `key.get_or_insert_with(..)`), not a field or a
-    /// parameter (a cell that outlives the function).
+    /// parameter (a cell that outlives the function), or when it is the `lazy { .. }` a
+    /// local is delegated to (`val key by lazy { .. }`: one cell per run of its scope).
     fn local_cell_scope(&self, call: &Call) -> Option<ScopeId> {
+        // Kotlin's `val key by lazy { .. }`: the cell is the delegated local itself.
+        if call.receiver.is_none() && call.callee == "lazy" {
+            let m = self.model;
+            return m
+                .bindings
+                .iter()
+                .find(|b| {
+                    b.kind == BindingKind::Local
+                        && b.value
+                            .is_some_and(|v| m.values[v].span.contains(call.span))
+                })
+                .map(|b| b.scope);
+        }
         let r = call.receiver.as_deref()?;
         if r.is_empty() || !r.chars().all(|c| c.is_alphanumeric() || c == '_') {
             return None;

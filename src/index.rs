@@ -696,6 +696,10 @@ const SENDS_OKHTTP: &str = "<sends HTTP: OkHttp>";
 pub const HTTP_OKHTTP: u8 = 1;
 /// [`FnDecl::http`]: the request goes through Spring's `ClientHttpRequestInterceptor`s.
 pub const HTTP_SPRING: u8 = 2;
+/// [`FnDecl::http`]: the function is a Feign client's endpoint (`@RequestLine`, or a Spring
+/// MVC mapping of a `@FeignClient` interface or of an interface one may extend), whose
+/// request runs Feign's `RequestInterceptor`s.
+pub const HTTP_FEIGN: u8 = 8;
 /// [`crate::prefilter::FileDemand::evidence_needed`]: a WebClient `ExchangeFilterFunction`
 /// reads reactive re-subscription evidence ([`ProjectIndex::reactive_retry_sites`]).
 pub const HTTP_WEBCLIENT: u8 = 4;
@@ -722,6 +726,8 @@ fn endpoint_client(annotation: &str) -> u8 {
         0
     } else if annotation.ends_with("Exchange") {
         HTTP_SPRING
+    } else if annotation == "RequestLine" {
+        HTTP_OKHTTP | HTTP_FEIGN
     } else {
         HTTP_OKHTTP
     }
@@ -898,7 +904,12 @@ type HandledStates = (HashMap<Name, Vec<bool>>, HashMap<Name, Vec<Vec<usize>>>);
 
 /// The retry-site lists [`ProjectIndex::resolve_sites`] works out: per client, and those
 /// reaching OkHttp and Spring HTTP calls.
-type SiteLists = (HashMap<String, Vec<String>>, Vec<String>, Vec<String>);
+type SiteLists = (
+    HashMap<String, Vec<String>>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+);
 
 /// A `call.clone()` site (call-level retry evidence for OkHttp application interceptors)
 /// and the client the cloned call was made through, when its file tells: the receiver is
@@ -1450,9 +1461,13 @@ pub fn summarize(
             }
         };
         // A Spring Cloud OpenFeign client: a `@FeignClient` interface's method mapped with
-        // Spring MVC's annotations is sent by Feign, whose request interceptors it runs.
-        let feign_endpoint = owner
-            .is_some_and(|o| o.annotations.iter().any(|a| a.name == "FeignClient"))
+        // Spring MVC's annotations is sent by Feign, whose request interceptors it runs; so
+        // may a mapped method of a plain interface, which a `@FeignClient` interface can
+        // extend ("Feign Inheritance Support"). A controller's mapped methods have bodies.
+        let in_interface = bodiless(lang, text.get(s.span.start..s.span.end).unwrap_or(""));
+        let feign_endpoint = (in_interface
+            || owner.is_some_and(|o| o.annotations.iter().any(|a| a.name == "FeignClient")))
+            && lang != Language::Rust
             && f.annotations
                 .iter()
                 .any(|a| SPRING_MAPPING_ANNOTATIONS.contains(&a.name.as_str()));
@@ -1480,7 +1495,7 @@ pub fn summarize(
                 .annotations
                 .iter()
                 .fold(0, |acc, a| acc | endpoint_client(&a.name))
-                | if feign_endpoint { HTTP_OKHTTP } else { 0 },
+                | if feign_endpoint { HTTP_FEIGN } else { 0 },
             endpoint: feign_endpoint
                 || f.annotations
                     .iter()
@@ -3295,6 +3310,9 @@ pub struct ProjectIndex {
     /// The sites whose calls reach Spring's HTTP clients: the evidence for a Spring
     /// `ClientHttpRequestInterceptor`.
     pub spring_retry_sites: Vec<String>,
+    /// The sites whose calls reach a Feign client's endpoint ([`HTTP_FEIGN`]): the
+    /// evidence for a Feign interceptor that sets the key only when its template has none.
+    pub feign_retry_sites: Vec<String>,
     /// Reactive retries of every summarised file ([`FileSummary::reactive_retries`]),
     /// sorted: the evidence for a WebClient `ExchangeFilterFunction`, which WebClient runs
     /// again on every re-subscription.
@@ -4628,15 +4646,21 @@ impl ProjectIndex {
             self.client_retry_sites(&graph),
             graph.reaching(HTTP_OKHTTP, |_| true),
             graph.reaching(HTTP_SPRING, |_| true),
+            graph.reaching(HTTP_FEIGN, |_| true),
         )
     }
 
     /// Stores [`Self::site_lists`] and puts the retry sites back.
-    fn set_site_lists(&mut self, sites: Vec<RetrySite>, (clients, okhttp, spring): SiteLists) {
+    fn set_site_lists(
+        &mut self,
+        sites: Vec<RetrySite>,
+        (clients, okhttp, spring, feign): SiteLists,
+    ) {
         let idx = self;
         idx.client_retry_sites = clients;
         idx.okhttp_retry_sites = okhttp;
         idx.spring_retry_sites = spring;
+        idx.feign_retry_sites = feign;
         idx.http_retry_sites = idx
             .okhttp_retry_sites
             .iter()
@@ -5834,15 +5858,16 @@ impl<'a> SiteGraph<'a> {
         // A site that sends a request itself (`restTemplate.exchange(..)` in a
         // `@Retryable` method, `client.newCall(..)` in a retry loop) needs no project
         // function in between.
-        let sends = if client == HTTP_OKHTTP {
-            SENDS_OKHTTP
-        } else {
-            SENDS_SPRING
+        // A Feign request is sent only through an endpoint method: no marker.
+        let sends = match client {
+            HTTP_OKHTTP => SENDS_OKHTTP,
+            HTTP_SPRING => SENDS_SPRING,
+            _ => "",
         };
         let mut reached = vec![false; self.seen.len()];
         let mut work: Vec<u32> = Vec::new();
         for (i, n) in self.seen.iter().enumerate() {
-            if *n == sends
+            if (!sends.is_empty() && *n == sends)
                 || self.index.functions.get(*n).is_some_and(|decls| {
                     decls
                         .iter()

@@ -1709,7 +1709,8 @@ pub struct FileDemand {
     /// The client libraries whose call-level retry evidence an interceptor here reads
     /// ([`crate::index::HTTP_OKHTTP`] for OkHttp application interceptors,
     /// [`crate::index::HTTP_SPRING`] for Spring `ClientHttpRequestInterceptor`s,
-    /// [`crate::index::HTTP_WEBCLIENT`] for WebClient `ExchangeFilterFunction`s).
+    /// [`crate::index::HTTP_WEBCLIENT`] for WebClient `ExchangeFilterFunction`s,
+    /// [`crate::index::HTTP_FEIGN`] for Feign `RequestInterceptor`s).
     pub evidence_needed: u8,
     /// The file has a catalogue sink.
     pub has_sinks: bool,
@@ -1861,9 +1862,10 @@ impl FileDemand {
             if b.kind == crate::catalogue::BoundaryKind::Interceptor {
                 interceptor = true;
                 evidence_needed |= match b.flavor.as_str() {
+                    "okhttp-application" | "okhttp-class" => crate::index::HTTP_OKHTTP,
                     // A Feign interceptor that mints only when the template has no key is per
                     // attempt only under a call-level retry of a Feign client.
-                    "okhttp-application" | "okhttp-class" | "feign" => crate::index::HTTP_OKHTTP,
+                    "feign" => crate::index::HTTP_FEIGN,
                     "spring-client-interceptor" => crate::index::HTTP_SPRING,
                     "webclient-filter" => crate::index::HTTP_WEBCLIENT,
                     _ => 0,
@@ -3375,6 +3377,9 @@ pub fn needs_retry_evidence<'a>(
     }
     if index.reactive_retry_sites.is_empty() {
         missing |= crate::index::HTTP_WEBCLIENT;
+    }
+    if index.feign_retry_sites.is_empty() {
+        missing |= crate::index::HTTP_FEIGN;
     }
     if missing == 0 {
         return false;

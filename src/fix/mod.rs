@@ -531,6 +531,37 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
     {
         return Err("`Callable.call()` declares `throws Exception`: moved before the retry, out of the attempt's `try`, it would not compile unless the method declares it too".to_string());
     }
+    // A new key assigned inside the retry to the variable that held the operation's key
+    // before it (`key = UUID..` in a `catch`): a second key declared before the retry
+    // would still replace the first one on the later attempts. Removing the assignment is
+    // the fix, and it is a change of intent a person makes.
+    if let Some(a) = m.assigns.iter().find(|a| {
+        m.values[a.value].span.contains(f.span)
+            && m.is_within(a.scope, b)
+            && text
+                .get(a.span.start..a.span.end)
+                .and_then(|t| t.split_once('='))
+                .is_some_and(|(place, _)| place.trim() == a.name)
+            // Declared in a scope around the retry (a local before it, a field) with a
+            // value (not `null`, `None` or empty: a memo that starts empty is hoisted).
+            && m.bindings.iter().any(|o| {
+                o.name == a.name
+                    && o.scope != b
+                    && m.is_within(b, o.scope)
+                    && o.value.is_some_and(|v| {
+                        let t = text
+                            .get(m.values[v].span.start..m.values[v].span.end)
+                            .unwrap_or("")
+                            .trim();
+                        !matches!(t, "null" | "None" | "\"\"" | "nil")
+                    })
+            })
+    }) {
+        return Err(format!(
+            "`{}` holds a key from before the retry and is given a new one inside it: a key declared before the retry would still replace the first on later attempts; remove the assignment so every attempt sends the first key",
+            a.name
+        ));
+    }
     let (insert_at, inline) = insertion_point(ctx, b, bd.owner_call, bd.flavor == "reactive")?;
     let indent: String = if inline {
         String::new()

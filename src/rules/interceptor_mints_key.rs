@@ -20,11 +20,13 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
             ctx.mint_example()
         )
     };
+    // What the interceptor does to the caller's key: hides that it is missing, or
+    // replaces (or joins) one the caller set, so no caller can make its attempts share one.
     let what = |fallback: bool| {
         if fallback {
-            "when the request carries no key"
+            "when the request carries no key: the caller's missing key is hidden"
         } else {
-            "for every request"
+            "for every request, over any key the caller sets: no caller can make its attempts share one"
         }
     };
     for kf in &flows.key_flows {
@@ -32,7 +34,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Interceptor) {
             continue;
         }
-        let case = interceptor_case(ctx, b);
+        let case = interceptor_case(ctx, b, kf.origin.span, Some(kf.sink_span));
         if case.dead {
             continue;
         }
@@ -44,7 +46,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         }
         let label = &ctx.boundary(b).label;
         let message = format!(
-            "{label} generates the idempotency key with {} {}: the caller's missing key is hidden, and {}",
+            "{label} generates the idempotency key with {} {}, and {}",
             ctx.origin_desc(&kf.origin),
             what(case.fallback),
             case.why
@@ -55,7 +57,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Interceptor) {
             continue;
         }
-        let case = interceptor_case(ctx, mc.boundary);
+        let case = interceptor_case(ctx, mc.boundary, ctx.model.calls[mc.call].span, None);
         if case.dead {
             continue;
         }
@@ -68,7 +70,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         }
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
-            "{label} generates the idempotency key through `{}()` ({}) {}: the caller's missing key is hidden, and {}",
+            "{label} generates the idempotency key through `{}()` ({}) {}, and {}",
             call.callee,
             mc.source_at(),
             what(case.fallback),

@@ -24,7 +24,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Interceptor) {
             continue;
         }
-        let case = interceptor_case(ctx, b);
+        let case = interceptor_case(ctx, b, kf.origin.span, Some(kf.sink_span));
         if case.dead {
             continue;
         }
@@ -45,7 +45,7 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Interceptor) {
             continue;
         }
-        let case = interceptor_case(ctx, mc.boundary);
+        let case = interceptor_case(ctx, mc.boundary, ctx.model.calls[mc.call].span, None);
         if case.dead {
             continue;
         }

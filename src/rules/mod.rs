@@ -394,9 +394,9 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
     let guards = m
         .guards
         .iter()
-        .copied()
-        .chain(early_exits(ctx, bspan, origin));
-    for (cond, arm, kind) in guards {
+        .map(|g| (*g, false))
+        .chain(early_exits(ctx, bspan, origin).map(|g| (g, true)));
+    for ((cond, arm, kind), after_exit) in guards {
         let (cond, arm) = (&cond, &arm);
         if !(arm.start <= at && at < arm.end && bspan.contains(*arm)) {
             continue;
@@ -419,16 +419,28 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             return true;
         }
         // The names stored: by the assignment that holds the origin, or inside the arm.
+        // (Not an assignment that empties the place again, `key[0] = null`: that is a
+        // reset, below.)
+        let empties = |a: &crate::model::Assign| {
+            let text = code_text(ctx.snippet(a.span));
+            text.split_once('=').is_some_and(|(_, v)| {
+                matches!(
+                    v.trim_end_matches(';'),
+                    "null" | "None" | "\"\"" | "String::new()"
+                )
+            })
+        };
         let stored = m
             .assigns
             .iter()
-            .filter(|a| a.span.contains(origin) || arm.contains(a.span));
+            .filter(|a| (a.span.contains(origin) || arm.contains(a.span)) && !empties(a));
         for a in stored {
             let x = a.name.as_str();
             // An element of a holder array (`key[0] = UUID..` under `if (key[0] == null)`:
             // Java lambdas cannot assign a captured local, so a one-element array stands
             // in for it) is tested as written.
-            let element = array_element(&code_text(ctx.snippet(a.span)), x);
+            let element = array_element(&code_text(ctx.snippet(a.span)), x)
+                .filter(|e| constant_index(ctx.text, e));
             let tests = |when_empty: bool| {
                 null_test(&ctext, x, when_empty)
                     || element
@@ -451,11 +463,13 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
             });
             // Another assignment of it in the boundary (`key[0] = null` at the start of an
             // attempt or in a `finally`, `holder = new String[1]`) empties it again.
+            // (The code after an early exit runs to the end of the attempt, a `catch` or
+            // `finally` included: a reset there counts.)
             let reset = m.assigns.iter().any(|r| {
                 r.name == a.name
                     && r.span != a.span
                     && bspan.contains(r.span)
-                    && !arm.contains(r.span)
+                    && (after_exit || !arm.contains(r.span))
                     && !r.span.contains(origin)
             });
             if !per_attempt && !reset {
@@ -475,42 +489,49 @@ fn lazily_once(ctx: &Ctx, boundary: ScopeId, origin: Span) -> bool {
 /// So `if (ctx.getRetryCount() == 0) key[0] = UUID..` stores a key once per operation.
 fn first_attempt_test(ctx: &Ctx, boundary: ScopeId, c: &str, first: bool) -> bool {
     let m = ctx.model;
-    let mut c = c;
+    let bspan = m.scopes[boundary].span;
     // Outer parentheses around the whole condition (`if ((ctx.getRetryCount() == 0))`).
-    while let Some(inner) = c.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
-        let mut depth = 0i32;
-        if inner.chars().any(|ch| {
-            depth += match ch {
-                '(' => 1,
-                ')' => -1,
-                _ => 0,
-            };
-            depth < 0
-        }) {
-            break;
-        }
-        c = inner;
+    let c = strip_outer_parens(c);
+    // Under `if`, one part of an `&&` is enough (the arm runs only when all hold); under
+    // `else`, one part of an `||` (the arm runs only when none holds).
+    let (join, other) = if first { ("&&", "||") } else { ("||", "&&") };
+    if c.contains(other) {
+        return false;
     }
     m.bindings
         .iter()
         .filter(|b| b.scope == boundary && operation_context(ctx, b))
+        // Not when the lambda puts another context under the parameter's name.
+        .filter(|b| {
+            !m.assigns
+                .iter()
+                .any(|a| a.name == b.name && bspan.contains(a.span))
+        })
         .any(|b| {
-            let count = format!("{}.getRetryCount()", b.name);
-            let on_first = [
-                format!("{count}==0"),
-                format!("0=={count}"),
-                format!("{count}<1"),
-                format!("{count}<=0"),
-            ];
-            let on_later = [
-                format!("{count}>0"),
-                format!("{count}!=0"),
-                format!("0!={count}"),
-                format!("{count}>=1"),
-                format!("0<{count}"),
-            ];
-            let pats = if first { &on_first[..] } else { &on_later[..] };
-            pats.iter().any(|p| p == c)
+            // `getRetryCount()`, or Kotlin's property syntax for it.
+            [
+                format!("{}.getRetryCount()", b.name),
+                format!("{}.retryCount", b.name),
+            ]
+            .iter()
+            .any(|count| {
+                let on_first = [
+                    format!("{count}==0"),
+                    format!("0=={count}"),
+                    format!("{count}<1"),
+                    format!("{count}<=0"),
+                ];
+                let on_later = [
+                    format!("{count}>0"),
+                    format!("{count}!=0"),
+                    format!("0!={count}"),
+                    format!("{count}>=1"),
+                    format!("0<{count}"),
+                ];
+                let pats = if first { &on_first[..] } else { &on_later[..] };
+                c.split(join)
+                    .any(|part| pats.iter().any(|p| p == strip_outer_parens(part)))
+            })
         })
 }
 
@@ -570,6 +591,40 @@ fn array_element(assign: &str, x: &str) -> Option<String> {
     (!index.is_empty() && constant).then_some(place)
 }
 
+/// Whether the index of the holder element `place` (`key[0]`, `key[KEY]`) is a constant: a
+/// literal, or a name the file declares unchangeable and initialised (`static final int
+/// KEY = 0`, Kotlin `const val KEY = 0` or `val KEY = 0`). A name declared elsewhere, or
+/// a variable (`static int SLOT`, a loop counter `N`), can name another element on the
+/// next attempt.
+fn constant_index(text: &str, place: &str) -> bool {
+    let Some(index) = place
+        .rsplit_once('[')
+        .and_then(|(_, i)| i.strip_suffix(']'))
+    else {
+        return false;
+    };
+    if index.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    text.lines().any(|line| {
+        let Some(at) = line.find(index) else {
+            return false;
+        };
+        let (before, after) = (&line[..at], &line[at + index.len()..]);
+        let whole = !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            && !after.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let assigned = after
+            .trim_start()
+            .trim_start_matches(|c: char| c == ':' || c.is_alphanumeric() || c == ' ')
+            .starts_with('=')
+            && !after.trim_start().starts_with("==");
+        let words: Vec<&str> = before
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        whole && assigned && (words.contains(&"final") || words.contains(&"val"))
+    })
+}
+
 /// `text` with its comments and whitespace removed, for comparing conditions and places
 /// as written (`key[/* the key */ 0]` reads `key[0]`). Comment markers inside string
 /// literals are removed too, which can only make a comparison fail.
@@ -592,12 +647,58 @@ fn code_text(text: &str) -> String {
     out
 }
 
+/// `text` with its comments replaced by a space and the contents of its string and
+/// character literals removed (the quotes kept), so that what is left is code: a `;`,
+/// brace or `//` inside a literal (a URL) is not read as one. Raw strings and text blocks
+/// are cut at their first inner quote, which can only leave more text to read as code.
+fn code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(ch) = rest.chars().next() {
+        if let Some(r) = rest.strip_prefix("/*") {
+            out.push(' ');
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
+        } else if let Some(r) = rest.strip_prefix("//") {
+            rest = r.find('\n').map_or("", |i| &r[i..]);
+        } else if ch == '"' || ch == '\'' {
+            out.push(ch);
+            let mut end = rest.len();
+            let mut escaped = false;
+            for (i, c) in rest.char_indices().skip(1) {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == ch || c == '\n' {
+                    end = i;
+                    break;
+                }
+            }
+            out.push(ch);
+            rest = rest.get(end + 1..).unwrap_or("");
+        } else {
+            out.push(ch);
+            rest = &rest[ch.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// Whether `s` starts with the keyword `word` (not a longer name: `returned`,
+/// `throwIfStale`); a Kotlin label (`return@execute`) may follow.
+fn starts_with_keyword(s: &str, word: &str) -> bool {
+    s.strip_prefix(word)
+        .is_some_and(|r| !r.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$'))
+}
+
 /// The code after an `if` whose arm always leaves (`if (key[0] != null) return
 /// send(key[0]);` then `key[0] = UUID..`), inside the boundary spanning `bspan` and before
 /// `origin`: it runs only when the condition does not hold, so it is a guard like an
 /// `else` arm, up to the end of the innermost scope, conditional arm or `catch` that
 /// holds the `if` (which must hold `origin` too). An arm leaves when it is one `return` or
-/// `throw` statement, braced or not.
+/// `throw` statement, braced or not. The `if` must be a statement of the block that holds
+/// `origin`: between them no brace closes a block the `if` is in (a `try`, a `match` arm)
+/// and no `case` label starts another branch.
 fn early_exits<'c>(
     ctx: &'c Ctx,
     bspan: Span,
@@ -611,20 +712,39 @@ fn early_exits<'c>(
         {
             return None;
         }
-        let code = code_text(ctx.snippet(*arm));
+        let code = code_only(ctx.snippet(*arm));
+        let code = code.trim();
         let body = code
             .strip_prefix('{')
             .and_then(|b| b.strip_suffix('}'))
-            .unwrap_or(&code);
-        let leaves = (body.starts_with("return") || body.starts_with("throw"))
-            && body.ends_with(';')
-            && body.matches(';').count() == 1
-            && !body.contains(['{', '}']);
+            .unwrap_or(code)
+            .trim();
+        let statement = body.strip_suffix(';').unwrap_or(body);
+        let leaves = (starts_with_keyword(body, "return") || starts_with_keyword(body, "throw"))
+            && !statement.contains([';', '{', '}', '\n']);
         if !leaves {
             return None;
         }
         // The `if` statement's extent: from its condition to the end of its arm.
         let stmt = Span::new(cond.start.min(arm.start), arm.end);
+        let between = code_only(ctx.text.get(arm.end..origin.start)?);
+        let mut depth = 0i32;
+        for ch in between.chars() {
+            depth += match ch {
+                '{' => 1,
+                '}' => -1,
+                _ => 0,
+            };
+            if depth < 0 {
+                return None;
+            }
+        }
+        if between
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == "case" || w == "default")
+        {
+            return None;
+        }
         let holders = m
             .scopes
             .iter()
@@ -1499,7 +1619,12 @@ pub fn mint_before_own_retry(ctx: &Ctx, scope: ScopeId, offset: usize) -> bool {
 
 /// Works out the case for an interceptor boundary, following each library's documented
 /// semantics (see `rules/docs/key-in-interceptor.md`).
-pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
+pub fn interceptor_case(
+    ctx: &Ctx,
+    scope: ScopeId,
+    mint: Span,
+    sink: Option<Span>,
+) -> InterceptorCase {
     let b = ctx.boundary(scope);
     let m = ctx.model;
     // The interceptor checks for a caller-set key first, inline or through a helper
@@ -1512,6 +1637,14 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         || m.calls
             .iter()
             .any(|c| m.is_within(c.scope, scope) && ctx.index.reads_key_header(c, ctx.path));
+    // A Feign interceptor mints only a missing key when its own template says so, at the
+    // mint ([`feign_template_guard`]).
+    let feign_guarded = b.flavor == "feign" && feign_template_guard(ctx, scope, mint, sink);
+    let fallback = if b.flavor == "feign" {
+        feign_guarded
+    } else {
+        fallback
+    };
     let idx = ctx.index;
     // The call-level retry sites that reach the client(s) this interceptor is registered
     // on, when the index can tell ([`crate::index::ProjectIndex::client_retry_sites`]),
@@ -1684,13 +1817,13 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
         // of a call (`SynchronousMethodHandler` builds it once per method call), so a key
         // set only when the template has none is set on the first attempt and kept: only
         // a call-level retry, which builds a new template, mints another.
-        "feign" if fallback && reads_own_template(ctx, scope) => {
-            let hint = match okhttp_sites.first() {
+        "feign" if feign_guarded => {
+            let hint = match idx.feign_retry_sites.first() {
                 Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
                 None => String::new(),
             };
             (
-                !okhttp_sites.is_empty(),
+                !idx.feign_retry_sites.is_empty(),
                 format!(
                     "Feign hands the same `RequestTemplate` to its interceptors on every `Retryer` attempt of a call, so the key set on the first attempt is kept, but every call of the client method builds a new template, so a call-level retry around it — `@Retryable`, a `RetryTemplate`, a retry loop{hint} — runs the interceptor again and sends a new key"
                 ),
@@ -1758,39 +1891,172 @@ pub fn interceptor_case(ctx: &Ctx, scope: ScopeId) -> InterceptorCase {
     }
 }
 
-/// Whether the Feign interceptor `scope` (a `RequestInterceptor.apply` method or lambda)
-/// reads a key header from its own `RequestTemplate`, its first parameter: directly
-/// (`template.headers().containsKey("Idempotency-Key")`) or through a helper given the
-/// template that reads one (`hasIdempotencyKey(template)`). Reading another store (`MDC`,
-/// a `ThreadLocal`) does not see the key an earlier attempt put on the template.
-fn reads_own_template(ctx: &Ctx, scope: ScopeId) -> bool {
+/// The name of the Feign interceptor `scope`'s `RequestTemplate`: its first parameter, or
+/// Kotlin's implicit `it` of a lambda that declares none.
+fn template_param<'c>(ctx: &'c Ctx, scope: ScopeId) -> Option<&'c str> {
     let m = ctx.model;
-    let template = match &m.scopes[scope].kind {
-        ScopeKind::Function(f) => f.params.first(),
-        ScopeKind::Lambda(l) => l.params.first(),
+    match &m.scopes[scope].kind {
+        ScopeKind::Function(f) => f.params.first().map(|p| p.name.as_str()),
+        ScopeKind::Lambda(l) => match l.params.first() {
+            Some(p) => Some(p.name.as_str()),
+            None if m.language == crate::model::Language::Kotlin => Some("it"),
+            None => None,
+        },
         _ => None,
-    };
-    let Some(template) = template.map(|p| p.name.as_str()) else {
+    }
+}
+
+/// Whether the key minted at `mint` in the Feign interceptor `scope` is put on the
+/// template only while the template has no key: the mint lies in the arm of a test of the
+/// interceptor's own `RequestTemplate` (`if (!template.headers().containsKey("K"))`, an
+/// `else` of a presence test, the code after `if (hasKey(template)) return;`, or a helper
+/// given the template that reads a key header), read directly or joined by `&&` to other
+/// conditions (`||` may run it anyway), naming the header the key goes into when the test
+/// names one (`sink`, the header call, as written). Feign hands that one template to the
+/// interceptors on every `Retryer` attempt, so such a key is set on the first attempt and
+/// kept. Not when the interceptor clears the header (`removeHeader`, `header(name)` with
+/// no values): the test then sees none again. Reading another store (`MDC`, a
+/// `ThreadLocal`) does not see the key an earlier attempt put on the template.
+fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span>) -> bool {
+    use crate::model::GuardKind;
+    let m = ctx.model;
+    let Some(template) = template_param(ctx, scope) else {
         return false;
     };
     let on_template = |r: &str| {
+        let r = r.trim();
         r == template
             || r.strip_prefix(template)
                 .is_some_and(|rest| rest.starts_with('.'))
     };
-    m.calls.iter().any(|c| {
-        if !m.is_within(c.scope, scope) {
-            return false;
-        }
-        let direct = ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
-            && c.receiver.as_deref().is_some_and(|r| on_template(r.trim()));
-        direct
-            || (c
-                .args
+    let in_scope = |c: &&Call| m.is_within(c.scope, scope);
+    if m.calls.iter().filter(in_scope).any(|c| {
+        c.receiver.as_deref().is_some_and(on_template)
+            && (c.callee == "removeHeader" || (c.callee == "header" && c.args.len() == 1))
+    }) {
+        return false;
+    }
+    // The literals of the header call the key goes into (`"Idempotency-Key"`).
+    let sink_literals: Vec<String> = sink
+        .and_then(|s| {
+            m.calls
                 .iter()
-                .any(|a| m.values[a.value].ident.as_deref() == Some(template))
-                && ctx.index.reads_key_header(c, ctx.path))
-    })
+                .filter(|c| c.span.contains(s) && !literals(ctx.snippet(c.span)).is_empty())
+                .min_by_key(|c| c.span.end - c.span.start)
+        })
+        .map(|c| literals(ctx.snippet(c.span)))
+        .unwrap_or_default();
+    let reads_template = |part: Span| {
+        m.calls.iter().filter(in_scope).any(|c| {
+            part.contains(c.span)
+                && ((ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
+                    && c.receiver.as_deref().is_some_and(on_template))
+                    || (c
+                        .args
+                        .iter()
+                        .any(|a| m.values[a.value].ident.as_deref() == Some(template))
+                        && ctx.index.reads_key_header(c, ctx.path)))
+        })
+    };
+    let bspan = m.scopes[scope].span;
+    m.guards
+        .iter()
+        .copied()
+        .chain(early_exits(ctx, bspan, mint))
+        .any(|(cond, arm, kind)| {
+            if !(arm.contains(mint) && bspan.contains(arm) && reads_template(cond)) {
+                return false;
+            }
+            let text = code_text(ctx.snippet(cond));
+            let text = strip_outer_parens(&text);
+            // The arm runs only while the key is missing: under `if`, one part of an `&&`
+            // says it is missing; under `else`, one part of an `||` says it is present.
+            let (join, other, wanted_missing) = match kind {
+                GuardKind::IfTrue => ("&&", "||", true),
+                GuardKind::IfFalse => ("||", "&&", false),
+                GuardKind::Elvis => return false,
+            };
+            if text.contains(other) {
+                return false;
+            }
+            text.split(join).any(|part| {
+                let part = strip_outer_parens(part);
+                let names_it = {
+                    let lits = literals(part);
+                    // Header names are case-insensitive (RFC 9110 5.1), as Feign's
+                    // header map is.
+                    lits.is_empty()
+                        || sink_literals.is_empty()
+                        || lits
+                            .iter()
+                            .any(|l| sink_literals.iter().any(|s| s.eq_ignore_ascii_case(l)))
+                };
+                part.contains(template)
+                    && names_it
+                    && key_missing_test(part) == Some(wanted_missing)
+            })
+        })
+}
+
+/// Whether the condition part `part` (whitespace and comments removed) tests that a header
+/// is missing (`Some(true)`: `!t.headers().containsKey(..)`, `!hasKey(t)`,
+/// `t.headers().get(..) == null`, `...isEmpty()`) or present (`Some(false)`:
+/// `t.headers().containsKey(..)`, `hasKey(t)`, `!= null`, `!...isEmpty()`); `None` when it
+/// compares something else.
+fn key_missing_test(part: &str) -> Option<bool> {
+    let empty_call = [
+        "isEmpty()",
+        "isNullOrEmpty()",
+        "isBlank()",
+        "isNullOrBlank()",
+    ];
+    let negated = part.starts_with('!') && !part.starts_with("!=");
+    let body = part.trim_start_matches('!');
+    if let Some(lhs) = part
+        .strip_suffix("==null")
+        .or_else(|| part.strip_suffix("===null"))
+    {
+        return (!lhs.is_empty()).then_some(true);
+    }
+    if part.ends_with("!=null") || part.ends_with("!==null") {
+        return Some(false);
+    }
+    if part.contains("==") || part.contains("!=") || part.contains('<') || part.contains('>') {
+        return None;
+    }
+    if empty_call.iter().any(|e| body.ends_with(e)) {
+        return Some(!negated);
+    }
+    body.ends_with(')').then_some(negated)
+}
+
+/// The string literals of `text`, as written between their quotes.
+fn literals(text: &str) -> Vec<String> {
+    text.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// `c` without the parentheses around the whole of it (`((a == 0))` → `a == 0`).
+fn strip_outer_parens(c: &str) -> &str {
+    let mut c = c;
+    while let Some(inner) = c.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let mut depth = 0i32;
+        if inner.chars().any(|ch| {
+            depth += match ch {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth < 0
+        }) {
+            break;
+        }
+        c = inner;
+    }
+    c
 }
 
 /// A boundary label as a noun phrase in prose: a loop's label (`` `loop` retry loop ``)
