@@ -903,7 +903,7 @@ pub struct RetrofitService {
 type HandledStates = (HashMap<Name, Vec<bool>>, HashMap<Name, Vec<Vec<usize>>>);
 
 /// The retry-site lists [`ProjectIndex::resolve_sites`] works out: per client, and those
-/// reaching OkHttp and Spring HTTP calls.
+/// reaching OkHttp, Spring and Feign HTTP calls.
 type SiteLists = (
     HashMap<String, Vec<String>>,
     Vec<String>,

@@ -581,8 +581,9 @@ fn array_element(assign: &str, x: &str) -> Option<String> {
         .strip_prefix(x)?
         .strip_prefix('[')?
         .strip_suffix(']')?;
-    // A literal index, or a constant's name (`key[KEY]`: upper case by the Java and
-    // Kotlin naming conventions for constants, JLS 6.1).
+    // A literal index, or a name written as a constant's (`key[KEY]`: upper case by the
+    // Java and Kotlin naming conventions, JLS 6.1), which [`constant_index`] then checks
+    // is declared one.
     let constant = index.chars().all(|c| c.is_ascii_digit())
         || (index.starts_with(|c: char| c.is_ascii_uppercase())
             && index
@@ -1819,7 +1820,7 @@ pub fn interceptor_case(
         // a call-level retry, which builds a new template, mints another.
         "feign" if feign_guarded => {
             let hint = match idx.feign_retry_sites.first() {
-                Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
+                Some(loc) => format!(" (the scanned code retries a call that reaches a Feign client at {loc})"),
                 None => String::new(),
             };
             (
@@ -1946,17 +1947,24 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
         })
         .map(|c| literals(ctx.snippet(c.span)))
         .unwrap_or_default();
-    let reads_template = |part: Span| {
-        m.calls.iter().filter(in_scope).any(|c| {
-            part.contains(c.span)
-                && ((ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
-                    && c.receiver.as_deref().is_some_and(on_template))
-                    || (c
-                        .args
-                        .iter()
-                        .any(|a| m.values[a.value].ident.as_deref() == Some(template))
-                        && ctx.index.reads_key_header(c, ctx.path)))
-        })
+    // The calls in `cond` that read a key header of the template, as written (whitespace
+    // and comments removed): a part of the condition tests the key only if it holds one.
+    let template_reads = |cond: Span| -> Vec<String> {
+        m.calls
+            .iter()
+            .filter(in_scope)
+            .filter(|c| {
+                cond.contains(c.span)
+                    && ((ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
+                        && c.receiver.as_deref().is_some_and(on_template))
+                        || (c
+                            .args
+                            .iter()
+                            .any(|a| m.values[a.value].ident.as_deref() == Some(template))
+                            && ctx.index.reads_key_header(c, ctx.path)))
+            })
+            .map(|c| code_text(ctx.snippet(c.span)))
+            .collect()
     };
     let bspan = m.scopes[scope].span;
     m.guards
@@ -1964,7 +1972,11 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
         .copied()
         .chain(early_exits(ctx, bspan, mint))
         .any(|(cond, arm, kind)| {
-            if !(arm.contains(mint) && bspan.contains(arm) && reads_template(cond)) {
+            if !(arm.contains(mint) && bspan.contains(arm)) {
+                return false;
+            }
+            let reads = template_reads(cond);
+            if reads.is_empty() {
                 return false;
             }
             let text = code_text(ctx.snippet(cond));
@@ -1991,7 +2003,7 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
                             .iter()
                             .any(|l| sink_literals.iter().any(|s| s.eq_ignore_ascii_case(l)))
                 };
-                part.contains(template)
+                reads.iter().any(|r| part.contains(r.as_str()))
                     && names_it
                     && key_missing_test(part) == Some(wanted_missing)
             })
