@@ -1799,10 +1799,7 @@ pub fn interceptor_case(
             }
         }
         "spring-client-interceptor" => {
-            let hint = match idx.spring_retry_sites.first() {
-                Some(loc) => format!(" (the scanned code retries a call that reaches an HTTP client at {loc})"),
-                None => String::new(),
-            };
+            let hint = retry_site_hint(&idx.spring_retry_sites, "an HTTP client");
             (
                 !idx.spring_retry_sites.is_empty(),
                 format!(
@@ -1819,10 +1816,7 @@ pub fn interceptor_case(
         // set only when the template has none is set on the first attempt and kept: only
         // a call-level retry, which builds a new template, mints another.
         "feign" if feign_guarded => {
-            let hint = match idx.feign_retry_sites.first() {
-                Some(loc) => format!(" (the scanned code retries a call that reaches a Feign client at {loc})"),
-                None => String::new(),
-            };
+            let hint = retry_site_hint(&idx.feign_retry_sites, "a Feign client");
             (
                 !idx.feign_retry_sites.is_empty(),
                 format!(
@@ -1889,6 +1883,15 @@ pub fn interceptor_case(
         fallback,
         why,
         dead,
+    }
+}
+
+/// The parenthesised pointer to the first of `sites` (`path:line` of call-level retries
+/// that reach `what`), or nothing when there is none.
+fn retry_site_hint(sites: &[String], what: &str) -> String {
+    match sites.first() {
+        Some(loc) => format!(" (the scanned code retries a call that reaches {what} at {loc})"),
+        None => String::new(),
     }
 }
 
