@@ -279,3 +279,33 @@ fn a_fix_that_breaks_the_syntax_is_rolled_back() {
     );
     assert!(errors[0].message.contains("syntax error"));
 }
+
+/// A key held before the retry and given a new one inside it (`key = UUID..` in a `catch`,
+/// also through `this.` or after a separate first assignment) is not hoisted: a second key
+/// declared before the retry would still replace the first on the later attempts. A holder
+/// that starts empty is hoisted.
+#[test]
+fn a_key_reassigned_inside_the_retry_is_not_hoisted() {
+    let cat = Catalogue::builtin();
+    let api = "interface Api { void send(String idempotencyKey) throws java.io.IOException; }\n";
+    let cases = [
+        "    void run(Api api) throws java.io.IOException {\n        String key = UUID.randomUUID().toString();\n        for (int i = 0; ; i++) {\n            try { api.send(key); return; }\n            catch (java.io.IOException e) { key = UUID.randomUUID().toString(); if (i == 2) throw e; }\n        }\n    }\n",
+        "    String key = \"first\";\n    void run(Api api) throws java.io.IOException {\n        for (int i = 0; ; i++) {\n            try { api.send(this.key); return; }\n            catch (java.io.IOException e) { this.key = UUID.randomUUID().toString(); if (i == 2) throw e; }\n        }\n    }\n",
+        "    void run(Api api, String callerKey) throws java.io.IOException {\n        String key;\n        key = callerKey;\n        for (int i = 0; ; i++) {\n            try { api.send(key); return; }\n            catch (java.io.IOException e) { key = UUID.randomUUID().toString(); if (i == 2) throw e; }\n        }\n    }\n",
+    ];
+    for body in cases {
+        let src = format!("import java.util.UUID;\nclass Job {{\n{body}}}\n{api}");
+        let (findings, _) = check_text("Job.java", &src, &cat).unwrap();
+        assert_eq!(findings.len(), 1, "{src}");
+        assert!(findings[0].fix.is_none(), "{src}");
+        let why = findings[0].no_fix.as_deref().unwrap_or_default();
+        assert!(why.contains("remove the assignment"), "{why}");
+    }
+    // Starting empty: one key per operation once hoisted.
+    let src = format!(
+        "import java.util.UUID;\nclass Job {{\n    void run(Api api) throws java.io.IOException {{\n        String key = null;\n        for (int i = 0; ; i++) {{\n            try {{ key = UUID.randomUUID().toString(); api.send(key); return; }}\n            catch (java.io.IOException e) {{ if (i == 2) throw e; }}\n        }}\n    }}\n}}\n{api}"
+    );
+    let (findings, _) = check_text("Job.java", &src, &cat).unwrap();
+    assert_eq!(findings.len(), 1, "{src}");
+    assert!(findings[0].fix.is_some(), "{:?}", findings[0].no_fix);
+}

@@ -541,20 +541,33 @@ fn hoist(ctx: &FixCtx, f: &Finding) -> Result<Fix, String> {
             && text
                 .get(a.span.start..a.span.end)
                 .and_then(|t| t.split_once('='))
-                .is_some_and(|(place, _)| place.trim() == a.name)
+                .is_some_and(|(place, _)| {
+                    let place = place.trim();
+                    place == a.name || place.strip_prefix("this.") == Some(a.name.as_str())
+                })
             // Declared in a scope around the retry (a local before it, a field) with a
             // value (not `null`, `None` or empty: a memo that starts empty is hoisted).
             && m.bindings.iter().any(|o| {
                 o.name == a.name
                     && o.scope != b
                     && m.is_within(b, o.scope)
-                    && o.value.is_some_and(|v| {
-                        let t = text
-                            .get(m.values[v].span.start..m.values[v].span.end)
-                            .unwrap_or("")
-                            .trim();
-                        !matches!(t, "null" | "None" | "\"\"" | "nil")
-                    })
+                    && {
+                        let holds = |v: crate::model::ValueId| {
+                            let t = text
+                                .get(m.values[v].span.start..m.values[v].span.end)
+                                .unwrap_or("")
+                                .trim();
+                            !matches!(t, "null" | "None" | "\"\"" | "nil")
+                        };
+                        // Its initialiser, or an assignment before the retry
+                        // (`String key; key = callerKey;`).
+                        o.value.is_some_and(holds)
+                            || m.assigns.iter().any(|x| {
+                                x.name == a.name
+                                    && x.span.end <= m.scopes[b].span.start
+                                    && holds(x.value)
+                            })
+                    }
             })
     }) {
         return Err(format!(

@@ -1934,39 +1934,73 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
                 .is_some_and(|rest| rest.starts_with('.'))
     };
     let in_scope = |c: &&Call| m.is_within(c.scope, scope);
-    if m.calls.iter().filter(in_scope).any(|c| {
-        c.receiver.as_deref().is_some_and(on_template)
-            && (c.callee == "removeHeader" || (c.callee == "header" && c.args.len() == 1))
-    }) {
-        return false;
-    }
-    // The literals of the header call the key goes into (`"Idempotency-Key"`).
-    let sink_literals: Vec<String> = sink
+    let arg_text = |c: &Call, i: usize| {
+        c.args
+            .get(i)
+            .map(|a| code_text(ctx.snippet(m.values[a.value].span)))
+    };
+    // The header the key goes into, as written (`"Idempotency-Key"`, `KEY_HEADER`): the
+    // first argument of the innermost call around the sink that has one.
+    let sink_header: Option<String> = sink
         .and_then(|s| {
             m.calls
                 .iter()
-                .filter(|c| c.span.contains(s) && !literals(ctx.snippet(c.span)).is_empty())
+                .filter(|c| c.span.contains(s) && c.args.len() >= 2)
                 .min_by_key(|c| c.span.end - c.span.start)
         })
-        .map(|c| literals(ctx.snippet(c.span)))
-        .unwrap_or_default();
-    // The calls in `cond` that read a key header of the template, as written (whitespace
-    // and comments removed): a part of the condition tests the key only if it holds one.
-    let template_reads = |cond: Span| -> Vec<String> {
+        .and_then(|c| arg_text(c, 0));
+    // Whether a header written `h` is the sink's: the same text, a string literal compared
+    // case-insensitively (RFC 9110 5.1; Feign's header map is case-insensitive). Unknown
+    // when the sink's header is not known: a yes.
+    let same_header = |h: &str| {
+        sink_header
+            .as_deref()
+            .is_none_or(|s| s == h || (h.starts_with('"') && s.eq_ignore_ascii_case(h)))
+    };
+    // The interceptor empties the header again before the test can see it: `removeHeader`
+    // or a value-less `header(name)` of the sink's header (or one not written as a
+    // literal), an empty value list, or `headers(..)`, which replaces them all.
+    if m.calls.iter().filter(in_scope).any(|c| {
+        c.receiver.as_deref().is_some_and(on_template)
+            && match (c.callee.as_str(), c.args.len()) {
+                ("removeHeader", 1) | ("header", 1) => {
+                    arg_text(c, 0).is_none_or(|h| !h.starts_with('"') || same_header(&h))
+                }
+                ("header", 2) => arg_text(c, 1).is_some_and(|v| {
+                    v.contains("emptyList") || v == "List.of()" || v.contains("EMPTY_LIST")
+                }),
+                ("headers", 1) => true,
+                _ => false,
+            }
+    }) {
+        return false;
+    }
+    // The calls in `cond` that read the sink's header from the template, as written
+    // (whitespace and comments removed), each with whether its result is negated (a
+    // helper in this file that returns `!..`): a part of the condition tests the key only
+    // if it holds one.
+    let template_reads = |cond: Span| -> Vec<(String, bool)> {
         m.calls
             .iter()
             .filter(in_scope)
-            .filter(|c| {
-                cond.contains(c.span)
-                    && ((ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
-                        && c.receiver.as_deref().is_some_and(on_template))
-                        || (c
-                            .args
-                            .iter()
-                            .any(|a| m.values[a.value].ident.as_deref() == Some(template))
-                            && ctx.index.reads_key_header(c, ctx.path)))
+            .filter(|c| cond.contains(c.span))
+            .filter_map(|c| {
+                let direct = ctx.facts.header_reads.iter().any(|(s, _)| *s == c.span)
+                    && c.receiver.as_deref().is_some_and(on_template)
+                    && arg_text(c, 0).is_some_and(|h| same_header(&h));
+                if direct {
+                    return Some((code_text(ctx.snippet(c.span)), false));
+                }
+                let at = c
+                    .args
+                    .iter()
+                    .position(|a| m.values[a.value].ident.as_deref() == Some(template))?;
+                if !ctx.index.reads_key_header(c, ctx.path) {
+                    return None;
+                }
+                let negated = helper_reads_param(ctx, c, at)?;
+                Some((code_text(ctx.snippet(c.span)), negated))
             })
-            .map(|c| code_text(ctx.snippet(c.span)))
             .collect()
     };
     let bspan = m.scopes[scope].span;
@@ -1991,26 +2025,67 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
                 GuardKind::IfFalse => ("||", "&&", false),
                 GuardKind::Elvis => return false,
             };
-            if text.contains(other) {
+            // A negated compound (`!(a && b)`) is not split into its parts.
+            if text.contains(other) || (text.starts_with("!(") && text.contains(join)) {
                 return false;
             }
             text.split(join).any(|part| {
                 let part = strip_outer_parens(part);
-                let names_it = {
-                    let lits = literals(part);
-                    // Header names are case-insensitive (RFC 9110 5.1), as Feign's
-                    // header map is.
-                    lits.is_empty()
-                        || sink_literals.is_empty()
-                        || lits
-                            .iter()
-                            .any(|l| sink_literals.iter().any(|s| s.eq_ignore_ascii_case(l)))
-                };
-                reads.iter().any(|r| part.contains(r.as_str()))
-                    && names_it
-                    && key_missing_test(part) == Some(wanted_missing)
+                reads.iter().any(|(r, negated)| {
+                    part.contains(r.as_str())
+                        && key_missing_test(part).map(|missing| missing != *negated)
+                            == Some(wanted_missing)
+                })
             })
         })
+}
+
+/// Whether the helper `call` reads a key header from the argument at position `at` (a
+/// `RequestTemplate`): `Some(negated)` when its declaration in this file reads one from
+/// that parameter (`negated`: it returns the opposite, `return !t.headers()..`), or when
+/// it is not declared here (the index says it reads a key header; trusted); `None` when
+/// its declaration here reads another store (`MDC.get(..)`).
+fn helper_reads_param(ctx: &Ctx, call: &Call, at: usize) -> Option<bool> {
+    let m = ctx.model;
+    // In the caller's own type (another class of the file may have a helper so named).
+    let ty = m.enclosing_type(call.scope);
+    let mut decls = m.scopes.iter().enumerate().filter(|(i, s)| {
+        matches!(&s.kind, ScopeKind::Function(f) if f.name == call.callee && f.params.len() == call.args.len())
+            && m.enclosing_type(*i) == ty
+    });
+    let Some((fid, _)) = decls.next() else {
+        return Some(false);
+    };
+    if decls.next().is_some() {
+        return None;
+    }
+    let ScopeKind::Function(f) = &m.scopes[fid].kind else {
+        return None;
+    };
+    let param = f.params.get(at)?.name.as_str();
+    let reads_param = ctx.facts.header_reads.iter().any(|(s, sc)| {
+        m.is_within(*sc, fid)
+            && m.calls.iter().any(|c| {
+                c.span == *s
+                    && c.receiver.as_deref().is_some_and(|r| {
+                        let r = r.trim();
+                        r == param || r.strip_prefix(param).is_some_and(|x| x.starts_with('.'))
+                    })
+            })
+    });
+    if !reads_param {
+        return None;
+    }
+    let returns: Vec<String> = m
+        .returns
+        .iter()
+        .filter(|r| m.enclosing_function(r.scope) == Some(fid))
+        .map(|r| code_text(ctx.snippet(m.values[r.value].span)))
+        .collect();
+    match returns.as_slice() {
+        [one] => Some(one.starts_with('!') && !one.starts_with("!=")),
+        _ => None,
+    }
 }
 
 /// Whether the condition part `part` (whitespace and comments removed) tests that a header
@@ -2043,15 +2118,6 @@ fn key_missing_test(part: &str) -> Option<bool> {
         return Some(!negated);
     }
     body.ends_with(')').then_some(negated)
-}
-
-/// The string literals of `text`, as written between their quotes.
-fn literals(text: &str) -> Vec<String> {
-    text.split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
 }
 
 /// `c` without the parentheses around the whole of it (`((a == 0))` → `a == 0`).
