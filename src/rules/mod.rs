@@ -1927,12 +1927,7 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
     let Some(template) = template_param(ctx, scope) else {
         return false;
     };
-    let on_template = |r: &str| {
-        let r = r.trim();
-        r == template
-            || r.strip_prefix(template)
-                .is_some_and(|rest| rest.starts_with('.'))
-    };
+    let on_template = |r: &str| receiver_is(r, template);
     let in_scope = |c: &&Call| m.is_within(c.scope, scope);
     let arg_text = |c: &Call, i: usize| {
         c.args
@@ -2040,6 +2035,15 @@ fn feign_template_guard(ctx: &Ctx, scope: ScopeId, mint: Span, sink: Option<Span
         })
 }
 
+/// Whether the receiver text `r` is the variable `name` or starts with it
+/// (`template`, `template.headers()`).
+fn receiver_is(r: &str, name: &str) -> bool {
+    let r = r.trim();
+    r == name
+        || r.strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
 /// Whether the helper `call` reads a key header from the argument at position `at` (a
 /// `RequestTemplate`): `Some(negated)` when its declaration in this file reads one from
 /// that parameter (`negated`: it returns the opposite, `return !t.headers()..`), or when
@@ -2066,11 +2070,7 @@ fn helper_reads_param(ctx: &Ctx, call: &Call, at: usize) -> Option<bool> {
     let reads_param = ctx.facts.header_reads.iter().any(|(s, sc)| {
         m.is_within(*sc, fid)
             && m.calls.iter().any(|c| {
-                c.span == *s
-                    && c.receiver.as_deref().is_some_and(|r| {
-                        let r = r.trim();
-                        r == param || r.strip_prefix(param).is_some_and(|x| x.starts_with('.'))
-                    })
+                c.span == *s && c.receiver.as_deref().is_some_and(|r| receiver_is(r, param))
             })
     });
     if !reads_param {
