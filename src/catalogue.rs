@@ -435,6 +435,15 @@ pub struct BoundaryEntry {
     pub annotations: Vec<String>,
     #[serde(default)]
     pub exclude_return_types: Vec<String>,
+    /// For the `annotated-function` form: one of `annotations` on a class stands for it on
+    /// each method a proxy can invoke, the class's own `public` non-`static` methods (Java)
+    /// or those neither `private` nor `protected` (Kotlin), constructors excluded. Spring
+    /// Framework 7 reference, "Resilience Features": `@Retryable` "for all proxy-invoked
+    /// methods in a given class hierarchy (with the annotation declared at the type
+    /// level)"; Resilience4j's `@Retry` javadoc: on a class, "equivalent to applying it on
+    /// all its public methods".
+    #[serde(default)]
+    pub on_type: bool,
     #[serde(default)]
     pub requires_nonlocal_return: bool,
     /// Annotations that stop the method's body from ever running when the method returns
@@ -735,6 +744,7 @@ const TABLES: &[(&str, Shape)] = &[
             "methods",
             "annotations",
             "exclude_return_types",
+            "on_type",
             "requires_nonlocal_return",
             "inert_with",
             "async_return_types",

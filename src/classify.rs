@@ -426,6 +426,54 @@ pub(crate) fn applicable_boundaries<'c>(
         .collect()
 }
 
+/// For an `annotated-function` entry with [`BoundaryEntry::on_type`]: the entry's
+/// annotation on the type that directly declares the function scope `i`, and that type's
+/// name, when a proxy can
+/// invoke the function: a Java method declared `public` and not `static`, a Kotlin function
+/// that is neither `private` nor `protected` (Resilience4j's `@Retry` javadoc: on a class it
+/// is "equivalent to applying it on all its public methods"; Spring AOP's pointcuts match
+/// public methods). Constructors and Kotlin `init` blocks are not, nor is a function nested
+/// in another function.
+fn type_level_annotation<'m>(
+    model: &'m FileModel,
+    text: &str,
+    i: ScopeId,
+    entry: &BoundaryEntry,
+) -> Option<(&'m crate::model::Annotation, &'m str)> {
+    let s = &model.scopes[i];
+    let ScopeKind::Function(f) = &s.kind else {
+        return None;
+    };
+    let t = model.type_info(s.parent?)?;
+    let a = t
+        .annotations
+        .iter()
+        .find(|a| entry.annotations.contains(&a.name))?;
+    if f.name.is_empty() || f.name == t.name || f.name == "constructor" || f.name == "init" {
+        return None;
+    }
+    // The modifiers written before the name, the function's own annotations skipped.
+    let head_end = f.name_span.start.min(text.len());
+    let head_start = s.span.start.min(head_end);
+    let mut head = text.get(head_start..head_end)?.to_string();
+    for x in &f.annotations {
+        if x.span.start >= head_start && x.span.end <= head_end {
+            let (a0, a1) = (x.span.start - head_start, x.span.end - head_start);
+            head.replace_range(a0..a1, &" ".repeat(a1 - a0));
+        }
+    }
+    let words: Vec<&str> = head
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let has = |w: &str| words.contains(&w);
+    let proxied = match model.language {
+        // A bodiless interface method mints nothing, so the class's own are what count.
+        Language::Java => has("public") && !has("static"),
+        _ => !has("private") && !has("protected"),
+    };
+    proxied.then_some((a, t.name.as_str()))
+}
+
 fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
     let entries = applicable_boundaries(cat, lang, text);
@@ -539,10 +587,20 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     let ScopeKind::Function(f) = &s.kind else {
                         continue;
                     };
-                    let Some(a) = f
+                    // The function's own annotation, else its class's (`on_type`), with
+                    // the class's name.
+                    let Some((a, on_class)) = f
                         .annotations
                         .iter()
                         .find(|a| entry.annotations.contains(&a.name))
+                        .map(|a| (a, None))
+                        .or_else(|| {
+                            entry
+                                .on_type
+                                .then(|| type_level_annotation(model, text, i, entry))
+                                .flatten()
+                                .map(|(a, t)| (a, Some(t)))
+                        })
                     else {
                         continue;
                     };
@@ -610,7 +668,12 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         i,
                         boundary_of(
                             entry,
-                            format!("`@{}` method `{}()`{why}", a.name, f.name),
+                            match on_class {
+                                None => format!("`@{}` method `{}()`{why}", a.name, f.name),
+                                Some(t) => {
+                                    format!("method `{}()` of `@{}` class `{t}`{why}", f.name, a.name)
+                                }
+                            },
                             f.name_span,
                             None,
                             None,
