@@ -90,6 +90,207 @@ pub struct FileFacts {
     pub library_mints: Vec<(CallId, usize)>,
     /// Writes under a name another file may declare a key (see [`NamedWrite`]).
     pub named_writes: Vec<NamedWrite>,
+    /// Failure handlers that make a call of their protected code again ([`Reattempt`]).
+    pub reattempts: Vec<Reattempt>,
+}
+
+/// A failure handler that runs an operation again: a `catch` clause (Java, Kotlin) that
+/// makes the same call as its `try` block, or a recovery lambda (`exceptionally`,
+/// `onErrorResume`, `recover`, ..) that makes the same call as the code it recovers
+/// from. The second call evaluates its arguments, and runs the callee's body, again: a
+/// key minted there is a new key for the same operation ([`reattempts`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reattempt {
+    /// Byte span of the handler: the `catch` clause, or the recovery lambda.
+    pub handler: Span,
+    /// Byte span of where a message points at the handler: the `catch` keyword, or the
+    /// recovery call's name.
+    pub anchor: Span,
+    /// How a message names it ("the `catch (ApiConnectionException e)` clause").
+    pub label: String,
+    /// The calls in the handler that repeat a call of the protected code (same callee,
+    /// receiver text and number of arguments), each with the protected code's calls it
+    /// repeats. Whether the arguments match is the rule's to judge (those that carry the
+    /// key may differ).
+    pub calls: Vec<(CallId, Vec<CallId>)>,
+}
+
+/// Recovery operators whose lambda runs after the code upstream failed, with the failure
+/// (CompletableFuture `exceptionally`/`exceptionallyCompose`/`exceptionallyAsync`, Reactor
+/// `onErrorResume`, RxJava `onErrorResumeNext`, Kotlin `Result.recover`/`recoverCatching`/
+/// `getOrElse`, Kotlin Flow `catch`).
+const RECOVERY_CALLEES: &[&str] = &[
+    "exceptionally",
+    "exceptionallyAsync",
+    "exceptionallyCompose",
+    "exceptionallyComposeAsync",
+    "onErrorResume",
+    "onErrorResumeNext",
+    "recover",
+    "recoverCatching",
+    "getOrElse",
+];
+
+/// The failure handlers of `model` that call again what they protect ([`Reattempt`]).
+/// A `catch` clause's protected code is its `try` block, found in `text` by walking back
+/// over the clauses before it to the block's braces; a recovery lambda's is the receiver
+/// chain of its call. A repeated call counts only when the handler makes it directly (not
+/// in a nested lambda or function) and the protected code makes one like it, outside any
+/// conditional arm of its own.
+pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
+    if model.language == Language::Rust {
+        return Vec::new();
+    }
+    let same = |a: &Call, b: &Call| {
+        a.callee == b.callee
+            && a.args.len() == b.args.len()
+            && crate::catalogue::receiver_text(a) == crate::catalogue::receiver_text(b)
+    };
+    let mut out = Vec::new();
+    let mut push =
+        |protected: Span, handler: Span, handler_scope: ScopeId, anchor: Span, label: String| {
+            let calls: Vec<(CallId, Vec<CallId>)> = model
+                .calls
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| handler.contains(c.span) && c.scope == handler_scope)
+                .map(|(i, c)| {
+                    let originals = model
+                        .calls
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| {
+                            protected.contains(p.span)
+                            && !handler.contains(p.span)
+                            && same(p, c)
+                            // Made whenever the protected code runs, not on one of its
+                            // paths: a handler repeating a call one arm of the `try` makes
+                            // (`when (code) { .. -> redirect(..) }`) may be that call's
+                            // first run, after another step failed.
+                            && !model
+                                .conditional
+                                .iter()
+                                .any(|k| protected.contains(*k) && k.contains(p.span))
+                        })
+                        .map(|(j, _)| j)
+                        .collect::<Vec<_>>();
+                    (i, originals)
+                })
+                .filter(|(_, o)| !o.is_empty())
+                .collect();
+            if !calls.is_empty() {
+                out.push(Reattempt {
+                    handler,
+                    anchor,
+                    label,
+                    calls,
+                });
+            }
+        };
+    for k in &model.catches {
+        let Some(t) = try_block_of(model, text, *k) else {
+            continue;
+        };
+        let scope = model.innermost_scope_at(k.start);
+        let head = text
+            .get(k.start..k.end)
+            .and_then(|c| c.split('{').next())
+            .map(|h| h.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let anchor = Span {
+            start: k.start,
+            end: (k.start + "catch".len()).min(k.end),
+        };
+        push(t, *k, scope, anchor, format!("the `{head}` clause"));
+    }
+    for (i, s) in model.scopes.iter().enumerate() {
+        let ScopeKind::Lambda(l) = &s.kind else {
+            continue;
+        };
+        let Some(owner) = l.owner_call else { continue };
+        let call = &model.calls[owner];
+        if !RECOVERY_CALLEES.contains(&call.callee.as_str()) {
+            continue;
+        }
+        let Some(up) = call.receiver_call else {
+            continue;
+        };
+        let protected = model.calls[up].span;
+        push(
+            protected,
+            s.span,
+            i,
+            call.name_span,
+            format!("the `{}(…)` handler", call.callee),
+        );
+    }
+    out
+}
+
+/// The byte span of the `try` block that the `catch` clause at `k` belongs to: back over
+/// whitespace, comments and earlier `catch` clauses of the same statement to a `}`, then to
+/// its matching `{`, which must follow `try` (or a try-with-resources header).
+fn try_block_of(model: &FileModel, text: &str, k: Span) -> Option<Span> {
+    let bytes = text.as_bytes();
+    let mut at = k.start;
+    loop {
+        while at > 0 && bytes[at - 1].is_ascii_whitespace() {
+            at -= 1;
+        }
+        // An earlier clause of the same `try`.
+        match model.catches.iter().find(|c| c.end == at && c.start < at) {
+            Some(c) => at = c.start,
+            None => break,
+        }
+    }
+    if at == 0 || bytes[at - 1] != b'}' {
+        return None;
+    }
+    let close = at - 1;
+    let mut depth = 0usize;
+    let mut open = None;
+    for j in (0..=close).rev() {
+        match bytes[j] {
+            b'}' => depth += 1,
+            b'{' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(j);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let open = open?;
+    let before = text[..open].trim_end();
+    let is_try = |h: &str| {
+        h.strip_suffix("try")
+            .is_some_and(|r| !r.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+    };
+    let resources = before.ends_with(')') && {
+        // `try (Res r = ..)`: the parenthesis's match follows `try`.
+        let mut d = 0usize;
+        let mut start = None;
+        for (j, b) in before.bytes().enumerate().rev() {
+            match b {
+                b')' => d += 1,
+                b'(' => {
+                    d -= 1;
+                    if d == 0 {
+                        start = Some(j);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        start.is_some_and(|j| is_try(before[..j].trim_end()))
+    };
+    (is_try(before) || resources).then_some(Span {
+        start: open,
+        end: close + 1,
+    })
 }
 
 /// Runs the pass: rewrites source calls into [`Source`] atoms in `model`, then classifies.
@@ -121,6 +322,7 @@ pub fn classify_in_project(
     named_writes(model, text, cat, &mut facts);
     locks(model, cat, &mut facts);
     header_reads(model, cat, &mut facts);
+    facts.reattempts = reattempts(model, text);
     for (cid, call) in model.calls.iter().enumerate() {
         if let Some(i) = cat
             .minting_calls
@@ -671,7 +873,10 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             match on_class {
                                 None => format!("`@{}` method `{}()`{why}", a.name, f.name),
                                 Some(t) => {
-                                    format!("method `{}()` of `@{}` class `{t}`{why}", f.name, a.name)
+                                    format!(
+                                        "method `{}()` of `@{}` class `{t}`{why}",
+                                        f.name, a.name
+                                    )
                                 }
                             },
                             f.name_span,

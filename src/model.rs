@@ -284,10 +284,25 @@ impl LoopInfo {
             // waits names the iterations as attempts (`for (delay in retryDelays)`,
             // `for delay in ExponentialBackoff::from_millis(10).take(3)`).
             let (var, iterable) = self.for_parts();
+            // The iterable's own words, not those of the arguments of the calls that make
+            // it: `sqs.receiveMessage(r -> r.waitTimeSeconds(20)).messages()` is a batch of
+            // messages, however long its long poll waits.
+            let mut depth = 0usize;
+            let outer: String = iterable
+                .chars()
+                .filter(|c| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth = depth.saturating_sub(1),
+                        _ => return depth == 0,
+                    }
+                    false
+                })
+                .collect();
             hint = HINTS.iter().any(|w| var.contains(w))
                 || SCHEDULE
                     .iter()
-                    .any(|w| var.contains(w) || iterable.contains(w));
+                    .any(|w| var.contains(w) || outer.contains(w));
             if !hint {
                 return false;
             }

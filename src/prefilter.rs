@@ -2141,7 +2141,8 @@ impl FileDemand {
                     .collect(),
             ),
             library_mints: !facts.library_mints.is_empty(),
-            has_boundary: facts.boundaries.iter().any(Option::is_some),
+            has_boundary: facts.boundaries.iter().any(Option::is_some)
+                || !facts.reattempts.is_empty(),
             // Collected from a set, so the vector is as long as the distinct names (an
             // in-place collect from one `String` per call kept that capacity).
             callees: model

@@ -65,6 +65,11 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
                     )
                 })
             }
+            "key-in-retry-scope"
+                if f.boundary.as_ref().is_some_and(|b| b.flavor == "reattempt") =>
+            {
+                Err("the retry is a second call in a failure handler (a `catch` clause or a recovery lambda), not a scope that runs again: no key declared before it is in reach of both calls without moving the first; compute the key once before the first call and pass the same value to both".into())
+            }
             "key-in-retry-scope" => hoist(ctx, f),
             "key-in-callback-retry" => clone_call(ctx, f).ok_or_else(|| {
                 "the callback does not resend the original request unchanged (the same call with the same arguments), so replacing its new call with `call.clone()` could change what is sent; reuse the original request's key by hand".into()

@@ -59,4 +59,25 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         };
         out.push(ctx.origin_finding(ID, &kf.origin, Some(b), &kf.sink_label, message, help));
     }
+    // The callback calls a function that mints the key in its own body: the function that
+    // enqueued it (`charge(body, attempt + 1)` from `onFailure`), or another.
+    for mc in &flows.mint_calls {
+        if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Callback) {
+            continue;
+        }
+        let call = &ctx.model.calls[mc.call];
+        let label = &ctx.boundary(mc.boundary).label;
+        let message = format!(
+            "{label} calls `{}(…)` again, and {} each time it runs, so the retry sends a new idempotency key; `call.clone()` would resend the original request with its key",
+            super::helper_name(call),
+            mc.mints_phrase(call)
+        );
+        let help = format!(
+            "compute the key once, before the first call (`{}`), and pass it to `{}` as a parameter so the retry sends the same value, or retry with `call.clone().enqueue(this)`, which resends the original request",
+            ctx.derive_example(),
+            call.callee
+        );
+        let sink = format!("the key `{}()` mints", super::helper_name(call));
+        out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
+    }
 }

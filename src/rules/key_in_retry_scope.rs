@@ -5,10 +5,12 @@
 use super::{Ctx, Flows};
 use crate::catalogue::BoundaryKind;
 use crate::finding::Finding;
+use crate::model::{CallId, Span};
 
 pub const ID: &str = "key-in-retry-scope";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    reattempts(ctx, flows, out);
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Retry) {
@@ -63,6 +65,129 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         ));
         let sink = format!("the key `{}()` mints", super::helper_name(call));
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
+    }
+}
+
+/// Failure handlers that repeat a call of the code they protect ([`crate::classify::Reattempt`]):
+/// a key the repeated call gets from a value the handler evaluates, or that the repeated
+/// callee mints in its own body, is a new key for the second attempt of the operation.
+fn reattempts(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
+    let m = ctx.model;
+    let text_of = |span: Span| -> String {
+        ctx.text
+            .get(span.start..span.end)
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect()
+    };
+    // The repeated call sends what one of its originals sent: each argument written the
+    // same, but those for which `carries(argument span)` says it carries the key.
+    let same_args = |c: CallId, originals: &[CallId], carries: &dyn Fn(Span) -> bool| {
+        let args = &m.calls[c].args;
+        originals.iter().any(|o| {
+            args.iter().zip(&m.calls[*o].args).all(|(a, b)| {
+                let (sa, sb) = (m.values[a.value].span, m.values[b.value].span);
+                carries(sa) || text_of(sa) == text_of(sb)
+            })
+        })
+    };
+    for r in &ctx.facts.reattempts {
+        // The local of the handler whose value holds `span`, read by the repeated call.
+        let holder = |span: Span| {
+            m.bindings.iter().find(|b| {
+                r.handler.contains(b.span)
+                    && b.value.is_some_and(|v| m.values[v].span.contains(span))
+            })
+        };
+        // A repeated call that sends the key at `sink` (inside its arguments, or through a
+        // local of the handler one of them reads), with its other arguments as before.
+        let repeated = |sink: Span| {
+            r.calls.iter().find(|(c, originals)| {
+                let call = &m.calls[*c];
+                let local = holder(sink).map(|b| b.name.clone());
+                let carries = |a: Span| {
+                    a.contains(sink)
+                        || local
+                            .as_deref()
+                            .is_some_and(|n| crate::text::has_word(&text_of(a), n))
+                };
+                (call.span.contains(sink)
+                    || local.as_deref().is_some_and(|n| {
+                        call.args
+                            .iter()
+                            .any(|a| crate::text::has_word(&text_of(m.values[a.value].span), n))
+                    }))
+                    && same_args(*c, originals, &carries)
+            })
+        };
+        let how = |callee: &str| {
+            format!(
+                "{}, which calls `{callee}(…)` again after the same call failed",
+                r.label
+            )
+        };
+        let help = format!(
+            "compute the key once, before the first call (`{}`, or `{}` when the intent is formed), and pass the same value to both calls",
+            ctx.derive_example(),
+            ctx.mint_example()
+        );
+        for kf in &flows.key_flows {
+            if kf.origin.counter
+                || !r.handler.contains(kf.origin.span)
+                || !r.handler.contains(kf.sink_span)
+            {
+                continue;
+            }
+            let Some((c, _)) = repeated(kf.sink_span) else {
+                continue;
+            };
+            let callee = &m.calls[*c];
+            let message = format!(
+                "{} is evaluated again in {}, so the second attempt sends a new idempotency key ({})",
+                ctx.origin_desc(&kf.origin),
+                how(&super::helper_name(callee)),
+                kf.sink_label
+            );
+            let f = ctx.origin_finding(ID, &kf.origin, None, &kf.sink_label, message, help.clone());
+            out.push(ctx.with_construct(f, "retry", &r.label, r.anchor, "reattempt"));
+        }
+        for (c, originals) in &r.calls {
+            let call = &m.calls[*c];
+            // A call of an enclosing function is recursion, which the self-retrying
+            // function's own boundary reports.
+            if !same_args(*c, originals, &|_| false)
+                || m.ancestors(call.scope)
+                    .filter_map(|s| m.function_info(s))
+                    .any(|f| f.name == call.callee)
+            {
+                continue;
+            }
+            let Some(res) = ctx.index.mints(call, ctx.path) else {
+                continue;
+            };
+            let mc = super::MintCall {
+                call: *c,
+                info: res.infos[0].clone(),
+                boundary: call.scope,
+                more_locations: res.infos[1..].iter().map(|i| i.location.clone()).collect(),
+                ambiguous: res.ambiguous().then_some((res.minting, res.candidates)),
+            };
+            let message = format!(
+                "{} each time it runs, and {} repeats the call after it failed, so the second attempt sends a different key",
+                mc.mints_phrase(call),
+                r.label
+            );
+            let sink = format!("the key `{}()` mints", super::helper_name(call));
+            let help = format!(
+                "create the key once, before the first call (`{}`, or `{}` when the intent is formed), and pass it into `{}` as a parameter so both calls send it",
+                ctx.derive_example(),
+                ctx.mint_example(),
+                call.callee
+            );
+            let f = mc.adjust(ctx.finding(ID, call.span, None, &sink, message, help));
+            out.push(ctx.with_construct(f, "retry", &r.label, r.anchor, "reattempt"));
+        }
     }
 }
 

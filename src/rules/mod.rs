@@ -1279,9 +1279,22 @@ pub fn flows(ctx: &Ctx) -> Flows {
         // A call named like an enclosing function is a delegation to another object's
         // method of the same name (`http.send(..)` inside `send`), or recursion; neither
         // is a helper call into the boundary.
-        if m.ancestors(call.scope)
-            .filter_map(|s| m.function_info(s))
-            .any(|f| f.name == call.callee)
+        // In a callback, though, a call of the function that enqueued it (outside the
+        // callback, with no receiver or `this`) is the re-invocation the callback retries
+        // by (`onFailure` calling `charge(body, attempt + 1)`).
+        let reinvoked = ctx.facts.boundaries[b]
+            .as_ref()
+            .is_some_and(|bd| bd.kind == BoundaryKind::Callback)
+            && call.receiver.as_deref().is_none_or(|r| r == "this")
+            && call.path.len() <= 1
+            && m.ancestors(b)
+                .filter(|s| *s != b)
+                .filter_map(|s| m.function_info(s))
+                .any(|f| f.name == call.callee);
+        if !reinvoked
+            && m.ancestors(call.scope)
+                .filter_map(|s| m.function_info(s))
+                .any(|f| f.name == call.callee)
         {
             continue;
         }
@@ -1366,6 +1379,37 @@ impl Ctx<'_> {
                 .filter(|e| e.user && !e.label_default && !e.label.is_empty())
                 .map(|e| e.label.clone()),
         }
+    }
+
+    /// `f` (built with no boundary scope) with the construct that runs its code again
+    /// named as its boundary: `kind` (`retry`), `label`, the `anchor` a snippet marks, and
+    /// a catalogue-style `flavor`. The fingerprint counts the construct as a boundary's.
+    pub fn with_construct(
+        &self,
+        mut f: Finding,
+        kind: &str,
+        label: &str,
+        anchor: Span,
+        flavor: &str,
+    ) -> Finding {
+        let p = self.lines.position(self.text, anchor.start);
+        let normalized: String = f.source.chars().filter(|c| !c.is_whitespace()).collect();
+        let path = crate::finding::project_relative(self.path);
+        let enclosing = self.enclosing_names(f.span.start);
+        let sig = format!("{kind}:{label}");
+        f.fingerprint =
+            crate::finding::fingerprint(&[f.rule, &path, &enclosing, &sig, &normalized]);
+        f.boundary = Some(BoundaryRef {
+            kind: kind.to_string(),
+            label: label.to_string(),
+            line: p.line,
+            column: p.column,
+            span: anchor,
+            path: None,
+            flavor: flavor.to_string(),
+            user_label: None,
+        });
+        f
     }
 
     /// Builds a finding at `span` (the ephemeral expression).
