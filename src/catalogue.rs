@@ -19,6 +19,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("core.toml", include_str!("../rules/core.toml")),
     ("jdk.toml", include_str!("../rules/jdk.toml")),
     (
+        "id-generators.toml",
+        include_str!("../rules/id-generators.toml"),
+    ),
+    (
         "rust-sources.toml",
         include_str!("../rules/rust-sources.toml"),
     ),
@@ -1556,9 +1560,12 @@ mod tests {
     fn key_lists_match_the_structs() {
         let sample = |key: &str| -> String {
             match key {
-                "free" | "new" | "requires_nonlocal_return" | "requires_shedlock" | "by_name" => {
-                    "true".into()
-                }
+                "free"
+                | "new"
+                | "requires_nonlocal_return"
+                | "requires_shedlock"
+                | "by_name"
+                | "on_type" => "true".into(),
                 "name_arg" | "value_arg" | "max_args" => "0".into(),
                 "kind" => "\"retry\"".into(),
                 "form" => "\"lambda-arg\"".into(),

@@ -1382,6 +1382,21 @@ impl FnDecl {
 }
 
 /// Pass 1: summarises one classified file.
+/// Whether origin `o` of a value in function `f` is evaluated on each call of `f`: not when
+/// it is a field's initialiser (its scope a type or object), which runs once per object
+/// when the object is built, unless `f` is a constructor of that type (named as it).
+fn evaluated_per_call(model: &FileModel, f: ScopeId, o: &crate::flow::Origin) -> bool {
+    let field_init = matches!(
+        model.scopes[o.scope].kind,
+        ScopeKind::Type(_) | ScopeKind::Object(_)
+    );
+    let constructor_of_it = model.scopes[f].parent == Some(o.scope)
+        && model
+            .type_info(o.scope)
+            .is_some_and(|t| model.function_info(f).is_some_and(|fi| fi.name == t.name));
+    !field_init || constructor_of_it
+}
+
 pub fn summarize(
     path: &str,
     text: &str,
@@ -1510,7 +1525,11 @@ pub fn summarize(
         // An attempt counter is new on each attempt of the loop around it only: callers of
         // a function returning one do not get a new value per call.
         for v in flow.returns_of(i) {
-            for o in flow.origins(v, &rec).into_iter().filter(|o| !o.counter) {
+            for o in flow
+                .origins(v, &rec)
+                .into_iter()
+                .filter(|o| !o.counter && evaluated_per_call(model, i, o))
+            {
                 if d.fresh().is_none() {
                     d.rare_mut().fresh = Some(Box::new(HelperInfo {
                         kind: o.kind,
@@ -1550,7 +1569,7 @@ pub fn summarize(
             model.failure_caught_all(model.values[sink.value].span.start, model.scopes[f].span);
         d.sink_unhandled |= !sink_handled;
         if d.mints().is_none()
-            && let Some(o) = origins.first()
+            && let Some(o) = origins.iter().find(|o| evaluated_per_call(model, f, o))
         {
             d.rare_mut().mints = Some(Box::new(MintInfo {
                 source: o.display.clone(),
@@ -1715,7 +1734,11 @@ pub fn summarize(
                 continue;
             }
             let rec = Recorder::cached(&refs);
-            if let Some(o) = flow.origins(arg.value, &rec).first() {
+            if let Some(o) = flow
+                .origins(arg.value, &rec)
+                .iter()
+                .find(|o| evaluated_per_call(model, f, o))
+            {
                 candidates.push(KeyedArg {
                     callee: names.get(call.callee.as_str()),
                     arity: u32::try_from(call.args.len()).unwrap_or(u32::MAX),

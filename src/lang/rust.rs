@@ -235,6 +235,10 @@ pub const MAX_MACRO_BRACES: u32 = 6;
 /// seconds); deeper ones are reported.
 pub const MAX_MACRO_NESTING: u32 = 16;
 
+/// Macros that expand to a newly generated value, lowered as a call of their name
+/// ([`crate::catalogue`] sources match them): `nanoid!()` of the nanoid crate.
+const VALUE_MACROS: &[&str] = &["nanoid"];
+
 /// Deepest bracket nesting or longest run of prefix operators `lower` lets syn parse.
 pub const PARSE_DEPTH_LIMIT: usize = 5_000;
 
@@ -1578,6 +1582,42 @@ impl<'a> Lowerer<'a> {
                 ExprInfo::default()
             }
             Expr::Macro(m) => {
+                // A macro that expands to a generated value (`nanoid!()`, `nanoid!(10)`) is
+                // a call of that name, so the catalogue's sources can match it; its tokens
+                // are lowered as for any macro.
+                let name = m.mac.path.segments.last().map(|s| s.ident.to_string());
+                if let Some(name) = name.filter(|n| VALUE_MACROS.contains(&n.as_str())) {
+                    let id = self.reserve_call();
+                    atoms.push(Atom::Call(id));
+                    let mut inner = Vec::new();
+                    self.mac(&m.mac, &mut inner);
+                    let mut path = path_segments(&m.mac.path);
+                    path.pop();
+                    let name_span = m
+                        .mac
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| self.sp(&s.ident))
+                        .unwrap_or_default();
+                    self.m.calls[id] = Call {
+                        callee: name,
+                        path,
+                        receiver: None,
+                        receiver_call: None,
+                        args: Vec::new(),
+                        is_new: false,
+                        span: self.sp(e),
+                        name_span,
+                        scope: self.scope,
+                        receiver_lambda: None,
+                        receiver_type: None,
+                    };
+                    return ExprInfo {
+                        call: Some(id),
+                        lambda: None,
+                    };
+                }
                 self.mac(&m.mac, atoms);
                 ExprInfo::default()
             }
