@@ -706,6 +706,19 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                                 .and_then(|r| lambda_bound_to(model, r, call.span.start))
                         }) {
                             targets.push((l, false));
+                        } else if let Some(r) = call.receiver.as_deref().filter(|r| {
+                            // A function item named as the receiver (`settle_once.retry(b)`,
+                            // backon's `Retryable` for `FnMut() -> Fut`): its body runs per
+                            // attempt. Not a local of that name.
+                            !r.is_empty()
+                                && r.chars().all(|c| c.is_alphanumeric() || c == '_')
+                                && !model.bindings.iter().any(|b| {
+                                    b.name == *r && b.name_span.start < call.span.start
+                                })
+                        }) {
+                            for f in functions.get(r).into_iter().flatten() {
+                                targets.push((*f, false));
+                            }
                         }
                     } else {
                         for (ai, arg) in call.args.iter().enumerate() {
