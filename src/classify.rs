@@ -131,6 +131,26 @@ const RECOVERY_CALLEES: &[&str] = &[
     "getOrElse",
 ];
 
+/// Of [`RECOVERY_CALLEES`], Kotlin `Result`'s: recovery only on a `runCatching` chain.
+const KOTLIN_RESULT_RECOVERY: &[&str] = &["recover", "recoverCatching", "getOrElse"];
+
+/// Whether the receiver chain from call `c` (itself included) calls one of `names`.
+fn chain_has(model: &FileModel, c: CallId, names: &[&str]) -> bool {
+    let mut at = Some(c);
+    let mut guard = 0;
+    while let Some(i) = at {
+        guard += 1;
+        if guard > 256 {
+            return false;
+        }
+        if names.contains(&model.calls[i].callee.as_str()) {
+            return true;
+        }
+        at = model.calls[i].receiver_call;
+    }
+    false
+}
+
 /// The failure handlers of `model` that call again what they protect ([`Reattempt`]).
 /// A `catch` clause's protected code is its `try` block, found in `text` by walking back
 /// over the clauses before it to the block's braces; a recovery lambda's is the receiver
@@ -147,21 +167,54 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
             && crate::catalogue::receiver_text(a) == crate::catalogue::receiver_text(b)
     };
     let mut out = Vec::new();
-    let mut push =
-        |protected: Span, handler: Span, handler_scope: ScopeId, anchor: Span, label: String| {
-            let calls: Vec<(CallId, Vec<CallId>)> = model
-                .calls
+    // A call that is an operation of its own: not an argument of another call (a lambda
+    // argument's body aside), and not a call on a value a source draws
+    // (`UUID.randomUUID().toString()` is the key, not a call the handler repeats).
+    let operation = |c: &Call| {
+        !model.calls.iter().any(|o| {
+            o.args
                 .iter()
-                .enumerate()
-                .filter(|(_, c)| handler.contains(c.span) && c.scope == handler_scope)
-                .map(|(i, c)| {
-                    let originals = model
-                        .calls
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, p)| {
-                            protected.contains(p.span)
+                .any(|a| a.lambda.is_none() && model.values[a.value].span.contains(c.span))
+        }) && !model
+            .sources
+            .iter()
+            .any(|s| s.span.start == c.span.start || s.span.contains(c.span))
+    };
+    // A name the handler assigns before offset `at` (`req = req.withCard(backup)`): the
+    // call then sends another value under the same text.
+    let reassigned_before = |handler: Span, at: usize, call_text: &str| {
+        model.assigns.iter().any(|a| {
+            handler.contains(a.span)
+                && a.span.start < at
+                && crate::text::has_word(call_text, &a.name)
+        })
+    };
+    let mut push = |protected: Span,
+                    protected_scope: Option<ScopeId>,
+                    handler: Span,
+                    handler_scope: ScopeId,
+                    anchor: Span,
+                    label: String| {
+        let calls: Vec<(CallId, Vec<CallId>)> = model
+            .calls
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| handler.contains(c.span) && c.scope == handler_scope)
+            .filter(|(_, c)| operation(c))
+            .filter(|(_, c)| {
+                let t = text.get(c.span.start..c.span.end).unwrap_or_default();
+                !reassigned_before(handler, c.span.start, t)
+            })
+            .map(|(i, c)| {
+                let originals = model
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| {
+                        protected.contains(p.span)
                             && !handler.contains(p.span)
+                            && protected_scope.is_none_or(|s| p.scope == s)
+                            && operation(p)
                             && same(p, c)
                             // Made whenever the protected code runs, not on one of its
                             // paths: a handler repeating a call one arm of the `try` makes
@@ -171,22 +224,22 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
                                 .conditional
                                 .iter()
                                 .any(|k| protected.contains(*k) && k.contains(p.span))
-                        })
-                        .map(|(j, _)| j)
-                        .collect::<Vec<_>>();
-                    (i, originals)
-                })
-                .filter(|(_, o)| !o.is_empty())
-                .collect();
-            if !calls.is_empty() {
-                out.push(Reattempt {
-                    handler,
-                    anchor,
-                    label,
-                    calls,
-                });
-            }
-        };
+                    })
+                    .map(|(j, _)| j)
+                    .collect::<Vec<_>>();
+                (i, originals)
+            })
+            .filter(|(_, o)| !o.is_empty())
+            .collect();
+        if !calls.is_empty() {
+            out.push(Reattempt {
+                handler,
+                anchor,
+                label,
+                calls,
+            });
+        }
+    };
     for k in &model.catches {
         let Some(t) = try_block_of(model, text, *k) else {
             continue;
@@ -201,7 +254,16 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
             start: k.start,
             end: (k.start + "catch".len()).min(k.end),
         };
-        push(t, *k, scope, anchor, format!("the `{head}` clause"));
+        // The `try` block's own calls, not those of a lambda it hands elsewhere
+        // (`pool.execute(() -> api.charge(..))`).
+        push(
+            t,
+            Some(scope),
+            *k,
+            scope,
+            anchor,
+            format!("the `{head}` clause"),
+        );
     }
     for (i, s) in model.scopes.iter().enumerate() {
         let ScopeKind::Lambda(l) = &s.kind else {
@@ -215,9 +277,21 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
         let Some(up) = call.receiver_call else {
             continue;
         };
+        // Kotlin's `getOrElse`/`recover` are `Result`'s only on a `runCatching` chain
+        // (`Map.getOrElse`, `List.getOrElse` run their lambda for a missing entry).
+        if KOTLIN_RESULT_RECOVERY.contains(&call.callee.as_str())
+            && !chain_has(
+                model,
+                up,
+                &["runCatching", "mapCatching", "recoverCatching"],
+            )
+        {
+            continue;
+        }
         let protected = model.calls[up].span;
         push(
             protected,
+            None,
             s.span,
             i,
             call.name_span,
@@ -654,6 +728,11 @@ fn type_level_annotation<'m>(
     if f.name.is_empty() || f.name == t.name || f.name == "constructor" || f.name == "init" {
         return None;
     }
+    // Spring Retry leaves a class's `@Recover` methods out of its class-level `@Retryable`
+    // (`AnnotationAwareRetryOperationsInterceptor`): recovery runs once, after the attempts.
+    if f.annotations.iter().any(|x| x.name == "Recover") {
+        return None;
+    }
     // The modifiers written before the name, the function's own annotations skipped.
     let head_end = f.name_span.start.min(text.len());
     let head_start = s.span.start.min(head_end);
@@ -712,9 +791,10 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             // attempt. Not a local of that name.
                             !r.is_empty()
                                 && r.chars().all(|c| c.is_alphanumeric() || c == '_')
-                                && !model.bindings.iter().any(|b| {
-                                    b.name == *r && b.name_span.start < call.span.start
-                                })
+                                && !model
+                                    .bindings
+                                    .iter()
+                                    .any(|b| b.name == *r && b.name_span.start < call.span.start)
                         }) {
                             for f in functions.get(r).into_iter().flatten() {
                                 targets.push((*f, false));

@@ -1382,19 +1382,24 @@ impl FnDecl {
 }
 
 /// Pass 1: summarises one classified file.
-/// Whether origin `o` of a value in function `f` is evaluated on each call of `f`: not when
-/// it is a field's initialiser (its scope a type or object), which runs once per object
-/// when the object is built, unless `f` is a constructor of that type (named as it).
+/// Whether origin `o` of a value in function `f` is evaluated on each call of `f`: it lies
+/// in `f`'s body (a helper call it makes included), or it is a field initialiser of the
+/// type `f` constructs (`f` named as the type). A field's initialiser, or an assignment in
+/// a constructor or another method, runs once per object or per call of that other code,
+/// not on each call of a method that reads the field.
 fn evaluated_per_call(model: &FileModel, f: ScopeId, o: &crate::flow::Origin) -> bool {
+    if model.scopes[f].span.contains(o.span) {
+        return true;
+    }
     let field_init = matches!(
         model.scopes[o.scope].kind,
         ScopeKind::Type(_) | ScopeKind::Object(_)
     );
-    let constructor_of_it = model.scopes[f].parent == Some(o.scope)
+    field_init
+        && model.scopes[f].parent == Some(o.scope)
         && model
             .type_info(o.scope)
-            .is_some_and(|t| model.function_info(f).is_some_and(|fi| fi.name == t.name));
-    !field_init || constructor_of_it
+            .is_some_and(|t| model.function_info(f).is_some_and(|fi| fi.name == t.name))
 }
 
 pub fn summarize(

@@ -1290,7 +1290,7 @@ pub fn flows(ctx: &Ctx) -> Flows {
             && m.ancestors(b)
                 .filter(|s| *s != b)
                 .filter_map(|s| m.function_info(s))
-                .any(|f| f.name == call.callee);
+                .any(|f| f.name == call.callee && callback_retries(ctx, b, call, f));
         if !reinvoked
             && m.ancestors(call.scope)
                 .filter_map(|s| m.function_info(s))
@@ -1605,6 +1605,45 @@ impl Ctx<'_> {
         }
         f
     }
+}
+
+/// Whether `call`, made in callback boundary `b` to the function `f` that enqueued the
+/// callback, retries the call rather than moving on to other work (`exportFrom(page + 1)`,
+/// `sendNext()` after a success): it passes `f`'s own parameters back unchanged, except
+/// those named for attempts (`attempt + 1`), and it sits in `onFailure` or advances such a
+/// counter. A function without parameters is not judged (its call says nothing of what it
+/// sends).
+fn callback_retries(ctx: &Ctx, b: ScopeId, call: &Call, f: &FunctionInfo) -> bool {
+    let m = ctx.model;
+    // With no parameter the call says nothing of what it sends (`sendNext()` takes the
+    // next item from a queue).
+    if f.params.is_empty() || call.args.len() != f.params.len() {
+        return false;
+    }
+    let attempt_named = |n: &str| {
+        let n = n.to_ascii_lowercase();
+        ["attempt", "retr", "tries", "tried"]
+            .iter()
+            .any(|w| n.contains(w))
+    };
+    let mut advances = false;
+    for (a, p) in call.args.iter().zip(&f.params) {
+        let t: String = ctx
+            .snippet(m.values[a.value].span)
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        if t == p.name {
+            continue;
+        }
+        if attempt_named(&p.name) && crate::text::has_word(&t, &p.name) {
+            advances = true;
+            continue;
+        }
+        return false;
+    }
+    let in_on_failure = m.function_info(b).is_some_and(|cb| cb.name == "onFailure");
+    in_on_failure || advances
 }
 
 /// Runs every rule over one file and returns its findings, deduplicated per rule and
