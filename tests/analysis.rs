@@ -2240,13 +2240,13 @@ public class PaymentRequest {
     public static class Builder {
         private String idempotencyKey;
 
-        public Builder withDefaults() {
-            this.idempotencyKey = UUID.randomUUID().toString();
+        public Builder idempotencyKey(String key) {
+            this.idempotencyKey = key;
             return this;
         }
 
         public String build() {
-            return idempotencyKey;
+            return idempotencyKey != null ? idempotencyKey : UUID.randomUUID().toString();
         }
     }
 }

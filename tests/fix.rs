@@ -309,3 +309,33 @@ fn a_key_reassigned_inside_the_retry_is_not_hoisted() {
     assert_eq!(findings.len(), 1, "{src}");
     assert!(findings[0].fix.is_some(), "{:?}", findings[0].no_fix);
 }
+
+/// A Kotlin retry that is the braceless body of an `if`, `for`, `while` or `else` is not
+/// hoisted: the declaration would become that body alone and the retry would leave it
+/// (break-it 35). The same retry in a block is hoisted.
+#[test]
+fn a_braceless_kotlin_body_is_not_hoisted() {
+    let cat = Catalogue::builtin();
+    let api = "interface Api { fun payout(idempotencyKey: String, amount: Long): String }\n";
+    let heads = [
+        "for (amount in amounts)",
+        "if (amounts.isNotEmpty())",
+        "while (amounts.size > 1)",
+    ];
+    for head in heads {
+        let src = format!(
+            "import io.github.resilience4j.retry.Retry\nimport java.util.UUID\nclass Payouts(private val retry: Retry, private val api: Api) {{\n    fun payAll(amounts: List<Long>, amount: Long) {{\n        {head}\n            retry.executeSupplier {{ api.payout(UUID.randomUUID().toString(), amount) }}\n    }}\n}}\n{api}"
+        );
+        let (findings, _) = check_text("Payouts.kt", &src, &cat).unwrap();
+        assert_eq!(findings.len(), 1, "{src}");
+        assert!(findings[0].fix.is_none(), "{src}");
+        let why = findings[0].no_fix.as_deref().unwrap_or_default();
+        assert!(why.contains("braceless"), "{why}");
+    }
+    let src = format!(
+        "import io.github.resilience4j.retry.Retry\nimport java.util.UUID\nclass Payouts(private val retry: Retry, private val api: Api) {{\n    fun payAll(amounts: List<Long>) {{\n        for (amount in amounts) {{\n            retry.executeSupplier {{ api.payout(UUID.randomUUID().toString(), amount) }}\n        }}\n    }}\n}}\n{api}"
+    );
+    let (findings, _) = check_text("Payouts.kt", &src, &cat).unwrap();
+    assert_eq!(findings.len(), 1, "{src}");
+    assert!(findings[0].fix.is_some(), "{:?}", findings[0].no_fix);
+}

@@ -290,10 +290,32 @@ fn statement_boundary_before(text: &str, lang: Language, offset: usize) -> bool 
                 let l = &text[line_start(text, before.len())..before.len()];
                 l.contains('{') && !l.contains("when")
             }
+            // A braceless `if (..)`, `for (..)`, `while (..)`, `else` or `do` makes the
+            // next line its body: a declaration put there would become the body alone.
+            Language::Kotlin if braceless_header(line) => false,
             Language::Kotlin => !"=(,.+-*/|&?:<[!".contains(last),
             _ => matches!(last, ';' | '{' | '}'),
         };
     }
+}
+
+/// Whether a line ends a control-flow header whose body, without braces, is the next line:
+/// `if (..)`, `else if (..)`, `for (..)`, `while (..)`, or a line ending with `else`/`do`.
+fn braceless_header(line: &str) -> bool {
+    let t = line.trim();
+    let t = t.strip_prefix('}').unwrap_or(t).trim_start();
+    let word_end = |w: &str| {
+        t.strip_suffix(w)
+            .is_some_and(|r| r.is_empty() || r.ends_with(|c: char| c.is_whitespace() || c == '}'))
+    };
+    if word_end("else") || word_end("do") {
+        return true;
+    }
+    let keyword = ["if", "else if", "for", "while"].iter().any(|k| {
+        t.strip_prefix(k)
+            .is_some_and(|r| r.trim_start().starts_with('('))
+    });
+    keyword && t.ends_with(')')
 }
 
 /// Names of all bindings declared in the function (or file) enclosing `scope`.
@@ -479,7 +501,7 @@ fn insertion_point(
     });
     if !crossed {
         if !statement_boundary_before(text, m.language, ls) {
-            return Err("the retry's statement shares its line with the code before it, so a declaration inserted at the start of that line would split that code".into());
+            return Err("the retry's statement continues the code before it (on the same line, or as the body of a braceless `if`, `for`, `while` or `else`), so a declaration inserted before it would split that code or become that body alone".into());
         }
         return Ok((ls, false));
     }
