@@ -1382,24 +1382,31 @@ impl FnDecl {
 }
 
 /// Pass 1: summarises one classified file.
-/// Whether origin `o` of a value in function `f` is evaluated on each call of `f`: it lies
-/// in `f`'s body (a helper call it makes included), or it is a field initialiser of the
-/// type `f` constructs (`f` named as the type). A field's initialiser, or an assignment in
-/// a constructor or another method, runs once per object or per call of that other code,
-/// not on each call of a method that reads the field.
+/// Whether origin `o` of a value in function `f` is evaluated on each call of `f`, as far
+/// as construction goes: not when it is a field's initialiser or lies in a constructor (a
+/// function named as its type) other than `f`, since those run once per object, when it is
+/// built, not on each call of a method that reads the field. A field initialiser counts for
+/// the constructors of its own type. (Values other code stores are still followed by name:
+/// a builder's `.id(UUID..)` in a factory method a listener calls per delivery.)
 fn evaluated_per_call(model: &FileModel, f: ScopeId, o: &crate::flow::Origin) -> bool {
     if model.scopes[f].span.contains(o.span) {
         return true;
     }
+    let constructor = |g: ScopeId| {
+        model.scopes[g].parent.is_some_and(|p| {
+            model
+                .type_info(p)
+                .is_some_and(|t| model.function_info(g).is_some_and(|fi| fi.name == t.name))
+        })
+    };
     let field_init = matches!(
         model.scopes[o.scope].kind,
         ScopeKind::Type(_) | ScopeKind::Object(_)
     );
-    field_init
-        && model.scopes[f].parent == Some(o.scope)
-        && model
-            .type_info(o.scope)
-            .is_some_and(|t| model.function_info(f).is_some_and(|fi| fi.name == t.name))
+    if field_init {
+        return model.scopes[f].parent == Some(o.scope) && constructor(f);
+    }
+    !model.enclosing_function(o.scope).is_some_and(constructor)
 }
 
 pub fn summarize(
