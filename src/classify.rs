@@ -118,7 +118,7 @@ pub struct Reattempt {
 /// Recovery operators whose lambda runs after the code upstream failed, with the failure
 /// (CompletableFuture `exceptionally`/`exceptionallyCompose`/`exceptionallyAsync`, Reactor
 /// `onErrorResume`, RxJava `onErrorResumeNext`, Kotlin `Result.recover`/`recoverCatching`/
-/// `getOrElse`, Kotlin Flow `catch`).
+/// `getOrElse`).
 const RECOVERY_CALLEES: &[&str] = &[
     "exceptionally",
     "exceptionallyAsync",
@@ -167,6 +167,30 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
             && crate::catalogue::receiver_text(a) == crate::catalogue::receiver_text(b)
     };
     let mut out = Vec::new();
+    if model.catches.is_empty()
+        && !model
+            .calls
+            .iter()
+            .any(|c| RECOVERY_CALLEES.contains(&c.callee.as_str()))
+    {
+        return out;
+    }
+    // The calls by start offset: those within a span are a range of it.
+    let mut by_start: Vec<(usize, CallId)> = model
+        .calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.span.start, i))
+        .collect();
+    by_start.sort_unstable();
+    let within = |span: Span| {
+        let from = by_start.partition_point(|(s, _)| *s < span.start);
+        by_start[from..]
+            .iter()
+            .take_while(move |(s, _)| *s < span.end)
+            .map(|(_, i)| *i)
+            .filter(move |i| span.contains(model.calls[*i].span))
+    };
     // A call that is an operation of its own: not an argument of another call (a lambda
     // argument's body aside), and not a call on a value a source draws
     // (`UUID.randomUUID().toString()` is the key, not a call the handler repeats).
@@ -195,26 +219,15 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
                     handler_scope: ScopeId,
                     anchor: Span,
                     label: String| {
-        let calls: Vec<(CallId, Vec<CallId>)> = model
-            .calls
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| handler.contains(c.span) && c.scope == handler_scope)
-            .filter(|(_, c)| operation(c))
-            .filter(|(_, c)| {
-                let t = text.get(c.span.start..c.span.end).unwrap_or_default();
-                !reassigned_before(handler, c.span.start, t)
-            })
-            .map(|(i, c)| {
-                let originals = model
-                    .calls
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| {
-                        protected.contains(p.span)
-                            && !handler.contains(p.span)
+        let calls: Vec<(CallId, Vec<CallId>)> = within(handler)
+            .filter(|i| model.calls[*i].scope == handler_scope)
+            .filter_map(|i| {
+                let c = &model.calls[i];
+                let originals = within(protected)
+                    .filter(|j| {
+                        let p = &model.calls[*j];
+                        !handler.contains(p.span)
                             && protected_scope.is_none_or(|s| p.scope == s)
-                            && operation(p)
                             && same(p, c)
                             // Made whenever the protected code runs, not on one of its
                             // paths: a handler repeating a call one arm of the `try` makes
@@ -224,12 +237,15 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
                                 .conditional
                                 .iter()
                                 .any(|k| protected.contains(*k) && k.contains(p.span))
+                            && operation(p)
                     })
-                    .map(|(j, _)| j)
                     .collect::<Vec<_>>();
-                (i, originals)
+                let t = text.get(c.span.start..c.span.end).unwrap_or_default();
+                (!originals.is_empty()
+                    && operation(c)
+                    && !reassigned_before(handler, c.span.start, t))
+                .then_some((i, originals))
             })
-            .filter(|(_, o)| !o.is_empty())
             .collect();
         if !calls.is_empty() {
             out.push(Reattempt {
@@ -704,12 +720,11 @@ pub(crate) fn applicable_boundaries<'c>(
 
 /// For an `annotated-function` entry with [`BoundaryEntry::on_type`]: the entry's
 /// annotation on the type that directly declares the function scope `i`, and that type's
-/// name, when a proxy can
-/// invoke the function: a Java method declared `public` and not `static`, a Kotlin function
-/// that is neither `private` nor `protected` (Resilience4j's `@Retry` javadoc: on a class it
-/// is "equivalent to applying it on all its public methods"; Spring AOP's pointcuts match
-/// public methods). Constructors and Kotlin `init` blocks are not, nor is a function nested
-/// in another function.
+/// name, when a proxy can invoke the function: a Java method declared `public` and not
+/// `static`, a Kotlin function that is neither `private` nor `protected` (Resilience4j's
+/// `@Retry` javadoc: on a class it is "equivalent to applying it on all its public
+/// methods"; Spring AOP's pointcuts match public methods). Constructors, Kotlin `init`
+/// blocks and `@Recover` methods are not, nor is a function nested in another function.
 fn type_level_annotation<'m>(
     model: &'m FileModel,
     text: &str,

@@ -59,13 +59,27 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         };
         out.push(ctx.origin_finding(ID, &kf.origin, Some(b), &kf.sink_label, message, help));
     }
-    // The callback calls a function that mints the key in its own body: the function that
-    // enqueued it (`charge(body, attempt + 1)` from `onFailure`), or another.
+    // The callback calls again a function that mints the key in its own body: the function
+    // that enqueued it (`charge(body, attempt + 1)` from `onFailure`), or the service
+    // method.
     for mc in &flows.mint_calls {
         if ctx.boundary_kind(Some(mc.boundary)) != Some(BoundaryKind::Callback) {
             continue;
         }
         let call = &ctx.model.calls[mc.call];
+        // Only a call that makes the request again: of the function that enqueued the
+        // callback (flows keep those only when they retry, `callback_retries`), or of the
+        // service method the callback was enqueued for. Another minting helper the
+        // callback calls once per response starts other work.
+        let m = ctx.model;
+        let enqueuer = m
+            .ancestors(mc.boundary)
+            .filter(|s| *s != mc.boundary)
+            .filter_map(|s| m.function_info(s))
+            .any(|f| f.name == call.callee);
+        if !enqueuer && original_call(ctx, mc.boundary).as_deref() != Some(call.callee.as_str()) {
+            continue;
+        }
         let label = &ctx.boundary(mc.boundary).label;
         let message = format!(
             "{label} calls `{}(…)` again, and {} each time it runs, so the retry sends a new idempotency key; `call.clone()` would resend the original request with its key",
