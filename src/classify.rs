@@ -317,6 +317,24 @@ pub fn reattempts(model: &FileModel, text: &str) -> Vec<Reattempt> {
     out
 }
 
+/// The offset of the `open` byte that matches the `close` byte ending `bytes`, counting
+/// nesting backwards (strings and comments are not told apart: a brace in one can only
+/// make the match fail or land elsewhere, and the caller checks what precedes it).
+fn matching_open(bytes: &[u8], open: u8, close: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (j, b) in bytes.iter().enumerate().rev() {
+        if *b == close {
+            depth += 1;
+        } else if *b == open {
+            depth = depth.checked_sub(1)?;
+            if depth == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
 /// The byte span of the `try` block that the `catch` clause at `k` belongs to: back over
 /// whitespace, comments and earlier `catch` clauses of the same statement to a `}`, then to
 /// its matching `{`, which must follow `try` (or a try-with-resources header).
@@ -337,46 +355,16 @@ fn try_block_of(model: &FileModel, text: &str, k: Span) -> Option<Span> {
         return None;
     }
     let close = at - 1;
-    let mut depth = 0usize;
-    let mut open = None;
-    for j in (0..=close).rev() {
-        match bytes[j] {
-            b'}' => depth += 1,
-            b'{' => {
-                depth -= 1;
-                if depth == 0 {
-                    open = Some(j);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let open = open?;
+    let open = matching_open(&bytes[..=close], b'{', b'}')?;
     let before = text[..open].trim_end();
     let is_try = |h: &str| {
         h.strip_suffix("try")
             .is_some_and(|r| !r.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
     };
-    let resources = before.ends_with(')') && {
-        // `try (Res r = ..)`: the parenthesis's match follows `try`.
-        let mut d = 0usize;
-        let mut start = None;
-        for (j, b) in before.bytes().enumerate().rev() {
-            match b {
-                b')' => d += 1,
-                b'(' => {
-                    d -= 1;
-                    if d == 0 {
-                        start = Some(j);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        start.is_some_and(|j| is_try(before[..j].trim_end()))
-    };
+    // `try (Res r = ..)`: the parenthesis's match follows `try`.
+    let resources = before.ends_with(')')
+        && matching_open(before.as_bytes(), b'(', b')')
+            .is_some_and(|j| is_try(before[..j].trim_end()));
     (is_try(before) || resources).then_some(Span {
         start: open,
         end: close + 1,
