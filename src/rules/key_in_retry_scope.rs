@@ -10,7 +10,6 @@ use crate::model::{CallId, Span};
 pub const ID: &str = "key-in-retry-scope";
 
 pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
-    reattempts(ctx, flows, out);
     for kf in &flows.key_flows {
         let Some(b) = kf.boundary else { continue };
         if ctx.boundary_kind(Some(b)) != Some(BoundaryKind::Retry) {
@@ -66,6 +65,9 @@ pub fn check(ctx: &Ctx, flows: &Flows, out: &mut Vec<Finding>) {
         let sink = format!("the key `{}()` mints", super::helper_name(call));
         out.push(mc.adjust(ctx.finding(ID, call.span, Some(mc.boundary), &sink, message, help)));
     }
+    // Last, so that a finding a retry scope also makes keeps that scope (and its fix) when
+    // `check_file` keeps one finding per rule and span.
+    reattempts(ctx, flows, out);
 }
 
 /// Failure handlers that repeat a call of the code they protect ([`crate::classify::Reattempt`]):
