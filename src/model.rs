@@ -264,6 +264,13 @@ fn failure_status_test(h: &str) -> bool {
 /// Words that name attempts in a loop header.
 const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
 
+/// Whether a name (lower-cased here) names attempts, by the words of [`HINTS`]
+/// (`attempt`, `retryCount`, `tries`).
+pub fn names_attempts(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    HINTS.iter().any(|w| n.contains(w))
+}
+
 /// Words that name a schedule of waits between attempts, in the iterable of a `for`.
 const SCHEDULE: [&str; 5] = ["delay", "backoff", "interval", "wait", "sleep"];
 

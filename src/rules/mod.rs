@@ -1620,12 +1620,6 @@ fn callback_retries(ctx: &Ctx, b: ScopeId, call: &Call, f: &FunctionInfo) -> boo
     if f.params.is_empty() || call.args.len() != f.params.len() {
         return false;
     }
-    let attempt_named = |n: &str| {
-        let n = n.to_ascii_lowercase();
-        ["attempt", "retr", "tries", "tried"]
-            .iter()
-            .any(|w| n.contains(w))
-    };
     let mut advances = false;
     for (a, p) in call.args.iter().zip(&f.params) {
         let t: String = ctx
@@ -1636,7 +1630,7 @@ fn callback_retries(ctx: &Ctx, b: ScopeId, call: &Call, f: &FunctionInfo) -> boo
         if t == p.name {
             continue;
         }
-        if attempt_named(&p.name) && crate::text::has_word(&t, &p.name) {
+        if crate::model::names_attempts(&p.name) && crate::text::has_word(&t, &p.name) {
             advances = true;
             continue;
         }
