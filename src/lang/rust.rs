@@ -141,8 +141,9 @@ struct SpanLines {
     /// Byte offset of the start of each line (`starts[0]` is 0; a line ends at `\n`, as
     /// `proc-macro2` counts lines).
     starts: Vec<usize>,
-    /// The text is ASCII: a column (chars) is a byte count.
-    ascii: bool,
+    /// Per line, whether it holds a non-ASCII character (empty when the whole text is
+    /// ASCII): on an ASCII line a column (chars) is a byte count.
+    non_ascii: Vec<bool>,
 }
 
 /// Longest line (bytes) whose non-ASCII characters [`SpanLines::byte`] counts itself;
@@ -153,10 +154,17 @@ impl SpanLines {
     fn new(text: &str) -> SpanLines {
         let mut starts = vec![0];
         starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        SpanLines {
-            starts,
-            ascii: text.is_ascii(),
-        }
+        let non_ascii = if text.is_ascii() {
+            Vec::new()
+        } else {
+            (0..starts.len())
+                .map(|i| {
+                    let end = starts.get(i + 1).copied().unwrap_or(text.len());
+                    !text.as_bytes()[starts[i]..end].is_ascii()
+                })
+                .collect()
+        };
+        SpanLines { starts, non_ascii }
     }
 
     /// 0-based index of the line holding byte `at`.
@@ -176,25 +184,19 @@ impl SpanLines {
         line: usize,
         column: usize,
     ) -> Option<usize> {
+        let idx = line0 + line.saturating_sub(1);
         let start = if line <= 1 {
             prefix
         } else {
-            *self.starts.get(line0 + line - 1)?
+            *self.starts.get(idx)?
         };
-        if self.ascii {
+        if !self.non_ascii.get(idx).copied().unwrap_or(false) {
             return Some(start + column);
         }
-        let end = self
-            .starts
-            .get(self.line_of(start) + 1)
-            .copied()
-            .unwrap_or(text.len());
+        let end = self.starts.get(idx + 1).copied().unwrap_or(text.len());
         let rest = text.get(start..end)?;
         if rest.len() > SPAN_LINE_WALK_BYTES {
             return None;
-        }
-        if rest.is_ascii() {
-            return Some(start + column);
         }
         Some(match rest.char_indices().nth(column) {
             Some((i, _)) => start + i,
