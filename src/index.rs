@@ -777,14 +777,25 @@ fn is_spring_http_call(call: &Call) -> bool {
 /// reaches an HTTP call.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RetrySite {
-    /// `path:line` of the boundary's anchor.
-    pub location: String,
-    /// Callees (simple names) of the calls inside the boundary, sorted, each once.
-    pub calls: Vec<Name>,
+    /// The file (display path) and 1-based line of the boundary's anchor
+    /// ([`Self::location`]): a large project has tens of thousands of sites (waqitiapp
+    /// 11,063), and a `path:line` string and a list of its own took 5 MiB of them.
+    pub path: Name,
+    pub line: u32,
+    /// Callees (simple names) of the calls inside the boundary, sorted, each once (one
+    /// shared copy per distinct list, [`Shared`]).
+    pub calls: SharedNames,
     /// For a lambda passed to a project function (a possible retry combinator, known only
     /// once the index is built): the callee, the argument position, the argument count and
     /// the argument's name when it is a Kotlin named argument ([`lambda_param`]).
     pub via: Option<(Name, usize, usize, Option<Name>)>,
+}
+
+impl RetrySite {
+    /// `path:line` of the boundary's anchor.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.path, self.line)
+    }
 }
 
 /// A registration of an interceptor / middleware on a client builder.
@@ -826,6 +837,40 @@ pub struct BoundKeyField {
     pub location: String,
     /// The handler's name.
     pub handler: String,
+}
+
+/// A positional argument of a call in a web handler that reads a request-bound field
+/// ([`FileSummary::bound_arg_candidates`]): a [`BoundKeyField`] once the index knows the
+/// position is a key parameter of the callee ([`BoundArgCandidate::field`]). Interned
+/// names and a line rather than strings: a large Spring project has tens of thousands
+/// (waqitiapp 12,672, which took 6 MiB as strings; 56 bytes each here).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BoundArgCandidate {
+    pub callee: Name,
+    /// The call's number of arguments.
+    pub arity: u32,
+    /// 0-based position of the argument.
+    pub position: u32,
+    /// As [`BoundKeyField::type_name`], [`BoundKeyField::field`] and
+    /// [`BoundKeyField::handler`].
+    pub type_name: Name,
+    pub field: Name,
+    pub handler: Name,
+    /// The argument's file (display path) and 1-based line.
+    pub path: Name,
+    pub line: u32,
+}
+
+impl BoundArgCandidate {
+    /// The bound field this candidate is when its position is a key parameter.
+    pub fn field(&self) -> BoundKeyField {
+        BoundKeyField {
+            type_name: self.type_name.to_string(),
+            field: self.field.to_string(),
+            location: format!("{}:{}", self.path, self.line),
+            handler: self.handler.to_string(),
+        }
+    }
 }
 
 /// The handler's declaration when function `f` is a Spring web handler (JVM).
@@ -993,10 +1038,9 @@ pub struct FileSummary {
     pub property_getters: Vec<(String, String)>,
     /// Fields of request objects that a web handler sends as a key ([`BoundKeyField`]).
     pub bound_key_fields: Vec<BoundKeyField>,
-    /// Positional arguments of calls in web handlers that read request-bound fields:
-    /// `(callee, argument count, position, field)`, a [`BoundKeyField`] once the index
-    /// knows the position is a key parameter of the callee.
-    pub bound_arg_candidates: Vec<(String, usize, usize, BoundKeyField)>,
+    /// Positional arguments of calls in web handlers that read request-bound fields
+    /// ([`BoundArgCandidate`]).
+    pub bound_arg_candidates: Vec<BoundArgCandidate>,
 }
 
 /// An Apache Camel route from an in-process endpoint (`from("direct:send-transfers")`):
@@ -1708,28 +1752,36 @@ pub fn summarize(
                 if arg.name.is_some() || arg.lambda.is_some() {
                     continue;
                 }
-                let at = location(path, lines, text, model.values[arg.value].span.start);
+                let line = lines
+                    .position(text, model.values[arg.value].span.start)
+                    .line;
                 let local = match model.values[arg.value].atoms.as_slice() {
                     [Atom::Name { name, offset }] if !reassigned.contains(name.as_str()) => flow
                         .lookup(name, *offset)
                         .filter(|b| model.bindings[*b].kind == BindingKind::Local),
                     _ => None,
                 };
+                let fresh;
                 let found = match local {
                     Some(b) => by_binding
                         .entry(b)
-                        .or_insert_with(|| bound_fields(&flow, model, info, f, arg.value, ""))
-                        .iter()
-                        .map(|x| BoundKeyField {
-                            location: at.clone(),
-                            ..x.clone()
-                        })
-                        .collect(),
-                    None => bound_fields(&flow, model, info, f, arg.value, &at),
+                        .or_insert_with(|| bound_fields(&flow, model, info, f, arg.value, "")),
+                    None => {
+                        fresh = bound_fields(&flow, model, info, f, arg.value, "");
+                        &fresh
+                    }
                 };
                 for b in found {
-                    out.bound_arg_candidates
-                        .push((call.callee.clone(), call.args.len(), i, b));
+                    out.bound_arg_candidates.push(BoundArgCandidate {
+                        callee: Name::from(call.callee.as_str()),
+                        arity: call.args.len() as u32,
+                        position: i as u32,
+                        type_name: Name::from(b.type_name.as_str()),
+                        field: Name::from(b.field.as_str()),
+                        handler: Name::from(b.handler.as_str()),
+                        path: Name::from(path),
+                        line: line as u32,
+                    });
                 }
             }
         }
@@ -2012,6 +2064,8 @@ pub fn summarize(
         // that may turn out to be retry combinators. Each call is added to the sites among
         // its ancestors in one walk (linear in calls times nesting depth).
         let mut site_of: HashMap<ScopeId, usize> = HashMap::new();
+        // The callees of each site's calls, as they are found (parallel to the sites).
+        let mut site_calls: Vec<Vec<Name>> = vec![Vec::new(); out.retry_sites.len()];
         for (i, b) in facts.boundaries.iter().enumerate() {
             let Some(b) = b else { continue };
             if b.kind != crate::catalogue::BoundaryKind::Retry
@@ -2024,9 +2078,11 @@ pub fn summarize(
                 continue;
             }
             site_of.insert(i, out.retry_sites.len());
+            site_calls.push(Vec::new());
             out.retry_sites.push(RetrySite {
-                location: location(path, lines, text, b.anchor.start),
-                calls: Vec::new(),
+                path: Name::from(path),
+                line: lines.position(text, b.anchor.start).line as u32,
+                calls: Default::default(),
                 via: None,
             });
         }
@@ -2040,9 +2096,11 @@ pub fn summarize(
                     continue;
                 }
                 site_of.insert(l, out.retry_sites.len());
+                site_calls.push(Vec::new());
                 out.retry_sites.push(RetrySite {
-                    location: location(path, lines, text, call.name_span.start),
-                    calls: Vec::new(),
+                    path: Name::from(path),
+                    line: lines.position(text, call.name_span.start).line as u32,
+                    calls: Default::default(),
                     via: Some((
                         names.get(&call.callee),
                         ai,
@@ -2056,20 +2114,20 @@ pub fn summarize(
             for call in &model.calls {
                 for a in model.ancestors(call.scope) {
                     if let Some(si) = site_of.get(&a) {
-                        out.retry_sites[*si].calls.push(names.get(&call.callee));
+                        site_calls[*si].push(names.get(&call.callee));
                         if is_spring_http_call(call) {
-                            out.retry_sites[*si].calls.push(Name::from(SENDS_SPRING));
+                            site_calls[*si].push(Name::from(SENDS_SPRING));
                         }
                         if call.callee == "newCall" {
-                            out.retry_sites[*si].calls.push(Name::from(SENDS_OKHTTP));
+                            site_calls[*si].push(Name::from(SENDS_OKHTTP));
                         }
                     }
                 }
             }
-            for site in &mut out.retry_sites {
-                site.calls.sort_unstable();
-                site.calls.dedup();
-                site.calls.shrink_to_fit();
+            for (site, mut calls) in out.retry_sites.iter_mut().zip(site_calls) {
+                calls.sort_unstable();
+                calls.dedup();
+                site.calls = calls.into_iter().collect();
             }
             out.retry_sites
                 .retain(|s| s.via.is_none() || !s.calls.is_empty());
@@ -3319,7 +3377,7 @@ pub struct ProjectIndex {
     /// parameter of their callee.
     pub bound_key_fields: BTreeMap<(String, String), (String, String)>,
     /// Candidates of every summarised file ([`FileSummary::bound_arg_candidates`]).
-    pub bound_arg_candidates: Vec<(String, usize, usize, BoundKeyField)>,
+    pub bound_arg_candidates: Vec<BoundArgCandidate>,
     /// The bound fields found directly at sinks (before the candidates are added).
     bound_at_sinks: BTreeMap<(String, String), (String, String)>,
     /// For each client name among OkHttp registrations ([`Registration::client`]), when
@@ -3360,8 +3418,8 @@ pub struct ProjectIndex {
     /// top-level, and each JVM type's declared supertypes: a call with no receiver may
     /// reach a method a caller's top-level type inherits; a constructor call of any type
     /// the file declares never reaches another file's namesake.
-    file_types: HashMap<String, Vec<(String, bool)>>,
-    type_supers: HashMap<String, Vec<String>>,
+    file_types: HashMap<Name, Vec<(Name, bool)>>,
+    type_supers: HashMap<Name, Vec<Name>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
     with_key_params: HashSet<Name>,
@@ -3390,7 +3448,7 @@ pub struct ProjectIndex {
     camel_routes: Vec<CamelRoute>,
     camel_sends: Vec<CamelSend>,
     /// Kotlin properties' getters and their types, from every summarised file.
-    property_getters: HashMap<String, Vec<String>>,
+    property_getters: HashMap<Name, Vec<Name>>,
     /// Camel processor types a boundary's send runs (through routes, transitively), with
     /// the send that does, the first by location ([`ProjectIndex::camel_processor`]).
     camel_processors: HashMap<String, (CamelSend, String)>,
@@ -3840,23 +3898,34 @@ impl ProjectIndex {
             }
             idx.bound_arg_candidates.extend(s.bound_arg_candidates);
             for (g, t) in s.property_getters {
-                let ts = idx.property_getters.entry(g).or_default();
+                let t = Name::from(t.as_str());
+                let ts = idx
+                    .property_getters
+                    .entry(Name::from(g.as_str()))
+                    .or_default();
                 if !ts.contains(&t) {
                     ts.push(t);
                 }
             }
             if !s.types.is_empty() {
-                let ts = idx.file_types.entry(s.path.clone()).or_default();
+                let ts = idx
+                    .file_types
+                    .entry(Name::from(s.path.as_str()))
+                    .or_default();
                 for (name, _, top) in &s.types {
-                    match ts.iter_mut().find(|(t, _)| t == name) {
+                    match ts.iter_mut().find(|(t, _)| **t == **name) {
                         Some((_, t)) => *t |= *top,
-                        None => ts.push((name.clone(), *top)),
+                        None => ts.push((Name::from(name.as_str()), *top)),
                     }
                 }
             }
             for (name, supers, _) in s.types {
-                let ss = idx.type_supers.entry(name).or_default();
+                let ss = idx
+                    .type_supers
+                    .entry(Name::from(name.as_str()))
+                    .or_default();
                 for sup in supers {
+                    let sup = Name::from(sup.as_str());
                     if !ss.contains(&sup) {
                         ss.push(sup);
                     }
@@ -3899,14 +3968,18 @@ impl ProjectIndex {
         idx.propagate_key_params();
         clock.lap("key params");
         idx.bound_key_fields = idx.bound_at_sinks.clone();
-        for (callee, nargs, i, b) in &idx.bound_arg_candidates {
-            let key = idx.functions.get(callee.as_str()).is_some_and(|decls| {
+        for c in &idx.bound_arg_candidates {
+            let key = idx.functions.get(&*c.callee).is_some_and(|decls| {
                 decls.iter().any(|d| {
-                    d.jvm() && d.arity() == *nargs && d.key_params().iter().any(|(p, _)| p == i)
+                    d.jvm()
+                        && d.arity() == c.arity as usize
+                        && d.key_params()
+                            .iter()
+                            .any(|(p, _)| *p == c.position as usize)
                 })
             });
             if key {
-                insert_bound(&mut idx.bound_key_fields, b.clone());
+                insert_bound(&mut idx.bound_key_fields, c.field());
             }
         }
         clock.lap("bound");
@@ -4084,7 +4157,7 @@ impl ProjectIndex {
                     .get(name)
                     .into_iter()
                     .flatten()
-                    .map(String::as_str),
+                    .map(|n| &**n),
             );
         }
         let first = *types.first().filter(|t| !t.is_empty())?;
@@ -4159,7 +4232,7 @@ impl ProjectIndex {
                         && self
                             .file_types
                             .get(from_path)
-                            .is_some_and(|ts| ts.iter().any(|(t, top)| *top && *t == *callee));
+                            .is_some_and(|ts| ts.iter().any(|(t, top)| *top && **t == *callee));
                     let same: Vec<_> = all
                         .clone()
                         .filter(|(_, d)| *d.path == *from_path)
@@ -4173,7 +4246,7 @@ impl ProjectIndex {
                         && self
                             .file_types
                             .get(from_path)
-                            .is_some_and(|ts| ts.iter().any(|(t, _)| *t == *callee))
+                            .is_some_and(|ts| ts.iter().any(|(t, _)| **t == *callee))
                     {
                         // `T(..)` / `new T(..)` of a type this file declares (a private
                         // record with no constructor written out): that type's
@@ -5103,7 +5176,7 @@ impl ProjectIndex {
             .flat_map(|(k, n)| self.functions[n].iter().map(move |d| (d.path, k as u32)))
             .collect();
         // Files whose types inherit project supertypes (free calls may reach those).
-        let inheriting: HashSet<String> = self
+        let inheriting: HashSet<Name> = self
             .file_types
             .keys()
             .filter(|p| !self.inherited_levels(p).is_empty())
@@ -5927,7 +6000,7 @@ impl<'a> SiteGraph<'a> {
             .sites
             .iter()
             .filter(|s| s.calls.iter().any(|c| reach(c.as_str())))
-            .map(|s| s.location.clone())
+            .map(|s| s.location())
             .collect();
         out.sort();
         out.dedup();

@@ -2110,8 +2110,13 @@ impl FileDemand {
                 summary
                     .bound_key_fields
                     .iter()
-                    .chain(summary.bound_arg_candidates.iter().map(|c| &c.3))
                     .map(|b| b.type_name.clone())
+                    .chain(
+                        summary
+                            .bound_arg_candidates
+                            .iter()
+                            .map(|c| c.type_name.to_string()),
+                    )
                     .collect(),
             ),
             named_writes: {
