@@ -1,8 +1,9 @@
 //! Rust frontend: `syn` (full) with `proc-macro2` span locations, lowered into the model.
 //!
 //! Spans: `syn::parse_file` strips a leading BOM and a `#!` shebang line before lexing, so
-//! every `Span::byte_range()` is relative to the stripped text; [`lower`] adds the stripped
-//! prefix back so model spans index the original text. syn has no error recovery: a file
+//! every span is relative to the stripped text (and a piece of a large file is parsed from
+//! its own offset); [`lower`] maps a span's line and column to a byte offset of the
+//! original text ([`SpanLines`]) so model spans index it. syn has no error recovery: a file
 //! that does not parse yields one [`ParseError`] and an otherwise empty model.
 //! After lowering, the thread's span table is released
 //! (`proc_macro2::extra::invalidate_current_thread_spans`), so long runs do not grow.
