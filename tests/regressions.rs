@@ -384,3 +384,36 @@ fn every_syntax_error_is_counted_though_five_are_shown() {
         "{last}"
     );
 }
+
+/// The human report's `path:line:col` header counts characters, as every other format
+/// does: with multi-byte text before the key on its line, the byte count would be larger
+/// (a new user's report, thirty-sixth session).
+#[test]
+fn human_header_column_counts_characters_like_the_other_formats() {
+    let dir = scratch("human_char_column");
+    let text = "import java.util.UUID\nsuspend fun charge(api: Api) = retryOnTransient { val größe = \"€€\"; api.createCharge(idempotencyKey = UUID.randomUUID().toString()) }\n";
+    std::fs::write(dir.join("Good.kt"), text).unwrap();
+    let (_, v) = json(&dir, &["check", "Good.kt", "--exit-zero"]);
+    let f = &v["findings"][0];
+    let (line, column) = (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap());
+    // The key's first character, counted in characters from the line's start (1-based).
+    let line_text = text.lines().nth(line as usize - 1).unwrap();
+    let at = line_text.find("UUID.randomUUID").unwrap();
+    assert_eq!(column as usize, line_text[..at].chars().count() + 1);
+    assert_ne!(
+        column as usize,
+        at + 1,
+        "the line must hold multi-byte text"
+    );
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "Good.kt", "--exit-zero", "--color", "never"])
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains(&format!("[Good.kt:{line}:{column}]")),
+        "{human}"
+    );
+}

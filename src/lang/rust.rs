@@ -145,6 +145,10 @@ struct SpanLines {
     /// Per line, whether it holds a non-ASCII character (empty when the whole text is
     /// ASCII): on an ASCII line a column (chars) is a byte count.
     non_ascii: Vec<bool>,
+    /// The byte offset (from the line's start) of each character of the non-ASCII lines
+    /// asked about so far, by line: a line is walked once, not once per token on it (a
+    /// 4 KB line of `("é", "ü")` tuples made that quadratic).
+    chars: std::cell::RefCell<std::collections::HashMap<usize, Box<[u32]>>>,
 }
 
 /// Longest line (bytes) whose non-ASCII characters [`SpanLines::byte`] counts itself;
@@ -165,7 +169,11 @@ impl SpanLines {
                 })
                 .collect()
         };
-        SpanLines { starts, non_ascii }
+        SpanLines {
+            starts,
+            non_ascii,
+            chars: Default::default(),
+        }
     }
 
     /// 0-based index of the line holding byte `at`.
@@ -194,13 +202,20 @@ impl SpanLines {
         if !self.non_ascii.get(idx).copied().unwrap_or(false) {
             return Some(start + column);
         }
+        let line_start = self.starts[idx];
         let end = self.starts.get(idx + 1).copied().unwrap_or(text.len());
-        let rest = text.get(start..end)?;
-        if rest.len() > SPAN_LINE_WALK_BYTES {
+        let whole = text.get(line_start..end)?;
+        if whole.len() > SPAN_LINE_WALK_BYTES || start < line_start {
             return None;
         }
-        Some(match rest.char_indices().nth(column) {
-            Some((i, _)) => start + i,
+        let mut chars = self.chars.borrow_mut();
+        let offsets = chars
+            .entry(idx)
+            .or_insert_with(|| whole.char_indices().map(|(i, _)| i as u32).collect());
+        // Line 1 of a piece may start inside the line: its columns count from there.
+        let skip = offsets.partition_point(|&o| (o as usize) < start - line_start);
+        Some(match offsets.get(skip + column) {
+            Some(&o) => line_start + o as usize,
             None => end,
         })
     }

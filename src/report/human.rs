@@ -12,7 +12,7 @@ use crate::finding::{Finding, Severity};
 
 struct FindingDiagnostic<'a> {
     finding: &'a Finding,
-    source: NamedSource<std::sync::Arc<str>>,
+    source: NamedSource<CharColumns>,
 }
 
 impl fmt::Debug for FindingDiagnostic<'_> {
@@ -77,6 +77,38 @@ impl Diagnostic for FindingDiagnostic<'_> {
     }
 }
 
+/// A file's text as miette reads it, with the column of a span counted in characters
+/// (miette's own `str` source counts bytes), so the `path:line:col` header agrees with
+/// every other format (docs/json.md: columns count characters, 1-based).
+struct CharColumns(std::sync::Arc<str>);
+
+impl SourceCode for CharColumns {
+    fn read_span<'a>(
+        &'a self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let c = self.0.read_span(span, before, after)?;
+        // miette gives a column only without context lines (else 0): bytes from the
+        // line's start, which end where the span starts.
+        let column = match self
+            .0
+            .get(span.offset().saturating_sub(c.column())..span.offset())
+        {
+            Some(head) => head.chars().count(),
+            None => c.column(),
+        };
+        Ok(Box::new(miette::MietteSpanContents::new(
+            c.data(),
+            *c.span(),
+            c.line(),
+            column,
+            c.line_count(),
+        )))
+    }
+}
+
 /// Whether to use colour: only on a terminal, and never when `NO_COLOR` is set (to any
 /// non-empty value, per no-color.org).
 pub fn use_colour() -> bool {
@@ -122,7 +154,7 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
         };
         let diag = FindingDiagnostic {
             finding: f,
-            source: NamedSource::new(esc(&f.path), text),
+            source: NamedSource::new(esc(&f.path), CharColumns(text)),
         };
         // miette panics on a line longer than 65,535 characters (a column it cannot
         // format): such a snippet is not drawn but one line printed, without the panic's
