@@ -2922,7 +2922,7 @@ mod tests {
         ];
         let mut checked = 0usize;
         for body in &texts {
-            for head in ["", "use x; // é\nstruct S; fn q() {} "] {
+            for head in ["", "use x; // é\nstruct S; fn q() {} ", "/* é中 */ "] {
                 let text = format!("{head}{body}");
                 let prefix = head.len();
                 let lines = super::SpanLines::new(&text);
