@@ -13,8 +13,8 @@
 //!
 //! Each file's new text is analysed again (alone, under its configuration) before
 //! anything is written: when it has more syntax errors than before, or a targeted finding
-//! is still reported (the line starts inside a multi-line string, say), the file is left
-//! unchanged and reported. Files are written like `--fix` writes them: only analysed files,
+//! is still reported (the line starts inside a multi-line string, say; a rule suppressed
+//! on that line and reported there again), the file is left unchanged and reported. Files are written like `--fix` writes them: only analysed files,
 //! each through a temporary file renamed over it ([`crate::check::write_fixed`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -139,11 +139,21 @@ pub fn compute(
             shift += 1;
             moved.insert(line + shift, *line);
         }
+        // A targeted rule still reported on its line means the comment does not take
+        // effect there. Another rule on that line is no such sign: alone, without the
+        // project's other files, a finding may come under another rule
+        // (`interceptor-mints-key` for what the project reports as `key-in-interceptor`).
         if let Some((after, _)) = check_text_with(display, &new, &config)
             && let Some((rule, line)) = after
                 .iter()
                 .filter(|f| !NOT_SUPPRESSED.contains(&f.rule))
-                .find_map(|f| moved.get(&f.line).map(|l| (f.rule, *l)))
+                .find_map(|f| {
+                    let l = *moved.get(&f.line)?;
+                    lines
+                        .get(&l)
+                        .is_some_and(|rules| rules.contains(f.rule))
+                        .then_some((f.rule, l))
+                })
         {
             errors.push(fail(format!(
                 "the `{rule}` finding on line {line} would still be reported (does the line start inside a multi-line string or comment?)"

@@ -1227,6 +1227,49 @@ fn add_suppression_inserts_comments_for_current_findings() {
     );
 }
 
+/// A finding whose rule depends on the other files (an OkHttp interceptor is
+/// `key-in-interceptor` with a project retry of HTTP calls beside it, and
+/// `interceptor-mints-key` alone) is suppressed: the file's new text is checked alone, and
+/// only the suppressed rule still reported on its line would mean the comment failed (a
+/// new user's case, thirty-sixth session).
+#[test]
+fn add_suppression_of_a_finding_that_depends_on_other_files() {
+    let d = scratch("add-suppression-context");
+    let interceptor = "import java.io.IOException;\nimport java.util.UUID;\nimport okhttp3.Interceptor;\nimport okhttp3.OkHttpClient;\nimport okhttp3.Request;\nimport okhttp3.Response;\n\npublic class KeyInterceptor implements Interceptor {\n    @Override\n    public Response intercept(Chain chain) throws IOException {\n        Request req = chain.request().newBuilder()\n                .header(\"Idempotency-Key\", UUID.randomUUID().toString())\n                .build();\n        return chain.proceed(req);\n    }\n\n    static OkHttpClient client() {\n        return new OkHttpClient.Builder().addInterceptor(new KeyInterceptor()).build();\n    }\n}\n";
+    let retry = "import org.springframework.retry.support.RetryTemplate;\n\npublic class Charges {\n    private final RetryTemplate retryTemplate = RetryTemplate.builder().maxAttempts(3).build();\n\n    Charge charge(PaymentsApi api, String orderId) {\n        return retryTemplate.execute(ctx -> api.createCharge(orderId));\n    }\n}\ninterface PaymentsApi {\n    @retrofit2.http.POST(\"v1/charges\")\n    Charge createCharge(@retrofit2.http.Body String body);\n}\nclass Charge {}\n";
+    std::fs::write(d.join("KeyInterceptor.java"), interceptor).unwrap();
+    std::fs::write(d.join("Charges.java"), retry).unwrap();
+    let rules = |args: &[&str]| -> Vec<String> {
+        let o = run(
+            &d,
+            &[args, &["--format", "json", "--exit-zero"]].concat(),
+            &[],
+        );
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The premise: the rule differs with and without the other file.
+    assert_eq!(rules(&["check", "."]), ["key-in-interceptor"]);
+    assert_eq!(
+        rules(&["check", "KeyInterceptor.java"]),
+        ["interceptor-mints-key"]
+    );
+    let o = run(&d, &["check", ".", "--add-suppression", "legacy"], &[]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    assert!(!o.stderr.contains("not added"), "{}", o.stderr);
+    let t = std::fs::read_to_string(d.join("KeyInterceptor.java")).unwrap();
+    assert!(
+        t.contains("// idemlint: allow(key-in-interceptor) -- legacy\n                .header("),
+        "{t}"
+    );
+    assert_eq!(run(&d, &["check", "."], &[]).code, 0);
+}
+
 /// `idemlint catalogue` prints the built-in catalogue and a configuration's additions as
 /// TOML that parses back.
 #[test]
