@@ -2260,7 +2260,7 @@ impl Rounds<'_> {
                             .map(|w| selected_by(w) + if w.sources { sources_bytes } else { 0 });
                         if trace {
                             eprintln!(
-                                "demand: fresh closure ({closure:?}): {} files with a source word left ({sources_bytes} bytes); the names may select {cost_with:?} bytes with it, {cost_normal} without",
+                                "demand: fresh closure ({closure:?}): {} files with a source word left ({sources_bytes} bytes); the names may select {cost_with:?} bytes with it, {cost_normal} without, of {rest_bytes} left",
                                 sources_left.len()
                             );
                         }

@@ -777,19 +777,17 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     .filter(|f| !write_errors.iter().any(|e| e.path == f.display))
                     .collect();
                 let n: usize = written.iter().map(|f| f.rules.len()).sum();
-                for e in problems.iter().chain(&write_errors) {
-                    eprintln!(
-                        "error: {}: {}",
-                        crate::text::escape_controls(&e.path),
-                        crate::text::escape_controls(&e.message)
-                    );
+                if quiet {
+                    print_file_problems(&problems);
                 }
+                print_file_problems(&write_errors);
                 if !quiet {
                     eprintln!(
-                        "idemlint: added {n} suppression{} in {} file{}",
+                        "idemlint: added {n} suppression{} in {} file{}{}",
                         if n == 1 { "" } else { "s" },
                         written.len(),
-                        if written.len() == 1 { "" } else { "s" }
+                        if written.len() == 1 { "" } else { "s" },
+                        left_unchanged(problems.iter().chain(&write_errors))
                     );
                 }
                 tool_failure = !write_errors.is_empty();
@@ -822,12 +820,8 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 }
                 let (fixed, fix_errors) =
                     crate::check::compute_fixes(&report, mode, &opts, &catalogue);
-                for e in &fix_errors {
-                    eprintln!(
-                        "error: {}: {}",
-                        crate::text::escape_controls(&e.path),
-                        crate::text::escape_controls(&e.message)
-                    );
+                if quiet {
+                    print_file_problems(&fix_errors);
                 }
                 if diff {
                     let d: String = fixed
@@ -889,13 +883,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                     });
                 }
                 let write_errors = crate::check::write_fixed(&fixed);
-                for e in &write_errors {
-                    eprintln!(
-                        "error: {}: {}",
-                        e.path,
-                        crate::text::escape_controls(&e.message)
-                    );
-                }
+                print_file_problems(&write_errors);
                 let written: Vec<&crate::check::FixedFile> = fixed
                     .iter()
                     .filter(|f| !write_errors.iter().any(|e| e.path == f.display))
@@ -903,10 +891,11 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 let n: usize = written.iter().map(|f| f.rules.len()).sum();
                 if !quiet {
                     eprintln!(
-                        "idemlint: applied {n} fix{} in {} file{}",
+                        "idemlint: applied {n} fix{} in {} file{}{}",
                         if n == 1 { "" } else { "es" },
                         written.len(),
-                        if written.len() == 1 { "" } else { "s" }
+                        if written.len() == 1 { "" } else { "s" },
+                        left_unchanged(fix_errors.iter().chain(&write_errors))
                     );
                     for f in &written {
                         eprintln!("  fixed {}", f.display);
@@ -1278,6 +1267,35 @@ struct ExitInputs {
 
 /// The exit code of `check` (and of `check --diff`): 2 for tool failures, then 1 (or 0
 /// under `--exit-zero`) when something fails, else 0.
+/// The end of `--fix`'s or `--add-suppression`'s summary line: how many files with
+/// `problems` were left as they were (their reasons are among the file problems), or
+/// nothing.
+fn left_unchanged<'a>(problems: impl IntoIterator<Item = &'a crate::finding::FileError>) -> String {
+    let files: std::collections::BTreeSet<&str> =
+        problems.into_iter().map(|e| e.path.as_str()).collect();
+    match files.len() {
+        0 => String::new(),
+        1 => "; 1 file left unchanged (why: with the file problems)".to_string(),
+        k => format!("; {k} files left unchanged (why: with the file problems)"),
+    }
+}
+
+/// Prints, as errors on standard error, files `--fix` or `--add-suppression` did not
+/// change. A file left alone on purpose (the edit would not parse, or would not take
+/// effect) is printed only with `--quiet`: otherwise it joins the report's file
+/// problems, which every format shows once, and printing it here too would say it twice.
+/// A file that could not be written (exit code 2) is printed always, and is in the
+/// report too.
+fn print_file_problems<'a>(problems: impl IntoIterator<Item = &'a crate::finding::FileError>) {
+    for e in problems {
+        eprintln!(
+            "error: {}: {}",
+            crate::text::escape_controls(&e.path),
+            crate::text::escape_controls(&e.message)
+        );
+    }
+}
+
 fn exit_code(e: ExitInputs) -> i32 {
     if e.tool_failure || e.strict_failure {
         EXIT_TOOL_ERROR
