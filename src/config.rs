@@ -381,13 +381,19 @@ impl SourceCode for Excerpt {
         before: usize,
         after: usize,
     ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
-        let inner = self.source.inner().read_span(span, before, after)?;
+        let text = self.source.inner();
+        let inner = text.read_span(span, before, after)?;
+        // miette's column counts bytes from the line's start to the span's (which ends
+        // where the span starts); the header counts characters, as every report does.
+        let column = text
+            .get(span.offset().saturating_sub(inner.column())..span.offset())
+            .map_or(inner.column(), |head| head.chars().count());
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.source.name().to_string(),
             inner.data(),
             *inner.span(),
             inner.line() + self.line,
-            inner.column() + if inner.line() == 0 { self.column } else { 0 },
+            column + if inner.line() == 0 { self.column } else { 0 },
             inner.line_count(),
         )))
     }

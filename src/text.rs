@@ -221,9 +221,12 @@ pub fn escape_controls_multiline(s: &str) -> String {
 }
 
 /// `text` for rendering as a source snippet: the same length in bytes and in chars (so
-/// spans and columns still fit), with each dangerous character (see [`escape_controls`]; a
-/// lone `\r` too) replaced by printable characters of the same UTF-8 length: `?` for one
-/// byte, `¿` for two, U+FFFD for three.
+/// spans and columns still fit), with each dangerous character (see [`escape_controls`])
+/// replaced by printable characters of the same UTF-8 length: `?` for one byte, `¿` for
+/// two, U+FFFD for three. A lone `\r` becomes `\n`: it ends a line in Java and Kotlin
+/// (JLS 3.4) as in every format's line numbers (1-based, `\n`, `\r\n` or a lone `\r`),
+/// and the snippet's lines must be those lines (a renderer that breaks lines at `\n`
+/// only would draw the whole file as line 1).
 pub fn sanitize_snippet(text: &str) -> std::borrow::Cow<'_, str> {
     let b = text.as_bytes();
     let lone_cr = |i: usize| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n');
@@ -235,7 +238,9 @@ pub fn sanitize_snippet(text: &str) -> std::borrow::Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len());
     for (i, c) in text.char_indices() {
-        if is_dangerous(c) || (c == '\r' && lone_cr(i)) {
+        if c == '\r' && lone_cr(i) {
+            out.push('\n');
+        } else if is_dangerous(c) {
             out.push(match c.len_utf8() {
                 1 => '?',
                 2 => '¿',
@@ -264,7 +269,9 @@ mod escape_tests {
         assert_eq!(t.len(), s.len());
         assert_eq!(t.chars().count(), s.chars().count());
         assert!(!t.chars().any(is_dangerous));
-        assert!(t.contains("\r\n") && !t.contains("z\r"));
+        assert!(t.contains("\r\n") && t.contains("z\nw"));
+        // A file with lone `\r` line breaks keeps its lines.
+        assert_eq!(sanitize_snippet("a\rb\r\nc\r").lines().count(), 3);
     }
 }
 

@@ -228,6 +228,20 @@ fn bad_configuration_shows_the_span_and_help_and_exits_2() {
         .stderr(predicate::str::contains("idemlint.toml:7:1"))
         .stderr(predicate::str::contains("unknown key `calee`"))
         .stderr(predicate::str::contains("did you mean `callee`?"));
+    // The column counts characters, as every report does: after `"été-clé", ` the
+    // value is the 28th character of its line and starts at its 31st byte.
+    write(
+        &dir,
+        "idemlint.toml",
+        "[keys]\nheader_names = [\"été-clé\", 5]\n",
+    );
+    idemlint()
+        .current_dir(&dir)
+        .args(["check", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("idemlint.toml:2:28"))
+        .stderr(predicate::str::contains("expected a string"));
     // --config naming a missing file.
     idemlint()
         .current_dir(&dir)

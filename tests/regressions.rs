@@ -417,3 +417,36 @@ fn human_header_column_counts_characters_like_the_other_formats() {
         "{human}"
     );
 }
+
+/// A file whose lines end in lone `\r` (Java and Kotlin accept them as line terminators)
+/// is drawn line by line, with the header at the line and column every other format
+/// gives: the snippet's text broke lines at `\n` only, so the whole file was line 1 and
+/// the header said `1:134` where JSON said `4:43` (break-it, thirty-sixth session).
+#[test]
+fn human_snippet_of_a_file_with_lone_cr_line_breaks_has_its_lines() {
+    let dir = scratch("human_lone_cr");
+    let text = "import java.util.UUID\rsuspend fun charge(api: Api): Charge {\r    return retryOnTransient {\r        api.createCharge(idempotencyKey = UUID.randomUUID().toString())\r    }\r}\r";
+    std::fs::write(dir.join("Cr.kt"), text).unwrap();
+    let (_, v) = json(&dir, &["check", "Cr.kt", "--exit-zero"]);
+    let f = &v["findings"][0];
+    let (line, column) = (f["line"].as_u64().unwrap(), f["column"].as_u64().unwrap());
+    assert_eq!((line, column), (4, 43));
+    let out = Command::cargo_bin("idemlint")
+        .unwrap()
+        .current_dir(&dir)
+        .args(["check", "Cr.kt", "--exit-zero", "--color", "never"])
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(human.contains("[Cr.kt:4:43]"), "{human}");
+    // The key's line is drawn as a line of its own, numbered 4.
+    assert!(
+        human.contains(" 4 │         api.createCharge(idempotencyKey"),
+        "{human}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

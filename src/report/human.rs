@@ -152,15 +152,16 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
             },
             None => std::sync::Arc::from(""),
         };
+        // miette panics on a line longer than 65,535 characters (a column it cannot
+        // format): such a snippet is not drawn but one line printed, without the panic's
+        // message on standard error; the unwind guard stays for what else it may do.
+        let overlong = has_overlong_line(f, &text);
         let diag = FindingDiagnostic {
             finding: f,
             source: NamedSource::new(esc(&f.path), CharColumns(text)),
         };
-        // miette panics on a line longer than 65,535 characters (a column it cannot
-        // format): such a snippet is not drawn but one line printed, without the panic's
-        // message on standard error; the unwind guard stays for what else it may do.
         let mut one = String::new();
-        let rendered = !has_overlong_line(f, report)
+        let rendered = !overlong
             && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 handler.render_report(&mut one, &diag).is_ok()
             }))
@@ -186,11 +187,8 @@ pub fn render_findings(report: &Report, colour: bool) -> String {
 
 /// Whether a line the snippet of `f` would show (its lines and its boundary's, with three
 /// lines of context) is longer than miette can draw (65,535 characters; a margin is kept).
-fn has_overlong_line(f: &Finding, report: &Report) -> bool {
+fn has_overlong_line(f: &Finding, text: &str) -> bool {
     const MAX: usize = 60_000;
-    let Some(text) = report.texts.get(&f.path) else {
-        return false;
-    };
     let b = f.boundary.as_ref().map(|b| b.line);
     let first = f.line.min(b.unwrap_or(f.line)).saturating_sub(4);
     let last = f.end_line.max(b.unwrap_or(f.end_line)) + 3;
