@@ -450,3 +450,45 @@ fn human_snippet_of_a_file_with_lone_cr_line_breaks_has_its_lines() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A `key-in-retry-scope` finding with a `time-in-key` finding folded into it keeps the
+/// folded help, last, and says what `--fix` does right after the advice it does: a safe
+/// hoist's help lost the folded part, and an unsafe one's "`--fix --unsafe-fixes` does
+/// this" followed the folded `derive(..)` advice, which `--fix` does not do (new user,
+/// thirty-sixth session).
+#[test]
+fn folded_help_stays_last_and_the_fix_note_follows_its_advice() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (fixture, fix_note) in [
+        // A safe hoist: the help names the declaration `--fix` writes.
+        (
+            "fixtures/kotlin/key-in-retry-scope/clock_in_retry_is_one_finding.kt",
+            "use `idempotencyKey` inside",
+        ),
+        // An unsafe move of a declaration.
+        (
+            "fixtures/rust/key-in-retry-scope/backon_retryable.rs",
+            "(`--fix --unsafe-fixes` does this, but review it",
+        ),
+    ] {
+        let (_, v) = json(root, &["check", fixture, "--exit-zero"]);
+        let f = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["rule"] == "key-in-retry-scope" && !f["also"].as_array().unwrap().is_empty()
+            })
+            .unwrap_or_else(|| panic!("{fixture}: no finding with another folded into it: {v}"));
+        assert_eq!(f["also"][0]["rule"], "time-in-key", "{fixture}");
+        let help = f["help"].as_str().unwrap();
+        let folded = help
+            .find("; for `time-in-key`: build the key from what identifies the operation")
+            .unwrap_or_else(|| panic!("{fixture}: folded help lost: {help}"));
+        let note = help
+            .find(fix_note)
+            .unwrap_or_else(|| panic!("{fixture}: no fix note: {help}"));
+        assert!(note < folded, "{fixture}: {help}");
+        assert_eq!(help.matches("; for `").count(), 1, "{fixture}: {help}");
+    }
+}

@@ -117,6 +117,13 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
             continue;
         };
         let mut help = f.help[..at].to_string();
+        // The advice this finding's own help ends with, and the help of findings folded
+        // into it (`; for `time-in-key`: …`), which stays last: what `--fix` does or why
+        // it does not is said of the advice, right after it.
+        let (advice, folded) = f.help[at..]
+            .find(crate::report::merge::FOLDED_HELP)
+            .map_or((&f.help[at..], ""), |i| f.help[at..].split_at(i));
+        let folded = folded.to_string();
         match (&f.fix, &f.no_fix) {
             (Some(fix), _) => {
                 // A hoist's edits: the declaration inserted, then the use replacing the
@@ -143,7 +150,7 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                     (Some(decl), Some(used)) if !decl.contains('\n') => help.push_str(&format!(
                         "{HOIST_ADVICE}{decl}` there and use `{used}` inside"
                     )),
-                    _ => help.push_str(&f.help[at..]),
+                    _ => help.push_str(advice),
                 }
                 if fix.applicability == Applicability::Unsafe {
                     help.push_str(&format!(
@@ -161,7 +168,6 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                 ));
             }
             (None, Some(reason)) => {
-                let advice = &f.help[at..];
                 let var = format!("{HOIST_ADVICE}final var ");
                 let level = level::java_level(ctx.java_version, ctx.path);
                 match advice.strip_prefix(var.as_str()) {
@@ -190,6 +196,7 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
                                 help.push_str(&format!(
                                     "; at least hoist it — declare `{name}` there, with the type of `{expr}` (Java {level} has no `var`), and use it inside (not done by `--fix`, which does not know that type; with `java-version` 10 or later it declares the key with `var`)"
                                 ));
+                                help.push_str(&folded);
                                 f.help = help;
                                 continue;
                             }
@@ -204,6 +211,7 @@ pub fn align_help(ctx: &FixCtx, findings: &mut [Finding]) {
             }
             (None, None) => continue,
         }
+        help.push_str(&folded);
         f.help = help;
     }
     crate::identity::say_where_helpers_come_from(lang, findings);

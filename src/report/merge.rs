@@ -43,6 +43,11 @@ pub fn one_per_bug(findings: Vec<Finding>) -> Vec<Finding> {
     out
 }
 
+/// What starts the help of a finding folded into another, appended to the kept one's
+/// help: `; for `RULE`: HELP`. No rule's own help contains it, so
+/// [`crate::fix::align_help`] finds where the kept finding's own advice ends.
+pub const FOLDED_HELP: &str = "; for `";
+
 /// The finding that represents `group` (non-empty), with the others folded in.
 fn merge_group(mut group: Vec<Finding>) -> Finding {
     if group.len() == 1 {
@@ -68,7 +73,7 @@ fn merge_group(mut group: Vec<Finding>) -> Finding {
             other.rule, other.message
         ));
         kept.help
-            .push_str(&format!("; for `{}`: {}", other.rule, other.help));
+            .push_str(&format!("{FOLDED_HELP}{}`: {}", other.rule, other.help));
         kept.also.push(AlsoFinding {
             rule: other.rule,
             severity: other.severity,
