@@ -476,6 +476,20 @@ pub struct BoundaryEntry {
     /// the retries): a value one attempt stores in it is there for the next.
     #[serde(default)]
     pub context_params: Vec<usize>,
+    /// For the `lambda-arg` form of an executor built from policies (Failsafe): the calls
+    /// that add policies to it (`with`, `compose`) along the boundary call's receiver
+    /// chain. With [`Self::non_retry_policies`], a call whose chain has such calls and all
+    /// of whose policy arguments are surely of those types is no boundary.
+    #[serde(default)]
+    pub policy_calls: Vec<String>,
+    /// Policy types (simple names) that never run the executed code again (Failsafe's
+    /// `CircuitBreaker`, `Fallback`, `Timeout`, `RateLimiter`, `Bulkhead`: only a
+    /// `RetryPolicy` re-executes, failsafe.dev "Retry"). An argument is surely one when it
+    /// is built in place (`CircuitBreaker.ofDefaults()`, `new Fallback<>(..)`,
+    /// `Timeout.of(..)`) or names a variable every declaration of which in the file has
+    /// such a type or initialiser; anything else may be a `RetryPolicy`.
+    #[serde(default)]
+    pub non_retry_policies: Vec<String>,
     /// The entry comes from a user's configuration: its `label` is added to the finding's
     /// description of the boundary when that does not already say it.
     #[serde(skip)]
@@ -755,6 +769,8 @@ const TABLES: &[(&str, Shape)] = &[
             "imports",
             "lambda_args",
             "context_params",
+            "policy_calls",
+            "non_retry_policies",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

@@ -758,6 +758,130 @@ fn type_level_annotation<'m>(
     proxied.then_some((a, t.name.as_str()))
 }
 
+/// Whether the executor `call` runs its lambda on (`Failsafe.with(breaker).get(..)`) is
+/// built only from policies that never run it again ([`BoundaryEntry::policy_calls`],
+/// [`BoundaryEntry::non_retry_policies`]): its receiver chain holds a policy call and every
+/// argument of every such call is surely a non-retry policy. An executor held in a
+/// variable, or any argument that may be a `RetryPolicy`, keeps the boundary.
+fn runs_once_by_policies(
+    model: &FileModel,
+    text: &str,
+    call: &crate::model::Call,
+    entry: &BoundaryEntry,
+) -> bool {
+    if entry.policy_calls.is_empty() || entry.non_retry_policies.is_empty() {
+        return false;
+    }
+    let mut saw = false;
+    let mut next = call.receiver_call;
+    while let Some(id) = next {
+        let c = &model.calls[id];
+        if entry.policy_calls.contains(&c.callee) {
+            saw = true;
+            let all_inert = !c.args.is_empty()
+                && c.args.iter().all(|a| {
+                    text.get(a.span.start..a.span.end)
+                        .is_some_and(|t| surely_policy_of(text, t, &entry.non_retry_policies))
+                });
+            if !all_inert {
+                return false;
+            }
+        }
+        next = c.receiver_call;
+    }
+    saw
+}
+
+/// Whether the expression `arg` (source text) is surely a value of one of `types`: built in
+/// place (`Type.f(..)`, `Type.<T>f(..)`, `new Type<>(..)`, `Type(..)`), or a variable (or
+/// `this.x`) that `text` declares, every time, with one of `types` or such an initialiser
+/// (Java `Type<T> x`, Kotlin `x: Type<T>`, either `x = Type..`).
+fn surely_policy_of(text: &str, arg: &str, types: &[String]) -> bool {
+    let arg = arg.trim();
+    if built_as(arg, types) == Some(true) {
+        return true;
+    }
+    let name = arg.strip_prefix("this.").unwrap_or(arg);
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return false;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut declared = 0;
+    for (i, _) in text.match_indices(name) {
+        let before = &text[..i];
+        let after = &text[i + name.len()..];
+        if before.chars().next_back().is_some_and(ident) || after.chars().next().is_some_and(ident)
+        {
+            continue;
+        }
+        let after = after.trim_start();
+        // Kotlin `x: Type`; a `::` is a reference, not a declaration.
+        if let Some(ty) = after.strip_prefix(':').filter(|t| !t.starts_with(':')) {
+            declared += 1;
+            if !types.iter().any(|t| starts_with_type(ty.trim_start(), t)) {
+                return false;
+            }
+            continue;
+        }
+        // Java `Type<T> x` (a type name right before, generic arguments skipped).
+        let mut b = before.trim_end();
+        if b.ends_with('>') {
+            match matching_open(b.as_bytes(), b'<', b'>') {
+                Some(open) => b = b[..open].trim_end(),
+                None => continue,
+            }
+        }
+        let word_start = b
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| ident(*c))
+            .last()
+            .map(|(i, _)| i);
+        let prev = word_start.map(|w| &b[w..]).unwrap_or("");
+        let declares = prev.starts_with(char::is_uppercase)
+            && (after.starts_with('=') && !after.starts_with("==")
+                || after.starts_with(';')
+                || after.starts_with(',')
+                || after.starts_with(')'));
+        if declares {
+            declared += 1;
+            if !types.iter().any(|t| t == prev) {
+                return false;
+            }
+            continue;
+        }
+        // `x = Type..` (a declaration's or an assignment's initialiser).
+        if let Some(init) = after.strip_prefix('=').filter(|t| !t.starts_with('=')) {
+            let init = init.trim_start();
+            let end = init.find([';', '\n']).unwrap_or(init.len());
+            match built_as(init[..end].trim(), types) {
+                Some(true) => declared += 1,
+                Some(false) => return false,
+                None => {}
+            }
+        }
+    }
+    declared > 0
+}
+
+/// Whether `expr` is built in place as one of `types` (`Type.f(..)`, `Type.<T>f(..)`,
+/// `new Type<>(..)`, `Type(..)`): `Some(true)`; built as another capitalised type:
+/// `Some(false)`; anything else (a call of a variable's method, a name): `None`.
+fn built_as(expr: &str, types: &[String]) -> Option<bool> {
+    let e = expr.strip_prefix("new ").map_or(expr, str::trim_start);
+    if !e.starts_with(char::is_uppercase) {
+        return None;
+    }
+    Some(types.iter().any(|t| starts_with_type(e, t)))
+}
+
+/// Whether `s` starts with the type name `ty` followed by `.`, `<`, `(`, `?`, a space or
+/// its end.
+fn starts_with_type(s: &str, ty: &str) -> bool {
+    s.strip_prefix(ty)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '<', '(', '?', ' ', '>', ',', ')', '=']))
+}
+
 fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {
     let lang = model.language;
     let entries = applicable_boundaries(cat, lang, text);
@@ -778,6 +902,9 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
             BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
                 for (cid, call) in model.calls.iter().enumerate() {
                     if !entry.call.matches(lang, call) {
+                        continue;
+                    }
+                    if runs_once_by_policies(model, text, call, entry) {
                         continue;
                     }
                     let mut targets: Vec<(ScopeId, bool)> = Vec::new();
