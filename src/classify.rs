@@ -878,8 +878,9 @@ fn built_as(expr: &str, types: &[String]) -> Option<bool> {
 /// Whether `s` starts with the type name `ty` followed by `.`, `<`, `(`, `?`, a space or
 /// its end.
 fn starts_with_type(s: &str, ty: &str) -> bool {
-    s.strip_prefix(ty)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '<', '(', '?', ' ', '>', ',', ')', '=']))
+    s.strip_prefix(ty).is_some_and(|rest| {
+        rest.is_empty() || rest.starts_with(['.', '<', '(', '?', ' ', '>', ',', ')', '='])
+    })
 }
 
 fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFacts) {

@@ -33,7 +33,7 @@
 //!
 //! Every name the frontends record is a substring of the file's text, at identifier
 //! boundaries (they copy or trim node text and never join two identifiers), except
-//! Kotlin's `invoke` for `f()()` and the empty callee of Rust's `(f)()`
+//! Kotlin's `invoke` for `f()()` and `set` for `a[i] = v`, and the empty callee of Rust's `(f)()`
 //! ([`SYNTHETIC_CALLEES`]; nameless functions are not indexed) and the name `Companion` of
 //! an unnamed Kotlin companion object (no demand names a type so); `tests/prefilter.rs` checks
 //! this on every fixture. Rust string literal values have their escapes decoded, which the
@@ -216,11 +216,13 @@ use crate::model::Call;
 use crate::model::{BindingKind, FileModel, Language, ScopeKind};
 
 /// Callee names a frontend records without the name appearing in the text, per language:
-/// Kotlin names the call of a non-identifier callee (`f()()`, `(g)()`) `invoke`; Rust
-/// records the empty name for `(f)()`. A name in this list matches every file of the
-/// language.
+/// Kotlin names the call of a non-identifier callee (`f()()`, `(g)()`) `invoke` and an
+/// indexed assignment (`headers["Idempotency-Key"] = v`) `set`, as the language reads
+/// them; Rust records the empty name for `(f)()`. A name in this list matches every file
+/// of the language.
 pub const SYNTHETIC_CALLEES: &[(&str, Language)] = &[
     ("invoke", Language::Kotlin),
+    ("set", Language::Kotlin),
     ("", Language::Rust),
     ("", Language::Kotlin),
     ("", Language::Java),

@@ -273,6 +273,10 @@ struct AssignParts<'a, 't> {
     name: Option<&'a str>,
     visits: Vec<Node<'t>>,
     rhs: Option<Node<'t>>,
+    /// `recv[i, ..] = rhs`: the receiver and the `indexing_suffix`. Kotlin reads it as the
+    /// call `recv.set(i, .., rhs)` (operator convention, kotlinlang.org "Indexed access
+    /// operator"), so `headers["Idempotency-Key"] = v` sets a header as `set(..)` does.
+    index: Option<(Vec<Node<'t>>, Node<'t>)>,
 }
 
 struct Lowerer<'a> {
@@ -2242,6 +2246,7 @@ impl<'a> Lowerer<'a> {
             name: None,
             visits: Vec::new(),
             rhs: None,
+            index: None,
         };
         let (Some(target), Some(rhs)) = (kids.first().copied(), kids.last().copied()) else {
             return parts;
@@ -2264,9 +2269,77 @@ impl<'a> Lowerer<'a> {
                     parts.visits.push(*recv);
                 }
             }
+            // Only a plain `=`: `a[i] += b` is `a.set(i, a.get(i) + b)` or `a.get(i)
+            // .plusAssign(b)`.
+            [recv @ .., sfx]
+                if !recv.is_empty() && sfx.kind() == "indexing_suffix" && plain_assignment(n) =>
+            {
+                parts.index = Some((recv.to_vec(), *sfx));
+            }
             _ => parts.visits = tk,
         }
         parts
+    }
+
+    /// `recv[i, ..] = rhs` as the call `recv.set(i, .., rhs)` (see [`AssignParts::index`]):
+    /// recorded like a call written so, its receiver visited first, then its arguments.
+    /// The grammar gives the receiver as a flat list (`request`, `.headers`): a dotted name
+    /// is the call's path, and the text before `[` its receiver.
+    fn indexed_set(&mut self, n: Node, recv: &[Node], sfx: Node, rhs: Node) -> CallId {
+        let id = self.m.calls.len();
+        let mut path = Vec::new();
+        for (i, k) in recv.iter().enumerate() {
+            let seg = match (i, k.kind()) {
+                (0, "simple_identifier") => Some(self.t(*k)),
+                (_, "navigation_suffix") => match suffix_parts(*k) {
+                    (".", Some(ident)) => Some(self.t(ident)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match seg {
+                Some(seg) => path.push(seg.to_string()),
+                None => {
+                    path.clear();
+                    break;
+                }
+            }
+        }
+        let receiver = match recv {
+            [one] => self.receiver_text(*one),
+            _ => collapse(&self.text[recv[0].start_byte()..sfx.start_byte()]),
+        };
+        self.m.calls.push(Call {
+            callee: "set".to_string(),
+            path,
+            receiver: Some(receiver),
+            span: span(n),
+            name_span: span(sfx),
+            scope: self.scope,
+            ..Call::default()
+        });
+        self.emit(Atom::Call(id));
+        match recv {
+            [one] => self.call_receiver(id, *one),
+            _ => {
+                for k in recv {
+                    self.visit(*k);
+                }
+            }
+        }
+        let indices: Vec<Node> = named_kids(sfx)
+            .into_iter()
+            .filter(|k| !is_comment(*k))
+            .collect();
+        for e in indices.into_iter().chain([rhs]) {
+            let value = self.value_of(e);
+            self.m.calls[id].args.push(Arg {
+                value,
+                span: span(e),
+                ..Arg::default()
+            });
+        }
+        id
     }
 
     fn h_assignment(&mut self, n: Node) -> Option<CallId> {
@@ -2275,6 +2348,10 @@ impl<'a> Lowerer<'a> {
             self.visit(*v);
         }
         let rhs = parts.rhs?;
+        if let Some((recv, sfx)) = parts.index {
+            self.indexed_set(n, &recv, sfx, rhs);
+            return None;
+        }
         let value = self.value_of(rhs);
         if let Some(name) = parts.name {
             self.m.assigns.push(Assign {
@@ -2631,6 +2708,14 @@ impl<'a> Lowerer<'a> {
         None
     }
 }
+
+/// Whether the `assignment` node `n` assigns with a plain `=` (not `+=` and the like).
+fn plain_assignment(n: Node) -> bool {
+    let mut c = n.walk();
+    let plain = n.children(&mut c).any(|k| !k.is_named() && k.kind() == "=");
+    plain
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2697,6 +2782,24 @@ class StripeIdempotencyInterceptor : Interceptor {
     }
 }
 "#;
+
+    #[test]
+    fn indexed_assignment_is_a_set_call() {
+        let src = "fun f(request: Req, m: MutableMap<String, String>, k: String) {\n    request.headers[\"Idempotency-Key\"] = k.trim()\n    m[k] = \"v\"\n    m[k] += \"w\"\n    x.y = 1\n}\n";
+        let m = lower(src);
+        let sets = calls(&m, "set");
+        assert_eq!(sets.len(), 2, "{sets:?}");
+        let s = sets[0];
+        assert_eq!(s.receiver.as_deref(), Some("request.headers"));
+        assert_eq!(s.path, ["request", "headers"]);
+        let args: Vec<&str> = s.args.iter().map(|a| slice(src, a.span)).collect();
+        assert_eq!(args, ["\"Idempotency-Key\"", "k.trim()"]);
+        assert_eq!(names(&m, s.args[1].value), ["trim()", "k"]);
+        assert_eq!(slice(src, s.span), "request.headers[\"Idempotency-Key\"] = k.trim()");
+        assert_eq!(sets[1].receiver.as_deref(), Some("m"));
+        // `+=` is no `set(..)` of the right-hand side; a property assignment stays one.
+        assert!(m.assigns.iter().any(|a| a.name == "y"));
+    }
 
     #[test]
     fn interceptor_class_function_and_chain() {
