@@ -2712,8 +2712,7 @@ impl<'a> Lowerer<'a> {
 /// Whether the `assignment` node `n` assigns with a plain `=` (not `+=` and the like).
 fn plain_assignment(n: Node) -> bool {
     let mut c = n.walk();
-    let plain = n.children(&mut c).any(|k| !k.is_named() && k.kind() == "=");
-    plain
+    n.children(&mut c).any(|k| !k.is_named() && k.kind() == "=")
 }
 
 #[cfg(test)]
@@ -2795,7 +2794,10 @@ class StripeIdempotencyInterceptor : Interceptor {
         let args: Vec<&str> = s.args.iter().map(|a| slice(src, a.span)).collect();
         assert_eq!(args, ["\"Idempotency-Key\"", "k.trim()"]);
         assert_eq!(names(&m, s.args[1].value), ["trim()", "k"]);
-        assert_eq!(slice(src, s.span), "request.headers[\"Idempotency-Key\"] = k.trim()");
+        assert_eq!(
+            slice(src, s.span),
+            "request.headers[\"Idempotency-Key\"] = k.trim()"
+        );
         assert_eq!(sets[1].receiver.as_deref(), Some("m"));
         // `+=` is no `set(..)` of the right-hand side; a property assignment stays one.
         assert!(m.assigns.iter().any(|a| a.name == "y"));
