@@ -1149,9 +1149,33 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
             }
             BoundaryForm::ReturnedLambda => {
                 let mut targets: Vec<(ScopeId, String, Span)> = Vec::new();
+                // With `annotations`, only a function carrying one returns a boundary
+                // (`@Bean`), and none whose return type names one of
+                // `exclude_return_types` (a reactive `Function<Flux<T>, Flux<R>>`).
+                let returning = |f: &crate::model::FunctionInfo| {
+                    (entry.annotations.is_empty()
+                        || f.annotations
+                            .iter()
+                            .any(|a| entry.annotations.contains(&a.name)))
+                        && !entry
+                            .exclude_return_types
+                            .iter()
+                            .any(|x| crate::text::has_word(&f.return_type, x))
+                };
+                // With `annotations`, a SAM constructor counts only as the value such a
+                // function returns (`fun f(): Consumer<T> = Consumer { .. }`).
+                let returned_by_annotated = |call: &crate::model::Call| {
+                    model.returns.iter().any(|r| {
+                        model.values[r.value].span == call.span
+                            && matches!(&model.scopes[r.scope].kind,
+                                ScopeKind::Function(f) if returning(f))
+                    })
+                };
                 // SAM constructors: `RequestInterceptor { template -> ... }`.
                 for call in &model.calls {
-                    if entry.supertypes.contains(&call.callee) {
+                    if entry.supertypes.contains(&call.callee)
+                        && (entry.annotations.is_empty() || returned_by_annotated(call))
+                    {
                         for arg in &call.args {
                             if let Some(l) = arg.lambda {
                                 targets.push((
@@ -1170,7 +1194,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     };
                     let rt = f.return_type.split('<').next().unwrap_or("").trim();
                     let rt = rt.rsplit('.').next().unwrap_or(rt).trim_end_matches('?');
-                    if !entry.supertypes.iter().any(|t| t == rt) {
+                    if !entry.supertypes.iter().any(|t| t == rt) || !returning(f) {
                         continue;
                     }
                     for r in model.returns.iter().filter(|r| r.scope == i) {
@@ -1187,6 +1211,12 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     }
                 }
                 for (l, label, anchor) in targets {
+                    // A redelivered handler says why it runs again, as a listener does.
+                    let label = if entry.flavor == "redelivery" {
+                        format!("{label} ({})", entry.label)
+                    } else {
+                        label
+                    };
                     set(facts, l, boundary_of(entry, label, anchor, None, None));
                 }
             }
