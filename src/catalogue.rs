@@ -448,6 +448,13 @@ pub struct BoundaryEntry {
     /// all its public methods".
     #[serde(default)]
     pub on_type: bool,
+    /// For the `annotated-function` form: one of `annotations` on a method of a supertype
+    /// declared in the same file stands for it on the methods implementing it (same name
+    /// and number of parameters) in the file's types. Spring Retry finds `@Retryable` on
+    /// the interface method a bean implements (spring-retry issue #32, fixed in 1.1.3:
+    /// `AnnotationAwareRetryOperationsInterceptor` looks at the interface too).
+    #[serde(default)]
+    pub on_interface: bool,
     #[serde(default)]
     pub requires_nonlocal_return: bool,
     /// Annotations that stop the method's body from ever running when the method returns
@@ -763,6 +770,7 @@ const TABLES: &[(&str, Shape)] = &[
             "annotations",
             "exclude_return_types",
             "on_type",
+            "on_interface",
             "requires_nonlocal_return",
             "inert_with",
             "async_return_types",
@@ -1581,7 +1589,8 @@ mod tests {
                 | "requires_nonlocal_return"
                 | "requires_shedlock"
                 | "by_name"
-                | "on_type" => "true".into(),
+                | "on_type"
+                | "on_interface" => "true".into(),
                 "name_arg" | "value_arg" | "max_args" => "0".into(),
                 "kind" => "\"retry\"".into(),
                 "form" => "\"lambda-arg\"".into(),

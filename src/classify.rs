@@ -706,6 +706,53 @@ pub(crate) fn applicable_boundaries<'c>(
         .collect()
 }
 
+/// Where an `annotated-function` entry's annotation was found when not on the function
+/// itself: on its class ([`BoundaryEntry::on_type`]) or on the supertype method it
+/// implements ([`BoundaryEntry::on_interface`]); the type's name.
+enum Via<'m> {
+    Class(&'m str),
+    Implements(&'m str),
+}
+
+/// For an `annotated-function` entry with [`BoundaryEntry::on_interface`]: the entry's
+/// annotation on the method that the function scope `i` implements, declared in a
+/// supertype of its class in this file (same name, same number of parameters), with a
+/// label naming that method (`CardCharger.charge()`).
+fn interface_annotation<'m>(
+    model: &'m FileModel,
+    i: ScopeId,
+    entry: &BoundaryEntry,
+) -> Option<(&'m crate::model::Annotation, &'m str)> {
+    let s = &model.scopes[i];
+    let ScopeKind::Function(f) = &s.kind else {
+        return None;
+    };
+    let t = model.type_info(s.parent?)?;
+    if f.name.is_empty() || f.name == t.name {
+        return None;
+    }
+    model.scopes.iter().find_map(|m| {
+        let ScopeKind::Function(g) = &m.kind else {
+            return None;
+        };
+        if g.name != f.name || g.params.len() != f.params.len() {
+            return None;
+        }
+        let owner = m.parent?;
+        let ScopeKind::Type(st) = &model.scopes[owner].kind else {
+            return None;
+        };
+        if owner == s.parent? || !t.supertypes.contains(&st.name) {
+            return None;
+        }
+        let a = g
+            .annotations
+            .iter()
+            .find(|a| entry.annotations.contains(&a.name))?;
+        Some((a, st.name.as_str()))
+    })
+}
+
 /// For an `annotated-function` entry with [`BoundaryEntry::on_type`]: the entry's
 /// annotation on the type that directly declares the function scope `i`, and that type's
 /// name, when a proxy can invoke the function: a Java method declared `public` and not
@@ -1025,7 +1072,14 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                                 .on_type
                                 .then(|| type_level_annotation(model, text, i, entry))
                                 .flatten()
-                                .map(|(a, t)| (a, Some(t)))
+                                .map(|(a, t)| (a, Some(Via::Class(t))))
+                        })
+                        .or_else(|| {
+                            entry
+                                .on_interface
+                                .then(|| interface_annotation(model, i, entry))
+                                .flatten()
+                                .map(|(a, t)| (a, Some(Via::Implements(t))))
                         })
                     else {
                         continue;
@@ -1096,7 +1150,11 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             entry,
                             match on_class {
                                 None => format!("`@{}` method `{}()`{why}", a.name, f.name),
-                                Some(t) => {
+                                Some(Via::Implements(t)) => format!(
+                                    "method `{}()`, implementing `@{}` `{t}.{}()`{why}",
+                                    f.name, a.name, f.name
+                                ),
+                                Some(Via::Class(t)) => {
                                     format!(
                                         "method `{}()` of `@{}` class `{t}`{why}",
                                         f.name, a.name
