@@ -419,6 +419,11 @@ pub enum BoundaryForm {
     /// (`@Bean RequestInterceptor idempotency() { return template -> ...; }`), or passed to
     /// a SAM constructor of one (`RequestInterceptor { template -> ... }`).
     ReturnedLambda,
+    /// A loop over what a matching call received: its header holds the call
+    /// (`for (Message m : sqs.receiveMessage(req).messages())`), or names a local bound
+    /// before the loop to a value that holds it (`val out = sqs.receiveMessage(req)` …
+    /// `for (m in out.messages())`). Each iteration handles one received message.
+    ReceiveLoop,
 }
 
 /// A boundary entry.
@@ -1059,8 +1064,11 @@ fn boundary_defaults(file: &str, table: &mut DeTable<'_>) -> Result<Vec<bool>, C
         match form.as_deref() {
             None => missing
                 .push("`form` (or a `callee`, `annotations` or `supertypes` it follows from)"),
-            Some("lambda-arg" | "receiver-lambda") if callees.is_empty() => missing
-                .push("`callee` or `callee_glob` (without one every lambda would be a boundary)"),
+            Some("lambda-arg" | "receiver-lambda" | "receive-loop") if callees.is_empty() => {
+                missing.push(
+                    "`callee` or `callee_glob` (without one every lambda would be a boundary)",
+                )
+            }
             Some("annotated-function") if annotations.is_empty() => missing.push("`annotations`"),
             Some("method-of-type") => {
                 if supertypes.is_empty() {

@@ -1278,6 +1278,55 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     set(facts, l, boundary_of(entry, label, anchor, None, None));
                 }
             }
+            BoundaryForm::ReceiveLoop => {
+                for (i, s) in model.scopes.iter().enumerate() {
+                    let ScopeKind::Loop(l) = &s.kind else {
+                        continue;
+                    };
+                    let Some(parent) = s.parent else { continue };
+                    // The call in the header (evaluated in the enclosing scope, inside the
+                    // loop's span) or in the body itself (`while (true) { r =
+                    // sqs.receiveMessage(..); .. }`: each iteration handles what it
+                    // received); or a local named in the header, bound before the loop.
+                    let in_header = model.calls.iter().find(|c| {
+                        (c.scope == i || c.scope == parent && s.span.contains(c.span))
+                            && entry.call.matches(lang, c)
+                    });
+                    let via_local = || {
+                        model.bindings.iter().find_map(|b| {
+                            if b.span.end > s.span.start
+                                || !crate::text::has_word(&l.header, &b.name)
+                            {
+                                return None;
+                            }
+                            let v = &model.values[b.value?];
+                            v.atoms.iter().find_map(|a| match a {
+                                Atom::Call(c) if entry.call.matches(lang, &model.calls[*c]) => {
+                                    Some(&model.calls[*c])
+                                }
+                                _ => None,
+                            })
+                        })
+                    };
+                    let Some(receive) = in_header.or_else(via_local) else {
+                        continue;
+                    };
+                    set(
+                        facts,
+                        i,
+                        boundary_of(
+                            entry,
+                            format!(
+                                "the loop over what `{}` received ({})",
+                                receive.callee, entry.label
+                            ),
+                            Span::new(s.span.start, s.span.start),
+                            None,
+                            None,
+                        ),
+                    );
+                }
+            }
             BoundaryForm::RetryLoop | BoundaryForm::TickLoop => {
                 for (i, s) in model.scopes.iter().enumerate() {
                     let ScopeKind::Loop(l) = &s.kind else {

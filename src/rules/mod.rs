@@ -206,7 +206,8 @@ pub fn common_boundary(
 }
 
 /// A message listener is run again only when its invocation fails (the exception
-/// leaves the method, the message is not acknowledged and the broker redelivers it): a
+/// leaves the method, the message is not acknowledged and the broker redelivers it; not
+/// so a hand-written receive loop, whose message comes back unless it is deleted): a
 /// call whose failure a `try`/`catch` inside the listener handles without rethrowing does
 /// not make it run again (Spring AMQP `SimpleMessageListenerContainer`, Spring Kafka
 /// `DefaultErrorHandler`, JMS `DefaultMessageListenerContainer`: redelivery follows an
@@ -238,12 +239,19 @@ fn redelivery_handled(
             .failure_handled(offset, ctx.model.scopes[boundary].span)
     };
     ctx.facts.boundaries[boundary].as_ref().is_some_and(|b| {
-        b.flavor == "redelivery"
+        use crate::catalogue::BoundaryForm;
+        let form = |f: BoundaryForm| {
+            ctx.catalogue
+                .boundaries
+                .iter()
+                .any(|e| e.id == b.entry && e.form == f)
+        };
+        // A hand-written receive loop's message comes back when it is not deleted, which
+        // a caught failure does not change (`sqs.receive-loop`).
+        (b.flavor == "redelivery" && !form(BoundaryForm::ReceiveLoop))
             || strict
             || (b.kind == crate::catalogue::BoundaryKind::Retry
-                && ctx.catalogue.boundaries.iter().any(|e| {
-                    e.id == b.entry && e.form == crate::catalogue::BoundaryForm::AnnotatedFunction
-                }))
+                && form(BoundaryForm::AnnotatedFunction))
     }) && (handled_here
         // A same-file helper that handles every failure of its calls (the long-standing
         // rule for listeners and annotated retries, which does not look past the call).
