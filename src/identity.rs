@@ -76,8 +76,29 @@ pub fn operation_at(model: &FileModel, offset: usize) -> Operation {
     let mut ids: Vec<String> = Vec::new();
     // Innermost first while walking out; reversed below so outer parameters come first.
     let mut groups: Vec<&[Param]> = Vec::new();
+    // The items of enclosing `for` loops over a collection, innermost first: a key minted
+    // per item must come from the item (one key for a whole batch would be shared by every
+    // item of it), so the item comes before any parameter.
+    let mut items: Vec<String> = Vec::new();
     for s in model.ancestors(innermost) {
         match &model.scopes[s].kind {
+            ScopeKind::Loop(l) if is_for_each(l) => {
+                for b in model.bindings.iter().filter(|b| {
+                    b.scope == s
+                        && b.kind == crate::model::BindingKind::Param
+                        && b.name != "_"
+                        && !b.name.starts_with('_')
+                }) {
+                    let item = if is_identifier_name(&b.name) {
+                        b.name.clone()
+                    } else {
+                        format!("<{}'s id>", b.name)
+                    };
+                    if !items.contains(&item) {
+                        items.push(item);
+                    }
+                }
+            }
             ScopeKind::Function(f) => {
                 if name.is_none() && !GENERIC_FUNCTIONS.contains(&f.name.as_str()) {
                     name = namespace(&f.name);
@@ -88,6 +109,7 @@ pub fn operation_at(model: &FileModel, offset: usize) -> Operation {
             _ => {}
         }
     }
+    ids.extend(items.into_iter().take(3));
     let params_in_scope = groups.into_iter().rev().flatten();
     for p in params_in_scope {
         if is_identifier_name(&p.name) && !ids.contains(&p.name) && ids.len() < 3 {
@@ -95,6 +117,18 @@ pub fn operation_at(model: &FileModel, offset: usize) -> Operation {
         }
     }
     Operation { name, ids }
+}
+
+/// Whether `l` is a `for` loop over the items of a collection (`for (Invoice i : due)`,
+/// `for (i in due)`, `for i in due`), not a counting loop (`for (int a = 0; a < 3; a++)`,
+/// `for (a in 1..3)`, `for _ in 0..3`), whose variable is an attempt number.
+fn is_for_each(l: &crate::model::LoopInfo) -> bool {
+    l.keyword == "for"
+        && !l.header.contains(';')
+        && !l.header.contains("..")
+        && !l.header.contains(" until ")
+        && !l.header.contains(" downTo ")
+        && !l.header.contains("indices")
 }
 
 /// The `derive(…)` call for `op` in `lang`: `IdemKey.derive("refund", refundId)`,
@@ -259,6 +293,26 @@ mod tests {
         ] {
             assert!(!is_identifier_name(no), "{no}");
         }
+    }
+
+    /// A key minted per item of a loop over a collection is derived from the item (the
+    /// recall helper's scheduled job over due invoices was told to derive one key for the
+    /// whole job); a counting loop's variable is an attempt, never an identity.
+    #[test]
+    fn loop_items_come_first_and_counters_never() {
+        let at = |lang, src: &str, marker: &str| {
+            let m = crate::lang::lower(lang, src);
+            operation_at(&m, src.find(marker).unwrap())
+        };
+        let java = "class J { void chargeDue(String runId, List<Invoice> due) { for (Invoice invoice : due) { mint(); } for (int attempt = 0; attempt < 3; attempt++) { again(); } } }";
+        assert_eq!(at(Language::Java, java, "mint").ids, ["<invoice's id>", "runId"]);
+        assert_eq!(at(Language::Java, java, "again").ids, ["runId"]);
+        let kotlin = "fun payAll(orders: List<Order>) { for (orderId in orders.map { it.id }) { mint() }\n for (a in 1..3) { again() } }";
+        assert_eq!(at(Language::Kotlin, kotlin, "mint").ids, ["orderId"]);
+        assert!(at(Language::Kotlin, kotlin, "again").ids.is_empty());
+        let rust = "fn pay_all(due: Vec<Invoice>) { for inv in due { mint(); } for _ in 0..3 { again(); } }";
+        assert_eq!(at(Language::Rust, rust, "mint").ids, ["<inv's id>"]);
+        assert!(at(Language::Rust, rust, "again").ids.is_empty());
     }
 
     #[test]
