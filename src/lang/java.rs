@@ -1486,9 +1486,33 @@ impl<'a> Lower<'a> {
         self.m.calls[id].is_new = true;
         if let Some(ty) = node.field(F::Type) {
             let (name, name_span) = self.simple_type(ty);
+            // `new Outer.Inner(..)`: the qualifier is the call's path, as for a static
+            // call on a type (`CreatePaymentRequest` of `new CreatePaymentRequest
+            // .Builder(sourceId, key)`), unless an `outer.new` gave a receiver.
+            let ty_text = self.t(ty);
+            let qualifier: Vec<String> = ty_text
+                .split('<')
+                .next()
+                .unwrap_or("")
+                .rsplit_once('.')
+                .map(|(q, _)| {
+                    q.split('.')
+                        .map(|seg| seg.trim().to_string())
+                        .filter(|seg| !seg.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
             let call = &mut self.m.calls[id];
             call.callee = name.to_string();
             call.name_span = name_span;
+            if call.receiver.is_none()
+                && call.path.is_empty()
+                && qualifier
+                    .iter()
+                    .all(|seg| seg.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+            {
+                call.path = qualifier;
+            }
         }
     }
 

@@ -221,9 +221,21 @@ fn redelivery_help(ctx: &Ctx, b: crate::model::ScopeId) -> Option<String> {
         format!(
             "derive the key from the message or job being handled, so a redelivery sends the same key: its business id, or the broker's or engine's id for it (`{}` with that id); a key computed before {} would be shared by every message or job it handles",
             ctx.derive_example(),
-            ctx.boundary(b).label.split(", which ").next().unwrap_or_default()
+            short_label(&ctx.boundary(b).label)
         )
     })
+}
+
+/// A boundary's label without what it adds after the boundary itself: the relative
+/// clause (`, which ..`) and a closing parenthesis saying why it runs again (`@KafkaHandler`
+/// method `on()` (the container delivers the message again ..)`), which the finding's
+/// message says already.
+fn short_label(label: &str) -> &str {
+    let l = label.split(", which ").next().unwrap_or_default();
+    match l.strip_suffix(')').and_then(|x| x.rfind(" (")) {
+        Some(i) if !l[..i].is_empty() => &l[..i],
+        _ => l,
+    }
 }
 
 #[cfg(test)]
@@ -235,6 +247,16 @@ mod tests {
             "the `loop` retry loop"
         );
         assert_eq!(crate::rules::the_loop("retry loop"), "the retry loop");
+        assert_eq!(
+            super::short_label(
+                "`@KafkaHandler` method `on()` (the container delivers the message again after the listener fails)"
+            ),
+            "`@KafkaHandler` method `on()`"
+        );
+        assert_eq!(
+            super::short_label("`Consumer { … }`"),
+            "`Consumer { … }`"
+        );
         assert_eq!(
             crate::rules::the_loop("`@Retryable` method `pay()`"),
             "`@Retryable` method `pay()`"
