@@ -807,43 +807,97 @@ fn type_level_annotation<'m>(
 
 /// Whether the executor `call` runs its lambda on (`Failsafe.with(breaker).get(..)`) is
 /// built only from policies that never run it again ([`BoundaryEntry::policy_calls`],
-/// [`BoundaryEntry::non_retry_policies`]): its receiver chain holds a policy call and every
-/// argument of every such call is surely a non-retry policy. An executor held in a
-/// variable, or any argument that may be a `RetryPolicy`, keeps the boundary.
+/// [`BoundaryEntry::non_retry_policies`]): its receiver chain starts at a policy call on
+/// the library's entry type (`Failsafe.with(..)`, the last segment of `entry`'s
+/// `receiver_contains` words aside, a receiver naming `Failsafe`), and every argument of
+/// every policy call on it is surely a non-retry policy. An executor held in a variable
+/// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
+/// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
 fn runs_once_by_policies(
     model: &FileModel,
     text: &str,
     call: &crate::model::Call,
     entry: &BoundaryEntry,
+    known: &mut HashMap<String, bool>,
+    lookup: &std::cell::OnceCell<crate::model::ScopeLookup>,
 ) -> bool {
     if entry.policy_calls.is_empty() || entry.non_retry_policies.is_empty() {
         return false;
     }
-    let mut saw = false;
+    let mut policy_calls = Vec::new();
     let mut next = call.receiver_call;
+    let mut root = None;
     while let Some(id) = next {
         let c = &model.calls[id];
         if entry.policy_calls.contains(&c.callee) {
-            saw = true;
-            let all_inert = !c.args.is_empty()
-                && c.args.iter().all(|a| {
-                    text.get(a.span.start..a.span.end)
-                        .is_some_and(|t| surely_policy_of(text, t, &entry.non_retry_policies))
-                });
-            if !all_inert {
-                return false;
-            }
+            policy_calls.push(c);
         }
+        root = Some(c);
         next = c.receiver_call;
     }
-    saw
+    // The chain must start at `Failsafe.with(..)`: anything else (a variable, a factory)
+    // may hold a retry policy already.
+    let Some(root) = root else { return false };
+    let starts_at_entry_type = entry.policy_calls.contains(&root.callee)
+        && crate::catalogue::receiver_text(root)
+            .is_some_and(|r| crate::catalogue::last_segment(&r) == "Failsafe");
+    if !starts_at_entry_type {
+        return false;
+    }
+    policy_calls.iter().all(|c| {
+        !c.args.is_empty()
+            && c.args.iter().all(|a| {
+                let Some(t) = text.get(a.span.start..a.span.end) else {
+                    return false;
+                };
+                // A local is seen only in its function: the answer is per function.
+                let func = enclosing_function(model, call.scope);
+                let cache_key = format!("{func}:{t}");
+                if let Some(k) = known.get(&cache_key) {
+                    return *k;
+                }
+                let lookup = lookup.get_or_init(|| crate::model::ScopeLookup::new(model));
+                let visible = |at: usize| {
+                    // Outside every function (a field), or inside the call's own.
+                    let inner = enclosing_function(model, lookup.innermost(at));
+                    inner == 0 || model.is_within(call.scope, inner)
+                };
+                let k =
+                    surely_policy_of(model.language, text, t, &entry.non_retry_policies, &visible);
+                known.insert(cache_key, k);
+                k
+            })
+    })
 }
+
+/// The innermost function scope enclosing `scope` (the file's scope when none).
+fn enclosing_function(model: &FileModel, scope: ScopeId) -> ScopeId {
+    model
+        .ancestors(scope)
+        .find(|s| matches!(model.scopes[*s].kind, ScopeKind::Function(_)))
+        .unwrap_or(0)
+}
+
+/// How far back from a variable [`surely_policy_of`] looks for its declared type, generic
+/// arguments included: a declaration's type is right before the name.
+const DECLARED_TYPE_WINDOW: usize = 256;
 
 /// Whether the expression `arg` (source text) is surely a value of one of `types`: built in
 /// place (`Type.f(..)`, `Type.<T>f(..)`, `new Type<>(..)`, `Type(..)`), or a variable (or
 /// `this.x`) that `text` declares, every time, with one of `types` or such an initialiser
-/// (Java `Type<T> x`, Kotlin `x: Type<T>`, either `x = Type..`).
-fn surely_policy_of(text: &str, arg: &str, types: &[String]) -> bool {
+/// (Java `Type<T> x`, Kotlin `x: Type<T>`, either `x = Type..`), counting only the
+/// occurrences `visible` from the call (fields, and the call's own function: another
+/// function's local or parameter of the name is another variable). Any other value given to
+/// the name (`var policy = policies.retryFor(..)`) may be a retry policy: no. An
+/// assignment from a namesake (`this.breaker = breaker`) adds nothing: the namesake's own
+/// declarations are among those checked.
+fn surely_policy_of(
+    lang: Language,
+    text: &str,
+    arg: &str,
+    types: &[String],
+    visible: &dyn Fn(usize) -> bool,
+) -> bool {
     let arg = arg.trim();
     if built_as(arg, types) == Some(true) {
         return true;
@@ -857,21 +911,30 @@ fn surely_policy_of(text: &str, arg: &str, types: &[String]) -> bool {
     for (i, _) in text.match_indices(name) {
         let before = &text[..i];
         let after = &text[i + name.len()..];
-        if before.chars().next_back().is_some_and(ident) || after.chars().next().is_some_and(ident)
+        if before.chars().next_back().is_some_and(ident)
+            || after.chars().next().is_some_and(ident)
+            || !visible(i)
         {
             continue;
         }
         let after = after.trim_start();
         // Kotlin `x: Type`; a `::` is a reference, not a declaration.
-        if let Some(ty) = after.strip_prefix(':').filter(|t| !t.starts_with(':')) {
+        if lang == Language::Kotlin
+            && let Some(ty) = after.strip_prefix(':').filter(|t| !t.starts_with(':'))
+        {
             declared += 1;
             if !types.iter().any(|t| starts_with_type(ty.trim_start(), t)) {
                 return false;
             }
             continue;
         }
-        // Java `Type<T> x` (a type name right before, generic arguments skipped).
-        let mut b = before.trim_end();
+        // Java `Type<T> x` (a type name right before, generic arguments skipped, within
+        // a short window).
+        let mut from = i.saturating_sub(DECLARED_TYPE_WINDOW);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut b = text[from..i].trim_end();
         if b.ends_with('>') {
             match matching_open(b.as_bytes(), b'<', b'>') {
                 Some(open) => b = b[..open].trim_end(),
@@ -885,7 +948,8 @@ fn surely_policy_of(text: &str, arg: &str, types: &[String]) -> bool {
             .last()
             .map(|(i, _)| i);
         let prev = word_start.map(|w| &b[w..]).unwrap_or("");
-        let declares = prev.starts_with(char::is_uppercase)
+        let declares = lang == Language::Java
+            && prev.starts_with(char::is_uppercase)
             && (after.starts_with('=') && !after.starts_with("==")
                 || after.starts_with(';')
                 || after.starts_with(',')
@@ -897,14 +961,16 @@ fn surely_policy_of(text: &str, arg: &str, types: &[String]) -> bool {
             }
             continue;
         }
-        // `x = Type..` (a declaration's or an assignment's initialiser).
+        // `x = ..` (a declaration's or an assignment's initialiser).
         if let Some(init) = after.strip_prefix('=').filter(|t| !t.starts_with('=')) {
             let init = init.trim_start();
             let end = init.find([';', '\n']).unwrap_or(init.len());
-            match built_as(init[..end].trim(), types) {
+            let init = init[..end].trim();
+            let namesake = init.strip_prefix("this.").unwrap_or(init) == name;
+            match built_as(init, types) {
                 Some(true) => declared += 1,
-                Some(false) => return false,
-                None => {}
+                _ if namesake => {}
+                _ => return false,
             }
         }
     }
@@ -948,11 +1014,13 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
     for entry in &entries {
         match entry.form {
             BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
+                let mut known = HashMap::new();
+                let lookup = std::cell::OnceCell::new();
                 for (cid, call) in model.calls.iter().enumerate() {
                     if !entry.call.matches(lang, call) {
                         continue;
                     }
-                    if runs_once_by_policies(model, text, call, entry) {
+                    if runs_once_by_policies(model, text, call, entry, &mut known, &lookup) {
                         continue;
                     }
                     let mut targets: Vec<(ScopeId, bool)> = Vec::new();

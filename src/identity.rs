@@ -305,7 +305,10 @@ mod tests {
             operation_at(&m, src.find(marker).unwrap())
         };
         let java = "class J { void chargeDue(String runId, List<Invoice> due) { for (Invoice invoice : due) { mint(); } for (int attempt = 0; attempt < 3; attempt++) { again(); } } }";
-        assert_eq!(at(Language::Java, java, "mint").ids, ["<invoice's id>", "runId"]);
+        assert_eq!(
+            at(Language::Java, java, "mint").ids,
+            ["<invoice's id>", "runId"]
+        );
         assert_eq!(at(Language::Java, java, "again").ids, ["runId"]);
         let kotlin = "fun payAll(orders: List<Order>) { for (orderId in orders.map { it.id }) { mint() }\n for (a in 1..3) { again() } }";
         assert_eq!(at(Language::Kotlin, kotlin, "mint").ids, ["orderId"]);

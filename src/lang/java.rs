@@ -1507,9 +1507,10 @@ impl<'a> Lower<'a> {
             call.name_span = name_span;
             if call.receiver.is_none()
                 && call.path.is_empty()
-                && qualifier
-                    .iter()
-                    .all(|seg| seg.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+                && qualifier.iter().all(|seg| {
+                    seg.chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                })
             {
                 call.path = qualifier;
             }

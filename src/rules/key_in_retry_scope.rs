@@ -253,10 +253,7 @@ mod tests {
             ),
             "`@KafkaHandler` method `on()`"
         );
-        assert_eq!(
-            super::short_label("`Consumer { … }`"),
-            "`Consumer { … }`"
-        );
+        assert_eq!(super::short_label("`Consumer { … }`"), "`Consumer { … }`");
         assert_eq!(
             crate::rules::the_loop("`@Retryable` method `pay()`"),
             "`@Retryable` method `pay()`"
