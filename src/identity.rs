@@ -82,12 +82,16 @@ pub fn operation_at(model: &FileModel, offset: usize) -> Operation {
     let mut items: Vec<String> = Vec::new();
     for s in model.ancestors(innermost) {
         match &model.scopes[s].kind {
-            ScopeKind::Loop(l) if is_for_each(l) => {
+            // Not a retry loop over back-off delays (`for (long delay : BACKOFF)`): its
+            // variable changes per attempt. Only the loop's own variable, named in its
+            // header (a `catch` parameter of the body is no item).
+            ScopeKind::Loop(l) if is_for_each(l) && !crate::classify::is_retry_loop(l) => {
                 for b in model.bindings.iter().filter(|b| {
                     b.scope == s
                         && b.kind == crate::model::BindingKind::Param
                         && b.name != "_"
                         && !b.name.starts_with('_')
+                        && crate::text::has_word(&l.header, &b.name)
                 }) {
                     let item = if is_identifier_name(&b.name) {
                         b.name.clone()
@@ -304,7 +308,10 @@ mod tests {
             let m = crate::lang::lower(lang, src);
             operation_at(&m, src.find(marker).unwrap())
         };
-        let java = "class J { void chargeDue(String runId, List<Invoice> due) { for (Invoice invoice : due) { mint(); } for (int attempt = 0; attempt < 3; attempt++) { again(); } } }";
+        let java = "class J { void chargeDue(String runId, List<Invoice> due) { for (Invoice invoice : due) { try { mint(); } catch (RuntimeException e) { log(e); } } for (int attempt = 0; attempt < 3; attempt++) { again(); } for (long delayMs : BACKOFF) { try { retried(); return; } catch (RuntimeException e) { sleep(delayMs); } } } }";
+        // A retry loop over back-off delays: its variable is per attempt, its `catch`
+        // parameter no item (break-it).
+        assert_eq!(at(Language::Java, java, "retried").ids, ["runId"]);
         assert_eq!(
             at(Language::Java, java, "mint").ids,
             ["<invoice's id>", "runId"]
