@@ -468,6 +468,10 @@ pub struct BoundaryEntry {
     /// non-`CompletionStage` return type): such a method is no boundary, its body never runs.
     #[serde(default)]
     pub inert_with: Vec<String>,
+    /// For the `returned-lambda` form: the returning function's declared return type must
+    /// contain one of these texts (`Message<`: a `Consumer<Message<T>>`); empty: any.
+    #[serde(default)]
+    pub return_type_contains: Vec<String>,
     /// Return types (simple names) under which [`Self::inert_with`] lets the body run.
     #[serde(default)]
     pub async_return_types: Vec<String>,
@@ -779,6 +783,7 @@ const TABLES: &[(&str, Shape)] = &[
             "requires_nonlocal_return",
             "inert_with",
             "async_return_types",
+            "return_type_contains",
             "imports",
             "lambda_args",
             "context_params",

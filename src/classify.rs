@@ -1279,10 +1279,15 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                 // (`@Bean`), and none whose return type names one of
                 // `exclude_return_types` (a reactive `Function<Flux<T>, Flux<R>>`).
                 let returning = |f: &crate::model::FunctionInfo| {
-                    (entry.annotations.is_empty()
-                        || f.annotations
+                    (entry.return_type_contains.is_empty()
+                        || entry
+                            .return_type_contains
                             .iter()
-                            .any(|a| entry.annotations.contains(&a.name)))
+                            .any(|x| f.return_type.contains(x.as_str())))
+                        && (entry.annotations.is_empty()
+                            || f.annotations
+                                .iter()
+                                .any(|a| entry.annotations.contains(&a.name)))
                         && !entry
                             .exclude_return_types
                             .iter()
@@ -1320,6 +1325,14 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     };
                     let rt = f.return_type.split('<').next().unwrap_or("").trim();
                     let rt = rt.rsplit('.').next().unwrap_or(rt).trim_end_matches('?');
+                    // A Kotlin function type (`(Message<T>) -> Unit`) is a `Function`.
+                    let function_type = model.language == Language::Kotlin
+                        && f.return_type
+                            .trim_start_matches("suspend")
+                            .trim_start()
+                            .starts_with('(')
+                        && f.return_type.contains("->");
+                    let rt = if function_type { "Function" } else { rt };
                     if !entry.supertypes.iter().any(|t| t == rt) || !returning(f) {
                         continue;
                     }
