@@ -1407,6 +1407,66 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         ),
                     );
                 }
+                // The same handling written as `receiveMessage(..).messages().forEach(m ->
+                // ..)`: the lambda given to `forEach` on a chain holding the call, or on a
+                // local bound to it before.
+                for call in &model.calls {
+                    if call.callee != "forEach" && call.callee != "for_each" {
+                        continue;
+                    }
+                    let mut chain = call.receiver_call;
+                    let mut receive = None;
+                    while let Some(c) = chain {
+                        if entry.call.matches(lang, &model.calls[c]) {
+                            receive = Some(c);
+                            break;
+                        }
+                        chain = model.calls[c].receiver_call;
+                    }
+                    // A receiver that is no call (Kotlin `receiveMessage(..).messages?`):
+                    // the call inside its text.
+                    let receive = receive.map(|c| &model.calls[c]).or_else(|| {
+                        model.calls.iter().find(|c| {
+                            c.span.start >= call.span.start
+                                && c.span.end <= call.name_span.start
+                                && entry.call.matches(lang, c)
+                        })
+                    });
+                    let receive = receive.or_else(|| {
+                        let r = call.receiver.as_deref()?;
+                        let root = r.split(['.', '?', '(']).next()?.trim();
+                        model.bindings.iter().find_map(|b| {
+                            if b.name != root || b.span.end > call.span.start {
+                                return None;
+                            }
+                            model.values[b.value?].atoms.iter().find_map(|a| match a {
+                                Atom::Call(c) if entry.call.matches(lang, &model.calls[*c]) => {
+                                    Some(&model.calls[*c])
+                                }
+                                _ => None,
+                            })
+                        })
+                    });
+                    let Some(receive) = receive else { continue };
+                    for arg in &call.args {
+                        if let Some(l) = arg.lambda {
+                            set(
+                                facts,
+                                l,
+                                boundary_of(
+                                    entry,
+                                    format!(
+                                        "the `forEach` over what `{}` received ({})",
+                                        receive.callee, entry.label
+                                    ),
+                                    call.name_span,
+                                    None,
+                                    None,
+                                ),
+                            );
+                        }
+                    }
+                }
             }
             BoundaryForm::RetryLoop | BoundaryForm::TickLoop => {
                 for (i, s) in model.scopes.iter().enumerate() {

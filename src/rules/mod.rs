@@ -226,6 +226,15 @@ fn redelivery_handled(
     offset: usize,
     handled_in_callee: bool,
 ) -> bool {
+    if let Some(b) = ctx.facts.boundaries[boundary].as_ref()
+        && ctx
+            .catalogue
+            .boundaries
+            .iter()
+            .any(|e| e.id == b.entry && e.form == crate::catalogue::BoundaryForm::ReceiveLoop)
+    {
+        return deleted_regardless(ctx, boundary, offset);
+    }
     // A project combinator's body says which exceptions it retries only by its `catch`
     // clauses, so for it a failure counts as handled only by a `catch` of every exception.
     let strict = ctx.facts.boundaries[boundary]
@@ -260,6 +269,44 @@ fn redelivery_handled(
         // files: only when no later step of the attempt can still fail.
         || ((handled_in_callee || (strict && call_never_fails(ctx, offset, true)))
             && nothing_fails_after(ctx, boundary, offset, strict)))
+}
+
+/// For a receive loop ([`crate::catalogue::BoundaryForm::ReceiveLoop`]): whether the
+/// message is deleted whatever happens at `offset`, so it is never received again: a
+/// deletion in the loop (Amazon SQS `deleteMessage`, or a helper whose name says it
+/// deletes) that starts before `offset` (deleted before it is handled), or one in a
+/// `finally` block.
+fn deleted_regardless(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+    let scope = ctx.model.scopes[boundary].span;
+    ctx.model.calls.iter().any(|c| {
+        c.callee.to_ascii_lowercase().contains("delete")
+            && scope.contains(c.span)
+            && (c.span.start < offset || in_finally(ctx.text, scope, c.span.start))
+    })
+}
+
+/// Whether byte `at` of `text` lies in a `finally { .. }` block that starts within `scope`:
+/// walking out through the enclosing braces, one is opened right after `finally`.
+/// Textual (braces in strings or comments can only make it answer no, which keeps the
+/// finding).
+fn in_finally(text: &str, scope: crate::model::Span, at: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = at.min(bytes.len());
+    while i > scope.start {
+        i -= 1;
+        match bytes[i] {
+            b'}' => depth += 1,
+            b'{' if depth > 0 => depth -= 1,
+            b'{' => {
+                if text[scope.start..i].trim_end().ends_with("finally") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether no call that starts after the end of the call at `offset`, within the boundary
