@@ -298,11 +298,7 @@ fn in_finally(text: &str, scope: crate::model::Span, at: usize) -> bool {
         match bytes[i] {
             b'}' => depth += 1,
             b'{' if depth > 0 => depth -= 1,
-            b'{' => {
-                if text[scope.start..i].trim_end().ends_with("finally") {
-                    return true;
-                }
-            }
+            b'{' if text[scope.start..i].trim_end().ends_with("finally") => return true,
             _ => {}
         }
     }
