@@ -714,6 +714,18 @@ enum Via<'m> {
     Implements(&'m str),
 }
 
+/// The function scope `i` with its facts and those of the type directly declaring it.
+fn method_of_type(
+    model: &FileModel,
+    i: ScopeId,
+) -> Option<(&Scope, &crate::model::FunctionInfo, &crate::model::TypeInfo)> {
+    let s = &model.scopes[i];
+    let ScopeKind::Function(f) = &s.kind else {
+        return None;
+    };
+    Some((s, f, model.type_info(s.parent?)?))
+}
+
 /// For an `annotated-function` entry with [`BoundaryEntry::on_interface`]: the entry's
 /// annotation on the method that the function scope `i` implements, declared in a
 /// supertype of its class in this file (same name, same number of parameters), with a
@@ -723,11 +735,7 @@ fn interface_annotation<'m>(
     i: ScopeId,
     entry: &BoundaryEntry,
 ) -> Option<(&'m crate::model::Annotation, &'m str)> {
-    let s = &model.scopes[i];
-    let ScopeKind::Function(f) = &s.kind else {
-        return None;
-    };
-    let t = model.type_info(s.parent?)?;
+    let (s, f, t) = method_of_type(model, i)?;
     if f.name.is_empty() || f.name == t.name {
         return None;
     }
@@ -766,11 +774,7 @@ fn type_level_annotation<'m>(
     i: ScopeId,
     entry: &BoundaryEntry,
 ) -> Option<(&'m crate::model::Annotation, &'m str)> {
-    let s = &model.scopes[i];
-    let ScopeKind::Function(f) = &s.kind else {
-        return None;
-    };
-    let t = model.type_info(s.parent?)?;
+    let (s, f, t) = method_of_type(model, i)?;
     let a = t
         .annotations
         .iter()
