@@ -494,8 +494,9 @@ pub struct BoundaryEntry {
     pub context_params: Vec<usize>,
     /// For the `lambda-arg` form of an executor built from policies (Failsafe): the calls
     /// that add policies to it (`with`, `compose`) along the boundary call's receiver
-    /// chain. With [`Self::non_retry_policies`], a call whose chain has such calls and all
-    /// of whose policy arguments are surely of those types is no boundary.
+    /// chain. With [`Self::non_retry_policies`], a call whose chain starts at such a call
+    /// on `Failsafe` and all of whose policy arguments are surely of those types is no
+    /// boundary.
     #[serde(default)]
     pub policy_calls: Vec<String>,
     /// Policy types (simple names) that never run the executed code again (Failsafe's

@@ -812,9 +812,8 @@ fn type_level_annotation<'m>(
 /// Whether the executor `call` runs its lambda on (`Failsafe.with(breaker).get(..)`) is
 /// built only from policies that never run it again ([`BoundaryEntry::policy_calls`],
 /// [`BoundaryEntry::non_retry_policies`]): its receiver chain starts at a policy call on
-/// the library's entry type (`Failsafe.with(..)`, the last segment of `entry`'s
-/// `receiver_contains` words aside, a receiver naming `Failsafe`), and every argument of
-/// every policy call on it is surely a non-retry policy. An executor held in a variable
+/// `Failsafe` itself (`Failsafe.with(..)`, the only library whose entry sets these keys),
+/// and every argument of every policy call on it is surely a non-retry policy. An executor held in a variable
 /// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
 /// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
 fn runs_once_by_policies(
