@@ -385,9 +385,7 @@ impl SourceCode for Excerpt {
         let inner = text.read_span(span, before, after)?;
         // miette's column counts bytes from the line's start to the span's (which ends
         // where the span starts); the header counts characters, as every report does.
-        let column = text
-            .get(span.offset().saturating_sub(inner.column())..span.offset())
-            .map_or(inner.column(), |head| head.chars().count());
+        let column = crate::text::char_column(text, span.offset(), inner.column());
         Ok(Box::new(miette::MietteSpanContents::new_named(
             self.source.name().to_string(),
             inner.data(),

@@ -297,3 +297,12 @@ mod word_tests {
         assert!(!super::has_word("", "attempt"));
     }
 }
+
+/// The column miette gives for a span at byte `offset` of `text` (`byte_column`: bytes
+/// from the line's start to the span's, 0-based), counted in characters instead, as every
+/// report counts columns (docs/json.md); `byte_column` itself when that slice is not on
+/// character boundaries.
+pub fn char_column(text: &str, offset: usize, byte_column: usize) -> usize {
+    text.get(offset.saturating_sub(byte_column)..offset)
+        .map_or(byte_column, |head| head.chars().count())
+}

@@ -92,13 +92,7 @@ impl SourceCode for CharColumns {
         let c = self.0.read_span(span, before, after)?;
         // miette gives a column only without context lines (else 0): bytes from the
         // line's start, which end where the span starts.
-        let column = match self
-            .0
-            .get(span.offset().saturating_sub(c.column())..span.offset())
-        {
-            Some(head) => head.chars().count(),
-            None => c.column(),
-        };
+        let column = crate::text::char_column(&self.0, span.offset(), c.column());
         Ok(Box::new(miette::MietteSpanContents::new(
             c.data(),
             *c.span(),
