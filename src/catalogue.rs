@@ -507,6 +507,12 @@ pub struct BoundaryEntry {
     /// such a type or initialiser; anything else may be a `RetryPolicy`.
     #[serde(default)]
     pub non_retry_policies: Vec<String>,
+    /// Calls along the chain, after its first link, that only say where the executor runs
+    /// (Failsafe's `FailsafeExecutor.with(ScheduledExecutorService | Executor |
+    /// Scheduler)`, failsafe.dev "Async Execution"): no policy, whatever their argument.
+    /// The chain's first link (`Failsafe.with(..)`) is a policy call all the same.
+    #[serde(default)]
+    pub executor_calls: Vec<String>,
     /// The entry comes from a user's configuration: its `label` is added to the finding's
     /// description of the boundary when that does not already say it.
     #[serde(skip)]
@@ -790,6 +796,7 @@ const TABLES: &[(&str, Shape)] = &[
             "context_params",
             "policy_calls",
             "non_retry_policies",
+            "executor_calls",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

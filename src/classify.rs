@@ -838,6 +838,11 @@ fn runs_once_by_policies(
         root = Some(c);
         next = c.receiver_call;
     }
+    // A later link that sets the executor's scheduler (`.with(scheduledExecutor)`) adds
+    // no policy; the first link (`Failsafe.with(..)`) always does.
+    if let Some(r) = root {
+        policy_calls.retain(|c| std::ptr::eq(*c, r) || !entry.executor_calls.contains(&c.callee));
+    }
     // The chain must start at `Failsafe.with(..)`: anything else (a variable, a factory)
     // may hold a retry policy already.
     let Some(root) = root else { return false };
