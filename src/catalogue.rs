@@ -440,6 +440,15 @@ pub struct BoundaryEntry {
     pub supertypes: Vec<String>,
     #[serde(default)]
     pub methods: Vec<String>,
+    /// For the `method-of-type` form: the method's first parameter is declared with one of
+    /// these types (simple name, generic arguments and qualifier dropped): an AWS Lambda
+    /// `handleRequest(SQSEvent event, Context context)`, not one of API Gateway's events.
+    #[serde(default)]
+    pub param_types: Vec<String>,
+    /// For the `method-of-type` form: the method's body calls one of these (the consumer
+    /// acknowledges its messages itself, so an unacknowledged one is delivered again).
+    #[serde(default)]
+    pub body_calls: Vec<String>,
     #[serde(default)]
     pub annotations: Vec<String>,
     #[serde(default)]
@@ -457,7 +466,9 @@ pub struct BoundaryEntry {
     /// declared in the same file stands for it on the methods implementing it (same name
     /// and number of parameters) in the file's types. Spring Retry finds `@Retryable` on
     /// the interface method a bean implements (spring-retry issue #32, fixed in 1.1.3:
-    /// `AnnotationAwareRetryOperationsInterceptor` looks at the interface too).
+    /// `AnnotationAwareRetryOperationsInterceptor` looks at the interface too). One of
+    /// `annotations` on the supertype itself counts for each of its methods (Temporal's
+    /// `@ActivityInterface`: every method of the interface is an activity method).
     #[serde(default)]
     pub on_interface: bool,
     #[serde(default)]
@@ -783,6 +794,8 @@ const TABLES: &[(&str, Shape)] = &[
             "label",
             "supertypes",
             "methods",
+            "param_types",
+            "body_calls",
             "annotations",
             "exclude_return_types",
             "on_type",

@@ -728,8 +728,8 @@ fn method_of_type(
 
 /// For an `annotated-function` entry with [`BoundaryEntry::on_interface`]: the entry's
 /// annotation on the method that the function scope `i` implements, declared in a
-/// supertype of its class in this file (same name, same number of parameters), with a
-/// label naming that method (`CardCharger.charge()`).
+/// supertype of its class in this file (same name, same number of parameters), or on
+/// that supertype, with the supertype's name.
 fn interface_annotation<'m>(
     model: &'m FileModel,
     i: ScopeId,
@@ -753,9 +753,12 @@ fn interface_annotation<'m>(
         if owner == s.parent? || !t.supertypes.contains(&st.name) {
             return None;
         }
+        // On the method, or on the supertype itself (Temporal's `@ActivityInterface`
+        // makes every method of the interface an activity method).
         let a = g
             .annotations
             .iter()
+            .chain(st.annotations.iter())
             .find(|a| entry.annotations.contains(&a.name))?;
         Some((a, st.name.as_str()))
     })
@@ -1071,6 +1074,14 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                                 for s in functions.get(f.as_str()).into_iter().flatten() {
                                     targets.push((*s, false));
                                 }
+                            } else if let Some(f) = model.values[arg.value]
+                                .ident
+                                .as_deref()
+                                .and_then(|n| fn_ref_bound_to(model, text, n, arg.span.start))
+                            {
+                                for s in functions.get(f).into_iter().flatten() {
+                                    targets.push((*s, false));
+                                }
                             }
                         }
                     }
@@ -1108,6 +1119,22 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         continue;
                     };
                     if !t.supertypes.iter().any(|st| entry.supertypes.contains(st)) {
+                        continue;
+                    }
+                    if !entry.param_types.is_empty()
+                        && !f.params.first().is_some_and(|p| {
+                            let ty = p.ty.split('<').next().unwrap_or("").trim();
+                            let ty = ty.rsplit('.').next().unwrap_or(ty).trim_end_matches('?');
+                            entry.param_types.iter().any(|x| x == ty)
+                        })
+                    {
+                        continue;
+                    }
+                    if !entry.body_calls.is_empty()
+                        && !model.calls.iter().any(|c| {
+                            entry.body_calls.contains(&c.callee) && model.is_within(c.scope, i)
+                        })
+                    {
                         continue;
                     }
                     let who = if t.name.is_empty() {
@@ -1692,8 +1719,10 @@ fn boundary_of(
     type_name: Option<String>,
     owner_call: Option<CallId>,
 ) -> Boundary {
-    // A user's entry: its label names the team's helper as the team knows it.
-    let label = if entry.user
+    // A user's entry: its label names the team's helper as the team knows it. A
+    // redelivering one's label says why the handler runs again (`processMessage(…)`
+    // alone does not).
+    let label = if (entry.user || entry.flavor == "redelivery")
         && !entry.label_default
         && !entry.label.is_empty()
         && !label.contains(entry.label.trim_matches('`'))
@@ -1725,9 +1754,56 @@ pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<S
         .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
         .max_by_key(|b| b.name_span.start)?;
     let v = &model.values[b.value?];
-    model.scopes.iter().position(|s| {
-        matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
-    })
+    model
+        .scopes
+        .iter()
+        .position(|s| {
+            matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
+        })
+        .or_else(|| {
+            // A Kotlin SAM constructor, `val receiver = MessageReceiver { m, c -> .. }`:
+            // the lambda it wraps.
+            let [Atom::Call(c)] = v.atoms.as_slice() else {
+                return None;
+            };
+            let call = &model.calls[*c];
+            if model.language != Language::Kotlin
+                || call.span != v.span
+                || call.receiver.is_some()
+                || !call.callee.starts_with(char::is_uppercase)
+            {
+                return None;
+            }
+            match call.args.as_slice() {
+                [a] => a.lambda,
+                _ => None,
+            }
+        })
+}
+
+/// The function a local named `name` is bound to as a method reference before `offset`
+/// (`MessageReceiver receiver = this::onMessage;`, `val h = ::onMessage`): its simple name.
+pub fn fn_ref_bound_to<'t>(
+    model: &FileModel,
+    text: &'t str,
+    name: &str,
+    offset: usize,
+) -> Option<&'t str> {
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    let b = model
+        .bindings
+        .iter()
+        .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
+        .max_by_key(|b| b.name_span.start)?;
+    let v = &model.values[b.value?];
+    let t = text.get(v.span.start..v.span.end)?.trim();
+    let (owner, f) = t.rsplit_once("::")?;
+    let owner = owner.trim();
+    let f = f.trim();
+    let plain = |x: &str| x.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (matches!(owner, "" | "this") && !f.is_empty() && plain(f) && f != "new").then_some(f)
 }
 
 /// A `return` inside `lambda` that leaves the enclosing function (Kotlin non-local return).

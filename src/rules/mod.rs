@@ -235,6 +235,15 @@ fn redelivery_handled(
     {
         return deleted_regardless(ctx, boundary, offset);
     }
+    // A listener that hands the message back itself when it catches a failure (a
+    // negative acknowledgement with requeue) has it delivered again all the same.
+    if ctx.facts.boundaries[boundary]
+        .as_ref()
+        .is_some_and(|b| b.flavor == "redelivery")
+        && nacks_in_catch(ctx, boundary)
+    {
+        return false;
+    }
     // A project combinator's body says which exceptions it retries only by its `catch`
     // clauses, so for it a failure counts as handled only by a `catch` of every exception.
     let strict = ctx.facts.boundaries[boundary]
@@ -269,6 +278,40 @@ fn redelivery_handled(
         // files: only when no later step of the attempt can still fail.
         || ((handled_in_callee || (strict && call_never_fails(ctx, offset, true)))
             && nothing_fails_after(ctx, boundary, offset, strict)))
+}
+
+/// Calls that hand a message back to its broker for another delivery: Pub/Sub
+/// `AckReplyConsumer.nack()` ("Nacking a message implies a later redelivery"), Spring
+/// Kafka `Acknowledgment.nack(..)` (the record is redelivered after the sleep), RabbitMQ
+/// `basicNack(tag, multiple, requeue)` / `basicReject(tag, requeue)`, NATS JetStream
+/// `nak()` / `nakWithDelay(..)`, Azure Service Bus `abandon()` / `abandonMessage(..)`.
+const NACK_CALLS: &[&str] = &[
+    "nack",
+    "basicNack",
+    "basicReject",
+    "nak",
+    "nakWithDelay",
+    "abandon",
+    "abandonMessage",
+];
+
+/// Whether a `catch` clause inside `boundary` hands the message back
+/// ([`NACK_CALLS`]), unless its requeue argument (RabbitMQ's last) is written `false`.
+fn nacks_in_catch(ctx: &Ctx, boundary: ScopeId) -> bool {
+    let m = ctx.model;
+    m.calls.iter().any(|c| {
+        NACK_CALLS.contains(&c.callee.as_str())
+            && m.is_within(c.scope, boundary)
+            && m.catches
+                .iter()
+                .any(|h| h.start <= c.span.start && c.span.end <= h.end)
+            && !(matches!(c.callee.as_str(), "basicNack" | "basicReject")
+                && c.args
+                    .last()
+                    .and_then(|a| ctx.text.get(a.span.start..a.span.end))
+                    .map(str::trim)
+                    == Some("false"))
+    })
 }
 
 /// For a receive loop ([`crate::catalogue::BoundaryForm::ReceiveLoop`]): whether the
