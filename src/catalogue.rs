@@ -101,6 +101,10 @@ pub struct CallMatch {
     /// its result from the operation).
     #[serde(default)]
     pub max_args: Option<usize>,
+    /// At least this many arguments (NATS JetStream's `subscribe(subject, dispatcher,
+    /// handler, autoAck, options)`, not core NATS's `subscribe(subject, handler)`).
+    #[serde(default)]
+    pub min_args: Option<usize>,
 }
 
 impl CallMatch {
@@ -136,6 +140,9 @@ impl CallMatch {
             return false;
         }
         if self.max_args.is_some_and(|m| call.args.len() > m) {
+            return false;
+        }
+        if self.min_args.is_some_and(|m| call.args.len() < m) {
             return false;
         }
         if self.receiver.is_empty()
@@ -503,6 +510,11 @@ pub struct BoundaryEntry {
     /// the retries): a value one attempt stores in it is there for the next.
     #[serde(default)]
     pub context_params: Vec<usize>,
+    /// For the `receive-loop` form: the calls that settle a received message so that it
+    /// is not received again (lapin's `ack`), by exact name. Empty: any call whose name
+    /// contains `delete` (Amazon SQS `deleteMessage`, or a helper named for it).
+    #[serde(default)]
+    pub settle_calls: Vec<String>,
     /// For the `lambda-arg` form of an executor built from policies (Failsafe): the calls
     /// that add policies to it (`with`, `compose`) along the boundary call's receiver
     /// chain. With [`Self::non_retry_policies`], a call whose chain starts at such a call
@@ -755,6 +767,7 @@ pub const CALL_KEYS: &[&str] = &[
     "free",
     "new",
     "max_args",
+    "min_args",
 ];
 
 /// The languages `langs` accepts.
@@ -810,6 +823,7 @@ const TABLES: &[(&str, Shape)] = &[
             "policy_calls",
             "non_retry_policies",
             "executor_calls",
+            "settle_calls",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),
@@ -953,13 +967,13 @@ fn check_keys(
 /// non-negative integer, the others lists of strings; `langs` entries must be known
 /// languages.
 fn check_call_value(file: &str, key: &str, v: &Spanned<DeValue<'_>>) -> Result<(), CatalogueError> {
-    if key == "max_args" {
+    if key == "max_args" || key == "min_args" {
         let ok = matches!(v.get_ref(), DeValue::Integer(i) if !i.as_str().starts_with('-'));
         if !ok {
             return Err(CatalogueError::at(
                 file,
                 v.span(),
-                "`max_args` must be a non-negative integer".to_string(),
+                format!("`{key}` must be a non-negative integer"),
                 None,
             ));
         }
@@ -1625,7 +1639,7 @@ mod tests {
                 | "by_name"
                 | "on_type"
                 | "on_interface" => "true".into(),
-                "name_arg" | "value_arg" | "max_args" => "0".into(),
+                "name_arg" | "value_arg" | "max_args" | "min_args" => "0".into(),
                 "kind" => "\"retry\"".into(),
                 "form" => "\"lambda-arg\"".into(),
                 "langs" => "[\"kotlin\"]".into(),

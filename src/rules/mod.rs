@@ -233,7 +233,7 @@ fn redelivery_handled(
             .iter()
             .any(|e| e.id == b.entry && e.form == crate::catalogue::BoundaryForm::ReceiveLoop)
     {
-        return deleted_regardless(ctx, boundary, offset);
+        return deleted_regardless(ctx, boundary, offset, b);
     }
     // A listener that hands the message back itself when it catches a failure (a
     // negative acknowledgement with requeue) has it delivered again all the same.
@@ -319,11 +319,25 @@ fn nacks_in_catch(ctx: &Ctx, boundary: ScopeId) -> bool {
 /// deletion in the loop (Amazon SQS `deleteMessage`, or a helper whose name says it
 /// deletes) that starts before `offset` (deleted before it is handled), or one in a
 /// `finally` block.
-fn deleted_regardless(ctx: &Ctx, boundary: ScopeId, offset: usize) -> bool {
+fn deleted_regardless(
+    ctx: &Ctx,
+    boundary: ScopeId,
+    offset: usize,
+    b: &crate::classify::Boundary,
+) -> bool {
     let scope = ctx.model.scopes[boundary].span;
+    let settle = ctx
+        .catalogue
+        .boundaries
+        .iter()
+        .find(|e| e.id == b.entry)
+        .map_or(&[][..], |e| e.settle_calls.as_slice());
     ctx.model.calls.iter().any(|c| {
-        c.callee.to_ascii_lowercase().contains("delete")
-            && scope.contains(c.span)
+        (if settle.is_empty() {
+            c.callee.to_ascii_lowercase().contains("delete")
+        } else {
+            settle.contains(&c.callee)
+        }) && scope.contains(c.span)
             && (c.span.start < offset || in_finally(ctx.text, scope, c.span.start))
     })
 }
