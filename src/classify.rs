@@ -1064,6 +1064,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             }
                             if let Some(l) = arg.lambda {
                                 targets.push((l, is_trailing_lambda(model, call, l)));
+                            } else if let Some(l) = sam_lambda(model, &model.values[arg.value]) {
+                                targets.push((l, false));
                             } else if let Some(l) = model.values[arg.value]
                                 .ident
                                 .as_deref()
@@ -1373,13 +1375,33 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     }
                     for r in model.returns.iter().filter(|r| r.scope == i) {
                         let v = &model.values[r.value];
+                        let label = format!("`{rt}` returned by `{}()`", f.name);
                         for (l, ls) in model.scopes.iter().enumerate() {
                             if matches!(ls.kind, ScopeKind::Lambda(_)) && ls.span == v.span {
-                                targets.push((
-                                    l,
-                                    format!("`{rt}` returned by `{}()`", f.name),
-                                    f.name_span,
-                                ));
+                                targets.push((l, label.clone(), f.name_span));
+                            }
+                        }
+                        // A local bound to a lambda (`Consumer<Charge> c = m -> ..;
+                        // return c;`), or a method reference (`return this::charge;`):
+                        // the lambda, or the referenced method of this file.
+                        if let Some(l) = v
+                            .ident
+                            .as_deref()
+                            .and_then(|n| lambda_bound_to(model, n, v.span.start))
+                        {
+                            targets.push((l, label.clone(), f.name_span));
+                        } else if let Some(name) = text
+                            .get(v.span.start..v.span.end)
+                            .and_then(|t| t.trim().rsplit_once("::"))
+                            .filter(|(o, n)| {
+                                matches!(o.trim(), "" | "this")
+                                    && !n.is_empty()
+                                    && n.chars().all(|c| c.is_alphanumeric() || c == '_')
+                            })
+                            .map(|(_, n)| n)
+                        {
+                            for &g in functions.get(name).into_iter().flatten() {
+                                targets.push((g, label.clone(), f.name_span));
                             }
                         }
                     }
@@ -1760,25 +1782,27 @@ pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<S
         .position(|s| {
             matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
         })
-        .or_else(|| {
-            // A Kotlin SAM constructor, `val receiver = MessageReceiver { m, c -> .. }`:
-            // the lambda it wraps.
-            let [Atom::Call(c)] = v.atoms.as_slice() else {
-                return None;
-            };
-            let call = &model.calls[*c];
-            if model.language != Language::Kotlin
-                || call.span != v.span
-                || call.receiver.is_some()
-                || !call.callee.starts_with(char::is_uppercase)
-            {
-                return None;
-            }
-            match call.args.as_slice() {
-                [a] => a.lambda,
-                _ => None,
-            }
-        })
+        .or_else(|| sam_lambda(model, v))
+}
+
+/// The lambda a Kotlin SAM constructor wraps when the value `v` is one
+/// (`MessageReceiver { m, c -> .. }`, as an argument or a local's initialiser).
+fn sam_lambda(model: &FileModel, v: &Value) -> Option<ScopeId> {
+    let [Atom::Call(c)] = v.atoms.as_slice() else {
+        return None;
+    };
+    let call = &model.calls[*c];
+    if model.language != Language::Kotlin
+        || call.span != v.span
+        || call.receiver.is_some()
+        || !call.callee.starts_with(char::is_uppercase)
+    {
+        return None;
+    }
+    match call.args.as_slice() {
+        [a] => a.lambda,
+        _ => None,
+    }
 }
 
 /// The function a local named `name` is bound to as a method reference before `offset`

@@ -323,22 +323,6 @@ fn receiver_types(m: &mut FileModel, text: &str) {
         let Some(r) = c.receiver.as_deref() else {
             continue;
         };
-        // Java `new T(..).m()` (and `new Outer.Inner(..).m()`): the receiver is a `T`.
-        // Kotlin's `T(..)` may as well be a function named like a type: left alone.
-        if m.language == Language::Java
-            && let Some(rc) = c.receiver_call
-            && let Some(n) = m.calls.get(rc)
-            && n.is_new
-            && n.receiver.is_none()
-            && !n.callee.is_empty()
-        {
-            let ty = match n.path.last() {
-                Some(o) if o.starts_with(char::is_uppercase) => format!("{o}.{}", n.callee),
-                _ => n.callee.clone(),
-            };
-            out.push((ci, ty));
-            continue;
-        }
         let r = r
             .strip_prefix("this.")
             .or_else(|| r.strip_prefix("self."))

@@ -235,14 +235,37 @@ fn redelivery_handled(
     {
         return deleted_regardless(ctx, boundary, offset, b);
     }
-    // A listener that hands the message back itself when it catches a failure (a
-    // negative acknowledgement with requeue) has it delivered again all the same.
-    if ctx.facts.boundaries[boundary]
+    if let Some(b) = ctx.facts.boundaries[boundary]
         .as_ref()
-        .is_some_and(|b| b.flavor == "redelivery")
-        && nacks_in_catch(ctx, boundary)
+        .filter(|b| b.flavor == "redelivery")
     {
-        return false;
+        let settle = settle_calls_of(ctx, b);
+        // A consumer that acknowledges its own messages: one acknowledged before the
+        // key is sent is not delivered again.
+        if settled_before(ctx, boundary, offset, settle) {
+            return true;
+        }
+        let catches = covering_catches(ctx, boundary, offset);
+        // A listener that hands the message back when it catches the failure (a negative
+        // acknowledgement with requeue) has it delivered again all the same.
+        if catches_call(ctx, &catches, |c| nacks(ctx, c)) {
+            return false;
+        }
+        // And one whose broker waits for an acknowledgement redelivers a message whose
+        // failure was caught but never acknowledged (no `ack` in the `catch`).
+        // (It is acknowledged when a `catch` does, or when the handler goes on after
+        // the `try` and acknowledges it there.)
+        if !settle.is_empty() {
+            let last_catch = catches.iter().map(|(_, h)| h.end).max().unwrap_or(0);
+            return !catches.is_empty()
+                && (catches_call(ctx, &catches, |c| {
+                    settle.contains(&c.callee) || settles_without_requeue(ctx, c)
+                }) || ctx.model.calls.iter().any(|c| {
+                    c.span.start >= last_catch
+                        && settle.contains(&c.callee)
+                        && ctx.model.is_within(c.scope, boundary)
+                }));
+        }
     }
     // A project combinator's body says which exceptions it retries only by its `catch`
     // clauses, so for it a failure counts as handled only by a `catch` of every exception.
@@ -280,6 +303,71 @@ fn redelivery_handled(
             && nothing_fails_after(ctx, boundary, offset, strict)))
 }
 
+/// The boundary entry's [`crate::catalogue::BoundaryEntry::settle_calls`].
+fn settle_calls_of<'c>(ctx: &Ctx<'c>, b: &crate::classify::Boundary) -> &'c [String] {
+    ctx.catalogue
+        .boundaries
+        .iter()
+        .find(|e| e.id == b.entry)
+        .map_or(&[][..], |e| e.settle_calls.as_slice())
+}
+
+/// Whether a call named in `settle` inside `boundary` starts before `offset`, or sits in
+/// a `finally` block.
+fn settled_before(ctx: &Ctx, boundary: ScopeId, offset: usize, settle: &[String]) -> bool {
+    let scope = ctx.model.scopes[boundary].span;
+    !settle.is_empty()
+        && ctx.model.calls.iter().any(|c| {
+            settle.contains(&c.callee)
+                && ctx.model.is_within(c.scope, boundary)
+                && (c.span.start < offset || in_finally(ctx.text, scope, c.span.start))
+        })
+}
+
+/// The `catch` clauses of the `try` blocks inside `boundary` that handle a failure at
+/// `offset` ([`crate::model::FileModel::handled`]), each with its `try` block: the
+/// clauses right after such a block, with only blank text between them.
+fn covering_catches(ctx: &Ctx, boundary: ScopeId, offset: usize) -> Vec<(Span, Span)> {
+    let m = ctx.model;
+    let within = m.scopes[boundary].span;
+    let mut out = Vec::new();
+    let mut sorted: Vec<Span> = m.catches.clone();
+    sorted.sort_by_key(|c| c.start);
+    for t in m.handled.iter().filter(|t| {
+        t.start <= offset && offset < t.end && within.start <= t.start && t.end <= within.end
+    }) {
+        let mut at = t.end;
+        for c in sorted.iter().filter(|c| c.start >= t.end) {
+            // Blank, or the `catch` keyword when a clause's span starts after it.
+            if !ctx
+                .text
+                .get(at..c.start)
+                .is_some_and(|g| matches!(g.trim(), "" | "catch" | "}"))
+            {
+                break;
+            }
+            out.push((*t, *c));
+            at = c.end;
+        }
+    }
+    out
+}
+
+/// Whether some call inside one of `catches` satisfies `pred`.
+fn catches_call(
+    ctx: &Ctx,
+    catches: &[(Span, Span)],
+    pred: impl Fn(&crate::model::Call) -> bool,
+) -> bool {
+    !catches.is_empty()
+        && ctx.model.calls.iter().any(|c| {
+            catches
+                .iter()
+                .any(|(_, h)| h.start <= c.span.start && c.span.end <= h.end)
+                && pred(c)
+        })
+}
+
 /// Calls that hand a message back to its broker for another delivery: Pub/Sub
 /// `AckReplyConsumer.nack()` ("Nacking a message implies a later redelivery"), Spring
 /// Kafka `Acknowledgment.nack(..)` (the record is redelivered after the sleep), RabbitMQ
@@ -295,22 +383,29 @@ const NACK_CALLS: &[&str] = &[
     "abandonMessage",
 ];
 
-/// Whether a `catch` clause inside `boundary` hands the message back
-/// ([`NACK_CALLS`]), unless its requeue argument (RabbitMQ's last) is written `false`.
-fn nacks_in_catch(ctx: &Ctx, boundary: ScopeId) -> bool {
-    let m = ctx.model;
-    m.calls.iter().any(|c| {
-        NACK_CALLS.contains(&c.callee.as_str())
-            && m.is_within(c.scope, boundary)
-            && m.catches
-                .iter()
-                .any(|h| h.start <= c.span.start && c.span.end <= h.end)
-            && !(matches!(c.callee.as_str(), "basicNack" | "basicReject")
-                && c.args
-                    .last()
-                    .and_then(|a| ctx.text.get(a.span.start..a.span.end))
-                    .map(str::trim)
-                    == Some("false"))
+/// Whether `c` hands the message back for another delivery ([`NACK_CALLS`]), unless
+/// it is a RabbitMQ nack or reject whose requeue argument is written `false`.
+fn nacks(ctx: &Ctx, c: &crate::model::Call) -> bool {
+    NACK_CALLS.contains(&c.callee.as_str()) && !settles_without_requeue(ctx, c)
+}
+
+/// A RabbitMQ `basicNack(tag, multiple, false)` / `basicReject(tag, false)` (Kotlin
+/// `requeue = false` too): the message is dropped or dead-lettered, not delivered again.
+fn settles_without_requeue(ctx: &Ctx, c: &crate::model::Call) -> bool {
+    if !matches!(c.callee.as_str(), "basicNack" | "basicReject") {
+        return false;
+    }
+    let arg_text = |a: &crate::model::Arg| ctx.text.get(a.span.start..a.span.end).map(str::trim);
+    let requeue = c
+        .args
+        .iter()
+        .find(|a| a.name.as_deref() == Some("requeue"))
+        .or_else(|| c.args.iter().rfind(|a| a.name.is_none()));
+    requeue.and_then(arg_text).is_some_and(|t| {
+        let t = t
+            .strip_prefix("requeue")
+            .map_or(t, |r| r.trim_start().trim_start_matches('=').trim());
+        t == "false"
     })
 }
 
@@ -326,12 +421,7 @@ fn deleted_regardless(
     b: &crate::classify::Boundary,
 ) -> bool {
     let scope = ctx.model.scopes[boundary].span;
-    let settle = ctx
-        .catalogue
-        .boundaries
-        .iter()
-        .find(|e| e.id == b.entry)
-        .map_or(&[][..], |e| e.settle_calls.as_slice());
+    let settle = settle_calls_of(ctx, b);
     ctx.model.calls.iter().any(|c| {
         (if settle.is_empty() {
             c.callee.to_ascii_lowercase().contains("delete")
