@@ -650,9 +650,18 @@ impl HeaderParam {
         fn_annotations: &[crate::model::Annotation],
         param_annotations: &[crate::model::Annotation],
     ) -> bool {
+        // A header named by a literal (`@Header("Idempotency-Key")`, `value = ..` in any
+        // position) or by a constant named for a key (`@RequestHeader(Headers.IDEMPOTENCY_KEY)`).
+        let names_key_header = |h: &String| {
+            cat.is_key_header(h)
+                || (h
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                    && cat.is_key_name(h.rsplit('.').next().unwrap_or(h)))
+        };
         param_annotations.iter().any(|a| {
             let arg = a.args.first();
-            (self.annotations.contains(&a.name) && arg.is_some_and(|h| cat.is_key_header(h)))
+            (self.annotations.contains(&a.name) && a.args.iter().any(names_key_header))
                 || (self.path_annotations.contains(&a.name)
                     && arg.is_some_and(|v| {
                         let v = normalize_name(v);
