@@ -1390,15 +1390,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             .and_then(|n| lambda_bound_to(model, n, v.span.start))
                         {
                             targets.push((l, label.clone(), f.name_span));
-                        } else if let Some(name) = text
-                            .get(v.span.start..v.span.end)
-                            .and_then(|t| t.trim().rsplit_once("::"))
-                            .filter(|(o, n)| {
-                                matches!(o.trim(), "" | "this")
-                                    && !n.is_empty()
-                                    && n.chars().all(|c| c.is_alphanumeric() || c == '_')
-                            })
-                            .map(|(_, n)| n)
+                        } else if let Some(name) =
+                            text.get(v.span.start..v.span.end).and_then(own_method_ref)
                         {
                             for &g in functions.get(name).into_iter().flatten() {
                                 targets.push((g, label.clone(), f.name_span));
@@ -1767,15 +1760,7 @@ fn boundary_of(
 /// The lambda a local named `name` holds at `offset` (`let op = || async { .. };
 /// op.retry(b)`; `Runnable task = () -> ..; executor.schedule(task, ..)`).
 pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<ScopeId> {
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return None;
-    }
-    let b = model
-        .bindings
-        .iter()
-        .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
-        .max_by_key(|b| b.name_span.start)?;
-    let v = &model.values[b.value?];
+    let v = local_value(model, name, offset)?;
     model
         .scopes
         .iter()
@@ -1813,6 +1798,12 @@ pub fn fn_ref_bound_to<'t>(
     name: &str,
     offset: usize,
 ) -> Option<&'t str> {
+    let v = local_value(model, name, offset)?;
+    own_method_ref(text.get(v.span.start..v.span.end)?)
+}
+
+/// The initial value of the last local named `name` declared before `offset`.
+fn local_value<'m>(model: &'m FileModel, name: &str, offset: usize) -> Option<&'m Value> {
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
@@ -1821,13 +1812,19 @@ pub fn fn_ref_bound_to<'t>(
         .iter()
         .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
         .max_by_key(|b| b.name_span.start)?;
-    let v = &model.values[b.value?];
-    let t = text.get(v.span.start..v.span.end)?.trim();
-    let (owner, f) = t.rsplit_once("::")?;
-    let owner = owner.trim();
+    Some(&model.values[b.value?])
+}
+
+/// The method named by a reference to one of this type's methods, `this::charge` or
+/// `::charge` (source text): its simple name.
+fn own_method_ref(expr: &str) -> Option<&str> {
+    let (owner, f) = expr.trim().rsplit_once("::")?;
     let f = f.trim();
-    let plain = |x: &str| x.chars().all(|c| c.is_alphanumeric() || c == '_');
-    (matches!(owner, "" | "this") && !f.is_empty() && plain(f) && f != "new").then_some(f)
+    (matches!(owner.trim(), "" | "this")
+        && !f.is_empty()
+        && f != "new"
+        && f.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    .then_some(f)
 }
 
 /// A `return` inside `lambda` that leaves the enclosing function (Kotlin non-local return).

@@ -220,6 +220,13 @@ pub fn common_boundary(
 /// ([`crate::index::RETRY_ON_THROW`]) is treated the same way, and so is a call to a
 /// helper whose key leaves only from inside a `try` that catches every exception
 /// (`handled_in_callee`, see [`crate::index::ProjectIndex::mint_handled`]).
+///
+/// Two exceptions for redelivered handlers: a `catch` of the failure that hands the
+/// message back ([`NACK_CALLS`]) has it delivered again; and for a broker that waits for
+/// the handler's acknowledgement ([`crate::catalogue::BoundaryEntry::settle_calls`]:
+/// Pub/Sub, RabbitMQ, JetStream), a message acknowledged before the key is sent (or in a
+/// `finally`) is never delivered again, while a failure caught without an
+/// acknowledgement (none in the `catch`, none after the `try`) leaves it to come back.
 fn redelivery_handled(
     ctx: &Ctx,
     boundary: ScopeId,
