@@ -510,9 +510,12 @@ pub struct BoundaryEntry {
     /// the retries): a value one attempt stores in it is there for the next.
     #[serde(default)]
     pub context_params: Vec<usize>,
-    /// For the `receive-loop` form: the calls that settle a received message so that it
-    /// is not received again (lapin's `ack`), by exact name. Empty: any call whose name
-    /// contains `delete` (Amazon SQS `deleteMessage`, or a helper named for it).
+    /// For a redelivered handler (`flavor = "redelivery"`): the calls that acknowledge
+    /// (settle) a message so that it is not delivered again (`ack`, `basicAck`), by exact
+    /// name. One before the key is sent, or in a `finally`, means no redelivery; a failure
+    /// a `catch` handles without one leaves the message to come back
+    /// (`rules::redelivery_handled`). For the `receive-loop` form, empty means any call
+    /// whose name contains `delete` (Amazon SQS `deleteMessage`, or a helper named for it).
     #[serde(default)]
     pub settle_calls: Vec<String>,
     /// For the `lambda-arg` form of an executor built from policies (Failsafe): the calls

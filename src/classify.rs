@@ -1125,8 +1125,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     }
                     if !entry.param_types.is_empty()
                         && !f.params.first().is_some_and(|p| {
-                            let ty = p.ty.split('<').next().unwrap_or("").trim();
-                            let ty = ty.rsplit('.').next().unwrap_or(ty).trim_end_matches('?');
+                            let ty = simple_type_name(&p.ty);
                             entry.param_types.iter().any(|x| x == ty)
                         })
                     {
@@ -1190,8 +1189,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         continue;
                     };
                     let rt = f.return_type.trim();
-                    let simple_rt = rt.split('<').next().unwrap_or("").trim();
-                    let simple_rt = simple_rt.rsplit('.').next().unwrap_or(simple_rt);
+                    let simple_rt = simple_type_name(rt);
                     // Java only: a Kotlin `suspend` function's declared type is no guide to
                     // what the aspect sees.
                     if model.language == Language::Java
@@ -1360,8 +1358,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     let ScopeKind::Function(f) = &s.kind else {
                         continue;
                     };
-                    let rt = f.return_type.split('<').next().unwrap_or("").trim();
-                    let rt = rt.rsplit('.').next().unwrap_or(rt).trim_end_matches('?');
+                    let rt = simple_type_name(&f.return_type);
                     // A Kotlin function type (`(Message<T>) -> Unit`) is a `Function`.
                     let function_type = model.language == Language::Kotlin
                         && f.return_type
@@ -1399,13 +1396,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         }
                     }
                 }
+                // (A redelivered handler's label says why it runs again: `boundary_of`.)
                 for (l, label, anchor) in targets {
-                    // A redelivered handler says why it runs again, as a listener does.
-                    let label = if entry.flavor == "redelivery" {
-                        format!("{label} ({})", entry.label)
-                    } else {
-                        label
-                    };
                     set(facts, l, boundary_of(entry, label, anchor, None, None));
                 }
             }
@@ -1768,6 +1760,13 @@ pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<S
             matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
         })
         .or_else(|| sam_lambda(model, v))
+}
+
+/// The simple name of a written type: generic arguments, qualifier and a Kotlin `?`
+/// dropped (`java.util.function.Consumer<Message<T>>` → `Consumer`).
+fn simple_type_name(ty: &str) -> &str {
+    let t = ty.split('<').next().unwrap_or("").trim();
+    t.rsplit('.').next().unwrap_or(t).trim_end_matches('?')
 }
 
 /// The lambda a Kotlin SAM constructor wraps when the value `v` is one
