@@ -1088,6 +1088,17 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         }
                     }
                     for (scope, trailing) in targets {
+                        // A callback that settles its own deliveries (RabbitMQ's
+                        // `DeliverCallback` with `basicAck`), not another callback of the
+                        // same call (its `CancelCallback`).
+                        if !entry.body_calls.is_empty()
+                            && !model.calls.iter().any(|c| {
+                                entry.body_calls.contains(&c.callee)
+                                    && model.is_within(c.scope, scope)
+                            })
+                        {
+                            continue;
+                        }
                         if entry.requires_nonlocal_return
                             && (!has_nonlocal_return(model, scope)
                                 || carries_progress(model, scope))
@@ -1719,7 +1730,7 @@ pub fn is_retry_loop(l: &LoopInfo) -> bool {
 }
 
 /// A boundary from a catalogue entry, with the construct's label and anchor.
-fn boundary_of(
+pub(crate) fn boundary_of(
     entry: &BoundaryEntry,
     label: String,
     anchor: Span,

@@ -1027,6 +1027,10 @@ pub struct FileSummary {
     /// JVM types declared here: simple name, declared supertypes, and whether the type is
     /// top-level (not nested in another type).
     pub types: Vec<(String, Vec<String>, bool)>,
+    /// Types declared here whose implementing methods an `on_interface` catalogue entry
+    /// makes boundaries ([`TypeBoundary`]).
+    #[serde(default)]
+    pub type_boundaries: Vec<TypeBoundary>,
     /// The file's display path.
     pub path: String,
     /// Apache Camel routes declared here that start at an in-process endpoint.
@@ -1041,6 +1045,29 @@ pub struct FileSummary {
     /// Positional arguments of calls in web handlers that read request-bound fields
     /// ([`BoundArgCandidate`]).
     pub bound_arg_candidates: Vec<BoundArgCandidate>,
+}
+
+/// An annotation of an `annotated-function` catalogue entry with `on_interface`
+/// ([`crate::catalogue::BoundaryEntry::on_interface`]) on a JVM type, or on one of its
+/// methods, in a file the entry applies to (its `imports`): the methods implementing it
+/// in another file are boundaries (Temporal's `@ActivityInterface` is declared on the
+/// interface, the implementing class usually in a file of its own;
+/// [`apply_interface_boundaries`]).
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct TypeBoundary {
+    /// The annotated type's simple name.
+    pub type_name: String,
+    /// The annotated method's name; empty when the annotation is on the type (every
+    /// method the type declares).
+    pub method: String,
+    /// The annotated method's number of parameters (0 with an empty `method`).
+    pub params: u32,
+    /// The catalogue entry's id.
+    pub entry: String,
+    /// The annotation's name, without `@`.
+    pub annotation: String,
 }
 
 /// An Apache Camel route from an in-process endpoint (`from("direct:send-transfers")`):
@@ -2181,7 +2208,72 @@ pub fn summarize(
                 out.types.push((t.name.clone(), t.supertypes.clone(), top));
             }
         }
+        out.type_boundaries = type_boundaries(model, text, cat);
     }
+    out
+}
+
+/// The [`TypeBoundary`]s of a JVM file: the annotations of its `on_interface` boundary
+/// entries (those that apply to the file, imports included) on its named types and on
+/// their methods.
+fn type_boundaries(model: &FileModel, text: &str, cat: &Catalogue) -> Vec<TypeBoundary> {
+    let entries: Vec<&crate::catalogue::BoundaryEntry> =
+        crate::classify::applicable_boundaries(cat, model.language, text)
+            .into_iter()
+            .filter(|e| {
+                e.on_interface && e.form == crate::catalogue::BoundaryForm::AnnotatedFunction
+            })
+            .collect();
+    let mut out = Vec::new();
+    if entries.is_empty() {
+        return out;
+    }
+    for s in &model.scopes {
+        let found = |annotations: &[crate::model::Annotation],
+                     e: &crate::catalogue::BoundaryEntry| {
+            annotations
+                .iter()
+                .find(|a| e.annotations.contains(&a.name))
+                .map(|a| a.name.clone())
+        };
+        match &s.kind {
+            ScopeKind::Type(t) if !t.name.is_empty() => {
+                for e in &entries {
+                    if let Some(a) = found(&t.annotations, e) {
+                        out.push(TypeBoundary {
+                            type_name: t.name.clone(),
+                            method: String::new(),
+                            params: 0,
+                            entry: e.id.clone(),
+                            annotation: a,
+                        });
+                    }
+                }
+            }
+            ScopeKind::Function(f) if !f.name.is_empty() => {
+                let Some(t) = s.parent.and_then(|p| model.type_info(p)) else {
+                    continue;
+                };
+                if t.name.is_empty() {
+                    continue;
+                }
+                for e in &entries {
+                    if let Some(a) = found(&f.annotations, e) {
+                        out.push(TypeBoundary {
+                            type_name: t.name.clone(),
+                            method: f.name.clone(),
+                            params: f.params.len() as u32,
+                            entry: e.id.clone(),
+                            annotation: a,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -2826,6 +2918,90 @@ fn infer_boundary_params(
     }
 }
 
+/// The methods of the file's types that implement a type declared in another file whose
+/// annotation makes them boundaries ([`TypeBoundary`]): a method with the annotated
+/// method's name and number of parameters, or, for an annotation on the type, a method
+/// the type declares with that name and number of parameters. A method already a boundary
+/// keeps its boundary (the same file's supertype is read by
+/// [`crate::classify::classify_in_project`]), and one returning a type the entry leaves
+/// out (`exclude_return_types`, a reactive pipeline) is no boundary here.
+fn apply_interface_boundaries(
+    model: &FileModel,
+    facts: &mut FileFacts,
+    index: &ProjectIndex,
+    cat: &Catalogue,
+) {
+    if index.type_boundaries.is_empty() || model.language == Language::Rust {
+        return;
+    }
+    for (i, s) in model.scopes.iter().enumerate() {
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
+        };
+        if facts.boundaries[i].is_some() || f.name.is_empty() {
+            continue;
+        }
+        let Some(t) = s.parent.and_then(|p| model.type_info(p)) else {
+            continue;
+        };
+        if f.name == t.name {
+            continue;
+        }
+        let found = t.supertypes.iter().find_map(|st| {
+            let tbs = index.type_boundaries.get(st.as_str())?;
+            tbs.iter().find_map(|tb| {
+                let implements = if tb.method.is_empty() {
+                    index.functions.get(f.name.as_str()).is_some_and(|ds| {
+                        ds.iter().any(|d| {
+                            d.jvm() && *d.type_name() == **st && d.arity() == f.params.len()
+                        })
+                    })
+                } else {
+                    tb.method == f.name && tb.params as usize == f.params.len()
+                };
+                if !implements {
+                    return None;
+                }
+                let entry = cat.boundaries.iter().find(|e| {
+                    e.id == tb.entry
+                        && (e.call.langs.is_empty()
+                            || e.call.langs.iter().any(|l| l == model.language.name()))
+                })?;
+                let rt = f.return_type.trim();
+                if entry
+                    .exclude_return_types
+                    .iter()
+                    .any(|x| rt == x || rt.starts_with(&format!("{x}<")))
+                {
+                    return None;
+                }
+                Some((entry, tb, st))
+            })
+        });
+        let Some((entry, tb, st)) = found else {
+            continue;
+        };
+        facts.boundaries[i] = Some(crate::classify::boundary_of(
+            entry,
+            format!(
+                "method `{}()`, implementing `@{}` `{st}.{}()`",
+                f.name, tb.annotation, f.name
+            ),
+            f.name_span,
+            None,
+            None,
+        ));
+    }
+}
+
+impl ProjectIndex {
+    /// Whether a type of this name declared in a file merged so far carries an annotation
+    /// that makes the methods implementing it boundaries ([`TypeBoundary`]).
+    pub fn has_type_boundary(&self, type_name: &str) -> bool {
+        self.type_boundaries.contains_key(type_name)
+    }
+}
+
 /// Pass 2: marks lambdas passed to project retry combinators ([`FnDecl::retry_params`],
 /// through wrappers too) as retry boundaries, where the catalogue did not already classify
 /// them. The label says why the callee re-runs the lambda, with the place it does.
@@ -2890,6 +3066,7 @@ pub fn apply_inferred_boundaries(
     }
     apply_template_hooks(model, facts, index);
     apply_camel_processors(model, facts, index);
+    apply_interface_boundaries(model, facts, index, cat);
 }
 
 /// Camel processors run by a boundary's send ([`ProjectIndex::camel_processor`]): the
@@ -3420,6 +3597,8 @@ pub struct ProjectIndex {
     /// the file declares never reaches another file's namesake.
     file_types: HashMap<Name, Vec<(Name, bool)>>,
     type_supers: HashMap<Name, Vec<Name>>,
+    /// [`TypeBoundary`]s of the files merged so far, by type name, sorted.
+    type_boundaries: HashMap<Name, Vec<TypeBoundary>>,
     /// Names with at least one declaration that has a key parameter / returns a fresh
     /// value / mints a key / reads a key header: cheap early exits for every call.
     with_key_params: HashSet<Name>,
@@ -3917,6 +4096,15 @@ impl ProjectIndex {
                         Some((_, t)) => *t |= *top,
                         None => ts.push((Name::from(name.as_str()), *top)),
                     }
+                }
+            }
+            for tb in s.type_boundaries {
+                let v = idx
+                    .type_boundaries
+                    .entry(Name::from(tb.type_name.as_str()))
+                    .or_default();
+                if let Err(at) = v.binary_search(&tb) {
+                    v.insert(at, tb);
                 }
             }
             for (name, supers, _) in s.types {

@@ -162,6 +162,13 @@
 //!   route that only hops on with `.to(..)`, in a class extending a project base class, is
 //!   not found this way; `--no-prefilter` reads it.)
 //!
+//! - A method implementing a type that another file annotates for an `on_interface`
+//!   boundary entry (Temporal's `@ActivityInterface`, [`crate::index::TypeBoundary`]) is
+//!   a boundary only once that file is merged. A file that can have a finding (a key
+//!   flow, a library call that mints, or a call of a minting function, all of which put
+//!   it in P) demands the declarations of its types' supertypes
+//!   ([`FileDemand::implemented`]), so the annotated type's file is in P; `needs_check`
+//!   counts such a supertype as a boundary of the file.
 //! - A web handler's request-bound field default is a sink only in the file declaring the
 //!   request type (the default is recorded under the type whose declaration holds it), so
 //!   the type's declarations are demanded ([`Demand::decls`]), not its mentions. The
@@ -1789,6 +1796,11 @@ pub struct FileDemand {
     pub lambda_calls: ThinVec<(CallRef, Vec<LambdaArg>)>,
     /// Of those, the callees of `super` calls in scheduled methods (template methods).
     pub super_callees: ThinVec<Name>,
+    /// The supertypes of the JVM types declared here, sorted: a type declared in another
+    /// file with an annotation that makes its implementing methods boundaries
+    /// ([`crate::index::TypeBoundary`]) makes this file's implementing methods boundaries.
+    #[serde(default)]
+    pub implemented: ThinVec<Name>,
 }
 
 /// A call's record as [`ProjectIndex::candidates`] resolves it: callee, argument count,
@@ -1833,6 +1845,33 @@ fn camel_processors(model: &FileModel) -> ThinVec<String> {
         crate::index::camel_process_methods(model)
             .into_iter()
             .map(|(_, t)| t.name.clone())
+            .collect(),
+    )
+}
+
+/// [`FileDemand::implemented`]: the supertypes of the file's JVM types, when an
+/// `on_interface` boundary entry may apply to its language (empty otherwise).
+fn implemented(model: &FileModel, cat: &Catalogue) -> ThinVec<Name> {
+    let lang = model.language;
+    let applies = lang != Language::Rust
+        && cat.boundaries.iter().any(|e| {
+            e.on_interface
+                && (e.call.langs.is_empty() || e.call.langs.iter().any(|l| l == lang.name()))
+        });
+    if !applies {
+        return ThinVec::new();
+    }
+    sorted(
+        model
+            .scopes
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ScopeKind::Type(t) | ScopeKind::Object(t) => Some(&t.supertypes),
+                _ => None,
+            })
+            .flatten()
+            .filter(|t| !t.is_empty())
+            .map(|t| Name::from(t.as_str()))
             .collect(),
     )
 }
@@ -2093,6 +2132,7 @@ impl FileDemand {
                 .map(|(c, args)| (c, args.into_iter().collect()))
                 .collect(),
             super_callees,
+            implemented: implemented(model, cat),
             interceptor_types: sorted(interceptor_types),
             camel_processors: camel_processors(model),
             registered_types: sorted(registered_types),
@@ -2983,6 +3023,20 @@ pub fn demanded_names<'a>(
                 }
             }
         }
+        // The types this file's types implement, when it can have a finding: one declared
+        // elsewhere with an `on_interface` entry's annotation makes the implementing
+        // methods boundaries (`crate::index::TypeBoundary`), so its declarations are
+        // wanted.
+        if !d.implemented.is_empty()
+            && (keyed
+                || d.library_mints
+                || d.callees
+                    .iter()
+                    .any(|c| index.is_mint_name_from(c, &d.path)))
+        {
+            out.decls
+                .extend(d.implemented.iter().map(|t| t.to_string()));
+        }
         // A Camel processor's route and the sends to it: route builders name the type (or
         // extend `RouteBuilder`), senders hold a `ProducerTemplate`.
         if keyed && !d.camel_processors.is_empty() {
@@ -3435,7 +3489,10 @@ pub fn needs_check(d: &FileDemand, index: &ProjectIndex) -> bool {
         || d.param_lambda_callees
             .iter()
             .any(|c| index.is_combinator_name(c));
-    let mint = (d.has_boundary || inferred)
+    // A method implementing a type another file annotates (Temporal's
+    // `@ActivityInterface`) is a boundary once that file is merged.
+    let implements = d.implemented.iter().any(|t| index.has_type_boundary(t));
+    let mint = (d.has_boundary || inferred || implements)
         && (d.library_mints
             || d.callees
                 .iter()

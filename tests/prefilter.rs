@@ -2048,3 +2048,130 @@ fn large_files_are_parsed_apart_with_the_same_findings() {
     );
     assert_eq!(with.parsed, 3);
 }
+
+/// Temporal's usual layout: the `@ActivityInterface` in one file, the implementing class
+/// in another (which need not import Temporal at all). The implementing methods are
+/// activity methods, retried by the server: a key minted in one, directly or through a
+/// helper declared in a third file, is a finding in both modes; a method the interface
+/// does not declare, or a class implementing an unannotated interface, is not.
+#[test]
+fn an_annotation_on_an_interface_in_another_file_makes_its_implementations_boundaries() {
+    let dir = scratch("prefilter_interface_in_another_file");
+    std::fs::write(
+        dir.join("PaymentActivities.java"),
+        "import io.temporal.activity.ActivityInterface;\n\
+         @ActivityInterface\n\
+         public interface PaymentActivities {\n\
+         \x20   void charge(String orderId, long amount);\n\
+         \x20   void refund(String orderId);\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("PaymentActivitiesImpl.java"),
+        "import java.util.UUID;\n\
+         public class PaymentActivitiesImpl implements PaymentActivities {\n\
+         \x20   private final Gateway gateway;\n\
+         \x20   private final Keys keys;\n\
+         \x20   PaymentActivitiesImpl(Gateway gateway, Keys keys) { this.gateway = gateway; this.keys = keys; }\n\
+         \x20   @Override\n\
+         \x20   public void charge(String orderId, long amount) {\n\
+         \x20       gateway.charge(orderId, amount, UUID.randomUUID().toString());\n\
+         \x20   }\n\
+         \x20   @Override\n\
+         \x20   public void refund(String orderId) {\n\
+         \x20       keys.refundWithNewKey(gateway, orderId);\n\
+         \x20   }\n\
+         \x20   public void audit(String orderId) {\n\
+         \x20       gateway.charge(orderId, 0, UUID.randomUUID().toString());\n\
+         \x20   }\n\
+         }\n\
+         interface Gateway {\n\
+         \x20   void charge(String orderId, long amount, String idempotencyKey);\n\
+         \x20   void refund(String orderId, String idempotencyKey);\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Keys.java"),
+        "import java.util.UUID;\n\
+         public class Keys {\n\
+         \x20   public void refundWithNewKey(Gateway g, String orderId) {\n\
+         \x20       g.refund(orderId, UUID.randomUUID().toString());\n\
+         \x20   }\n\
+         }\n",
+    )
+    .unwrap();
+    // An interface without the annotation: its implementations are not activities.
+    std::fs::write(
+        dir.join("Plain.java"),
+        "public interface Plain {\n    void charge(String orderId, long amount);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("PlainImpl.java"),
+        "import java.util.UUID;\n\
+         public class PlainImpl implements Plain {\n\
+         \x20   private Gateway gateway;\n\
+         \x20   public void charge(String orderId, long amount) {\n\
+         \x20       gateway.charge(orderId, amount, UUID.randomUUID().toString());\n\
+         \x20   }\n\
+         }\n",
+    )
+    .unwrap();
+    // Kotlin: the interface in Kotlin, the implementation too, in separate files.
+    std::fs::write(
+        dir.join("LedgerActivities.kt"),
+        "import io.temporal.activity.ActivityInterface\n\
+         @ActivityInterface\n\
+         interface LedgerActivities {\n    fun post(entryId: String)\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("LedgerActivitiesImpl.kt"),
+        "import java.util.UUID\n\
+         class LedgerActivitiesImpl(private val gateway: Gateway) : LedgerActivities {\n\
+         \x20   override fun post(entryId: String) {\n\
+         \x20       gateway.charge(entryId, 1, UUID.randomUUID().toString())\n\
+         \x20   }\n\
+         }\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "interface in another file");
+    let at: Vec<(String, usize)> = with
+        .findings
+        .iter()
+        .filter(|f| f.rule == "key-in-retry-scope")
+        .map(|f| {
+            (
+                Path::new(&f.path)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string(),
+                f.line,
+            )
+        })
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            ("LedgerActivitiesImpl.kt".to_string(), 4),
+            ("PaymentActivitiesImpl.java".to_string(), 8),
+            ("PaymentActivitiesImpl.java".to_string(), 12),
+        ],
+        "{:#?}",
+        with.findings
+    );
+    let f = with
+        .findings
+        .iter()
+        .find(|f| f.path.ends_with("PaymentActivitiesImpl.java") && f.line == 8)
+        .unwrap();
+    assert!(
+        f.message
+            .contains("implementing `@ActivityInterface` `PaymentActivities.charge()`"),
+        "{}",
+        f.message
+    );
+}
