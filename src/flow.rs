@@ -325,6 +325,39 @@ fn call_display(call: &Call) -> String {
 }
 
 /// Calls whose lambda argument builds an error, not the value the call yields.
+/// Pipeline stages that hand their lambda's first parameter the value upstream of them:
+/// Reactor (`map`, `flatMap`, `concatMap`, `switchMap`, `flatMapMany`, `doOnNext`,
+/// `handle`, `zipWhen`, `filter`), Mutiny (`transform`, `transformToUni`,
+/// `transformToMulti`, `chain`, `invoke`, `call`), `CompletableFuture` (`thenApply`,
+/// `thenCompose`, `thenAccept` and their `Async` forms), `Optional`/`Stream` `map` and
+/// `flatMap`.
+const VALUE_STAGES: &[&str] = &[
+    "map",
+    "flatMap",
+    "concatMap",
+    "switchMap",
+    "flatMapMany",
+    "flatMapSequential",
+    "doOnNext",
+    "doOnSuccess",
+    "handle",
+    "zipWhen",
+    "filter",
+    "filterWhen",
+    "transform",
+    "transformToUni",
+    "transformToMulti",
+    "chain",
+    "invoke",
+    "call",
+    "thenApply",
+    "thenApplyAsync",
+    "thenCompose",
+    "thenComposeAsync",
+    "thenAccept",
+    "thenAcceptAsync",
+];
+
 const ERROR_MAPPERS: &[&str] = &[
     "map_err",
     "ok_or_else",
@@ -528,6 +561,34 @@ impl<'m> Flow<'m> {
             {
                 return Some(*b);
             }
+        }
+        None
+    }
+
+    /// For a lambda's first parameter `b`, when the lambda is given to a stage of a
+    /// pipeline that hands it the upstream's value ([`VALUE_STAGES`]: `map`, `flatMap`,
+    /// Mutiny's `transformToUni`, `thenCompose`, ...): the nearest call upstream with
+    /// arguments (calls without any, `onItem()`, are passed over), whose arguments (a
+    /// supplier lambda's returns, `Mono.just(x)`'s `x`) make that value.
+    fn upstream_of_param(&self, b: usize) -> Option<CallId> {
+        let m = self.model;
+        let binding = &m.bindings[b];
+        let ScopeKind::Lambda(l) = &m.scopes[binding.scope].kind else {
+            return None;
+        };
+        if l.params.first().is_none_or(|p| p.name != binding.name) {
+            return None;
+        }
+        let stage = &m.calls[l.owner_call?];
+        if !VALUE_STAGES.contains(&stage.callee.as_str()) {
+            return None;
+        }
+        let mut up = stage.receiver_call?;
+        for _ in 0..64 {
+            if !m.calls[up].args.is_empty() {
+                return Some(up);
+            }
+            up = m.calls[up].receiver_call?;
         }
         None
     }
@@ -1190,6 +1251,28 @@ impl<'m> Flow<'m> {
                         if binding.kind == BindingKind::Param {
                             if let Some(w) = walk.as_deref_mut() {
                                 w.reached.push((b, None));
+                            }
+                            // The value a pipeline stage hands its lambda
+                            // (`Mono.fromCallable(() -> newKey()).flatMap(key -> ..)`): what
+                            // the stage upstream produces, evaluated where it is (inside
+                            // the supplier, which a re-subscription runs again).
+                            if let Some(u) = self.upstream_of_param(b) {
+                                let up = &m.calls[u];
+                                for arg in &up.args {
+                                    match arg.lambda {
+                                        Some(l)
+                                            if matches!(m.scopes[l].kind, ScopeKind::Lambda(_)) =>
+                                        {
+                                            for r in
+                                                self.returns_by_scope.get(&l).into_iter().flatten()
+                                            {
+                                                work.push(m.returns[*r].value);
+                                            }
+                                        }
+                                        Some(_) => {}
+                                        None => work.push(arg.value),
+                                    }
+                                }
                             }
                             continue;
                         }

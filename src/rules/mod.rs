@@ -205,6 +205,37 @@ pub fn common_boundary(
         .find(|s| facts.boundaries[*s].is_some() && model.is_within(b, *s))
 }
 
+/// When the origin and the sink share no boundary: the boundary of the origin when both
+/// lie in lambdas of one reactive pipeline that a `retry` re-subscribes (flavor
+/// `reactive`), the origin's stage upstream of the sink's (`Mono.fromCallable(() ->
+/// newKey()).flatMap(key -> send(key)).retry(3)`): each re-subscription evaluates the
+/// origin again and hands the new value down to the sink. (A value a retry lambda
+/// returns to code after the retry is not such a flow: the sink runs once.)
+pub fn reactive_upstream_boundary(
+    model: &FileModel,
+    facts: &FileFacts,
+    origin: ScopeId,
+    sink: ScopeId,
+) -> Option<ScopeId> {
+    let reactive = |s: &ScopeId| {
+        facts.boundaries[*s]
+            .as_ref()
+            .is_some_and(|b| b.flavor == "reactive" && b.owner_call.is_some())
+    };
+    let up = model.ancestors(origin).find(reactive)?;
+    let down = model.ancestors(sink).find(reactive)?;
+    let up_call = facts.boundaries[up].as_ref()?.owner_call?;
+    let mut at = facts.boundaries[down].as_ref()?.owner_call;
+    for _ in 0..256 {
+        let c = at?;
+        if c == up_call {
+            return Some(up);
+        }
+        at = model.calls[c].receiver_call;
+    }
+    None
+}
+
 /// A message listener is run again only when its invocation fails (the exception
 /// leaves the method, the message is not acknowledged and the broker redelivers it; not
 /// so a hand-written receive loop, whose message comes back unless it is deleted): a
@@ -1419,7 +1450,8 @@ pub fn flows(ctx: &Ctx) -> Flows {
             // method, around the `RetryTemplate` whose attempts share it) is new on every
             // attempt of the outer one.
             let mut boundary = None;
-            let mut at = common_boundary(m, ctx.facts, origin.scope, scope);
+            let mut at = common_boundary(m, ctx.facts, origin.scope, scope)
+                .or_else(|| reactive_upstream_boundary(m, ctx.facts, origin.scope, scope));
             while let Some(b) = at {
                 if !per_attempt(b) {
                     break;
