@@ -736,7 +736,8 @@ fn interface_annotation<'m>(
     entry: &BoundaryEntry,
 ) -> Option<(&'m crate::model::Annotation, &'m str)> {
     let (s, f, t) = method_of_type(model, i)?;
-    if f.name.is_empty() || f.name == t.name {
+    // Spring Retry's `@Recover` runs once, after the attempts.
+    if f.name.is_empty() || f.name == t.name || f.annotations.iter().any(|a| a.name == "Recover") {
         return None;
     }
     model.scopes.iter().find_map(|m| {
@@ -1025,6 +1026,19 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
     for entry in &entries {
         match entry.form {
             BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
+                // The scopes holding a call of `body_calls` (each such call's scope and its
+                // ancestors), found once for the file.
+                let with_body_call: std::collections::HashSet<ScopeId> =
+                    if entry.body_calls.is_empty() {
+                        Default::default()
+                    } else {
+                        model
+                            .calls
+                            .iter()
+                            .filter(|c| entry.body_calls.contains(&c.callee))
+                            .flat_map(|c| model.ancestors(c.scope))
+                            .collect()
+                    };
                 let mut known = HashMap::new();
                 let lookup = std::cell::OnceCell::new();
                 for (cid, call) in model.calls.iter().enumerate() {
@@ -1091,12 +1105,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         // A callback that settles its own deliveries (RabbitMQ's
                         // `DeliverCallback` with `basicAck`), not another callback of the
                         // same call (its `CancelCallback`).
-                        if !entry.body_calls.is_empty()
-                            && !model.calls.iter().any(|c| {
-                                entry.body_calls.contains(&c.callee)
-                                    && model.is_within(c.scope, scope)
-                            })
-                        {
+                        if !entry.body_calls.is_empty() && !with_body_call.contains(&scope) {
                             continue;
                         }
                         if entry.requires_nonlocal_return
@@ -1820,7 +1829,7 @@ fn local_value<'m>(model: &'m FileModel, name: &str, offset: usize) -> Option<&'
     let b = model
         .bindings
         .iter()
-        .filter(|b| b.name == name && b.kind == BindingKind::Local && b.name_span.start < offset)
+        .filter(|b| b.kind == BindingKind::Local && b.name_span.start < offset && b.name == name)
         .max_by_key(|b| b.name_span.start)?;
     Some(&model.values[b.value?])
 }

@@ -1059,10 +1059,9 @@ pub struct FileSummary {
 pub struct TypeBoundary {
     /// The annotated type's simple name.
     pub type_name: String,
-    /// The annotated method's name; empty when the annotation is on the type (every
-    /// method the type declares).
+    /// The method's name: one annotated, or one the annotated type declares in its file.
     pub method: String,
-    /// The annotated method's number of parameters (0 with an empty `method`).
+    /// The method's number of parameters.
     pub params: u32,
     /// The catalogue entry's id.
     pub entry: String,
@@ -2228,48 +2227,33 @@ fn type_boundaries(model: &FileModel, text: &str, cat: &Catalogue) -> Vec<TypeBo
     if entries.is_empty() {
         return out;
     }
+    let found = |annotations: &[crate::model::Annotation], e: &crate::catalogue::BoundaryEntry| {
+        annotations
+            .iter()
+            .find(|a| e.annotations.contains(&a.name))
+            .map(|a| a.name.clone())
+    };
     for s in &model.scopes {
-        let found = |annotations: &[crate::model::Annotation],
-                     e: &crate::catalogue::BoundaryEntry| {
-            annotations
-                .iter()
-                .find(|a| e.annotations.contains(&a.name))
-                .map(|a| a.name.clone())
+        let ScopeKind::Function(f) = &s.kind else {
+            continue;
         };
-        match &s.kind {
-            ScopeKind::Type(t) if !t.name.is_empty() => {
-                for e in &entries {
-                    if let Some(a) = found(&t.annotations, e) {
-                        out.push(TypeBoundary {
-                            type_name: t.name.clone(),
-                            method: String::new(),
-                            params: 0,
-                            entry: e.id.clone(),
-                            annotation: a,
-                        });
-                    }
-                }
+        let Some(t) = s.parent.and_then(|p| model.type_info(p)) else {
+            continue;
+        };
+        if f.name.is_empty() || t.name.is_empty() || f.name == t.name {
+            continue;
+        }
+        // On the method, or on its type (every method the type declares here).
+        for e in &entries {
+            if let Some(a) = found(&f.annotations, e).or_else(|| found(&t.annotations, e)) {
+                out.push(TypeBoundary {
+                    type_name: t.name.clone(),
+                    method: f.name.clone(),
+                    params: f.params.len() as u32,
+                    entry: e.id.clone(),
+                    annotation: a,
+                });
             }
-            ScopeKind::Function(f) if !f.name.is_empty() => {
-                let Some(t) = s.parent.and_then(|p| model.type_info(p)) else {
-                    continue;
-                };
-                if t.name.is_empty() {
-                    continue;
-                }
-                for e in &entries {
-                    if let Some(a) = found(&f.annotations, e) {
-                        out.push(TypeBoundary {
-                            type_name: t.name.clone(),
-                            method: f.name.clone(),
-                            params: f.params.len() as u32,
-                            entry: e.id.clone(),
-                            annotation: a,
-                        });
-                    }
-                }
-            }
-            _ => {}
         }
     }
     out.sort();
@@ -2919,12 +2903,12 @@ fn infer_boundary_params(
 }
 
 /// The methods of the file's types that implement a type declared in another file whose
-/// annotation makes them boundaries ([`TypeBoundary`]): a method with the annotated
-/// method's name and number of parameters, or, for an annotation on the type, a method
-/// the type declares with that name and number of parameters. A method already a boundary
-/// keeps its boundary (the same file's supertype is read by
-/// [`crate::classify::classify_in_project`]), and one returning a type the entry leaves
-/// out (`exclude_return_types`, a reactive pipeline) is no boundary here.
+/// annotation makes them boundaries ([`TypeBoundary`]): a method with the name and number
+/// of parameters of an annotated method, or of a method the annotated type declares. A
+/// method already a boundary keeps its boundary (the same file's supertype is read by
+/// [`crate::classify::classify_in_project`]); one returning a type the entry leaves out
+/// (`exclude_return_types`, a reactive pipeline) is no boundary here, nor is a Spring
+/// Retry `@Recover` method (recovery runs once, after the attempts).
 fn apply_interface_boundaries(
     model: &FileModel,
     facts: &mut FileFacts,
@@ -2944,22 +2928,13 @@ fn apply_interface_boundaries(
         let Some(t) = s.parent.and_then(|p| model.type_info(p)) else {
             continue;
         };
-        if f.name == t.name {
+        if f.name == t.name || f.annotations.iter().any(|a| a.name == "Recover") {
             continue;
         }
         let found = t.supertypes.iter().find_map(|st| {
             let tbs = index.type_boundaries.get(st.as_str())?;
             tbs.iter().find_map(|tb| {
-                let implements = if tb.method.is_empty() {
-                    index.functions.get(f.name.as_str()).is_some_and(|ds| {
-                        ds.iter().any(|d| {
-                            d.jvm() && *d.type_name() == **st && d.arity() == f.params.len()
-                        })
-                    })
-                } else {
-                    tb.method == f.name && tb.params as usize == f.params.len()
-                };
-                if !implements {
+                if tb.method != f.name || tb.params as usize != f.params.len() {
                     return None;
                 }
                 let entry = cat.boundaries.iter().find(|e| {

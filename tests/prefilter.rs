@@ -2119,6 +2119,28 @@ fn an_annotation_on_an_interface_in_another_file_makes_its_implementations_bound
          }\n",
     )
     .unwrap();
+    // Another interface of the same simple name, not annotated, in another package: its
+    // implementation's `audit` is no activity method (the annotated `PaymentActivities`
+    // declares no `audit`).
+    std::fs::create_dir_all(dir.join("other")).unwrap();
+    std::fs::write(
+        dir.join("other/PaymentActivities.java"),
+        "package other;\npublic interface PaymentActivities {\n    void audit(String orderId);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("other/AuditImpl.java"),
+        "package other;\n\
+         import java.util.UUID;\n\
+         public class AuditImpl implements PaymentActivities {\n\
+         \x20   private Gateway gateway;\n\
+         \x20   public void audit(String orderId) {\n\
+         \x20       gateway.charge(orderId, 0, UUID.randomUUID().toString());\n\
+         \x20   }\n\
+         }\n\
+         interface Gateway {\n    void charge(String orderId, long amount, String idempotencyKey);\n}\n",
+    )
+    .unwrap();
     // Kotlin: the interface in Kotlin, the implementation too, in separate files.
     std::fs::write(
         dir.join("LedgerActivities.kt"),

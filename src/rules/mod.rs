@@ -350,16 +350,63 @@ fn settle_calls_of<'c>(ctx: &Ctx<'c>, b: &crate::classify::Boundary) -> &'c [Str
         .map_or(&[][..], |e| e.settle_calls.as_slice())
 }
 
-/// Whether a call named in `settle` inside `boundary` starts before `offset`, or sits in
-/// a `finally` block.
+/// Whether a call named in `settle` inside `boundary` starts before `offset` on the way to
+/// it (not in a branch that leaves first, [`leaves_before`]: the "already handled: ack and
+/// return" branch of a deduplicating consumer), or sits in a `finally` block.
 fn settled_before(ctx: &Ctx, boundary: ScopeId, offset: usize, settle: &[String]) -> bool {
     let scope = ctx.model.scopes[boundary].span;
     !settle.is_empty()
         && ctx.model.calls.iter().any(|c| {
             settle.contains(&c.callee)
                 && ctx.model.is_within(c.scope, boundary)
-                && (c.span.start < offset || in_finally(ctx.text, scope, c.span.start))
+                && ((c.span.start < offset && !leaves_before(ctx.text, c.span.end, offset))
+                    || in_finally(ctx.text, scope, c.span.start))
         })
+}
+
+/// Whether the code after byte `from`, in the block holding it, leaves that block with
+/// `return`, `throw`, `continue` or `break` (a Kotlin `return@label` too) and the block then
+/// closes before byte `to`: `from` lies in a branch that never reaches `to`. Read from the
+/// text, braces counted (a brace or word inside a literal or comment can mislead it, which
+/// only keeps the call counting as before `to`).
+fn leaves_before(text: &str, from: usize, to: usize) -> bool {
+    let Some(between) = text.get(from..to) else {
+        return false;
+    };
+    let bytes = between.as_bytes();
+    let mut depth = 0i32;
+    let mut left = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                if depth == 0 {
+                    return left;
+                }
+                depth -= 1;
+            }
+            b'a'..=b'z'
+                if i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') =>
+            {
+                let end = bytes[i..]
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .map_or(bytes.len(), |n| i + n);
+                if depth == 0
+                    && matches!(&between[i..end], "return" | "throw" | "continue" | "break")
+                {
+                    left = true;
+                }
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The `catch` clauses of the `try` blocks inside `boundary` that handle a failure at
@@ -1174,10 +1221,10 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
             "put" | "set" | "putIfAbsent" | "setAttribute" | "insert"
         ) && put.span.start >= origin.span.end
             && in_func(put)
-            && put
-                .args
-                .iter()
-                .any(|a| m.values[a.value].ident.as_deref() == Some(name))
+            && put.args.iter().any(|a| {
+                let ident = m.values[a.value].ident.as_deref();
+                ident == Some(name) || ident.is_some_and(|i| passes_on(m, put, i, origin.span))
+            })
             && put.receiver.as_deref().is_some_and(|store| {
                 !per_attempt_local(store)
                     && !emptied(store)
@@ -1195,6 +1242,26 @@ fn stored_for_next_attempt(ctx: &Ctx, origin: &crate::flow::Origin) -> bool {
                             })
                     })
             })
+    })
+}
+
+/// Whether `ident`, read by `put`, is the value made at `origin` as a Kotlin scope
+/// function hands it to its lambda: `put` lies in the lambda of an `also`/`let` called on
+/// an expression holding `origin` (`UUID.randomUUID().toString().also { ctx.setAttribute(K,
+/// it) }`), and `ident` is that lambda's parameter (`it` when it names none).
+fn passes_on(m: &FileModel, put: &Call, ident: &str, origin: Span) -> bool {
+    m.ancestors(put.scope).any(|s| {
+        let ScopeKind::Lambda(l) = &m.scopes[s].kind else {
+            return false;
+        };
+        let Some(owner) = l.owner_call.map(|c| &m.calls[c]) else {
+            return false;
+        };
+        let param = l.params.first().map_or("it", |p| p.name.as_str());
+        matches!(owner.callee.as_str(), "also" | "let")
+            && param == ident
+            && owner.span.contains(origin)
+            && !m.scopes[s].span.contains(origin)
     })
 }
 
