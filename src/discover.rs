@@ -272,11 +272,17 @@ pub fn discover_with(
 
 /// What the walk left out by the ignore rules: source files (`.rs`, `.java`, `.kt`,
 /// `.kts`) and directories (not walked, so their files are not counted), `.git` aside.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ignored {
     pub files: usize,
     pub dirs: usize,
+    /// The first few directories left out, by display path in sorted order (at most
+    /// [`IGNORED_DIRS_NAMED`]), so a summary can name them.
+    pub dirs_named: Vec<String>,
 }
+
+/// How many left-out directories [`Ignored::dirs_named`] keeps.
+pub const IGNORED_DIRS_NAMED: usize = 3;
 
 /// Why an entry of the walk with a source file's name (`.rs`, `.java`, `.kt`, `.kts`)
 /// that is not a regular file is not analysed, or `None` when nothing is lost: a symbolic
@@ -362,6 +368,9 @@ pub fn discover_counting(
 ) -> Result<(Vec<Candidate>, Vec<FileError>, Ignored), MissingPath> {
     let ignored_files = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let ignored_dirs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Every left-out directory's display path (they are not walked, so few): the first
+    // ones in sorted order are named.
+    let dir_names = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let mut files = Vec::new();
     let mut errors = Vec::new();
     // Named paths that are symbolic links: (as named, resolved target, to a directory).
@@ -454,6 +463,7 @@ pub fn discover_counting(
             .hidden(false)
             .filter_entry({
                 let (files, dirs) = (ignored_files.clone(), ignored_dirs.clone());
+                let names = dir_names.clone();
                 move |e| {
                     if e.depth() == 0 {
                         return true;
@@ -472,6 +482,10 @@ pub fn discover_counting(
                     let relaxed = std::sync::atomic::Ordering::Relaxed;
                     if e.file_type().is_some_and(|t| t.is_dir()) {
                         dirs.fetch_add(1, relaxed);
+                        names
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(display_of(e.path()));
                     } else if Language::from_path(e.path()).is_some() {
                         files.fetch_add(1, relaxed);
                     }
@@ -551,9 +565,13 @@ pub fn discover_counting(
     }
     files.sort();
     let relaxed = std::sync::atomic::Ordering::Relaxed;
+    let mut dirs_named = std::mem::take(&mut *dir_names.lock().unwrap_or_else(|p| p.into_inner()));
+    dirs_named.sort();
+    dirs_named.truncate(IGNORED_DIRS_NAMED);
     let ignored = Ignored {
         files: ignored_files.load(relaxed),
         dirs: ignored_dirs.load(relaxed),
+        dirs_named,
     };
     Ok((files, errors, ignored))
 }

@@ -295,11 +295,21 @@ fn gitignored_files_are_skipped() {
     std::fs::write(dir.join(".gitignore"), "generated/\n").unwrap();
     std::fs::create_dir_all(dir.join("generated")).unwrap();
     std::fs::write(dir.join("generated/Billing.kt"), RETRY_BUG).unwrap();
-    idemlint()
+    std::fs::write(dir.join("Noise.kt"), "fun noise() = 1\n").unwrap();
+    let out = idemlint()
         .current_dir(&dir)
         .args(["check", "."])
         .assert()
-        .code(0);
+        .code(0)
+        .get_output()
+        .stderr
+        .clone();
+    // The summary names what it left out, so the user need not hunt for it.
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("not checked: 1 directory (generated) matched by .gitignore"),
+        "{err}"
+    );
 }
 
 #[test]

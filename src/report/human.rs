@@ -263,15 +263,26 @@ pub fn summary_with_problems(report: &Report, where_: &str) -> String {
             )
         }
     ));
-    let ig = report.ignored;
+    let ig = &report.ignored;
     if ig.files + ig.dirs > 0 {
         let files = format!(
             "{} source file{}",
             ig.files,
             if ig.files == 1 { "" } else { "s" }
         );
+        // The first few by name: `.github`, `.mvn`, `build/generated`.
+        let named = if ig.dirs_named.is_empty() {
+            String::new()
+        } else {
+            let more = if ig.dirs > ig.dirs_named.len() {
+                ", …"
+            } else {
+                ""
+            };
+            format!(" ({}{more})", ig.dirs_named.join(", "))
+        };
         let dirs = format!(
-            "{} director{}",
+            "{} director{}{named}",
             ig.dirs,
             if ig.dirs == 1 { "y" } else { "ies" }
         );
@@ -467,7 +478,11 @@ mod tests {
     fn not_checked_names_only_nonzero_counts() {
         let line = |files, dirs| {
             let report = Report {
-                ignored: crate::discover::Ignored { files, dirs },
+                ignored: crate::discover::Ignored {
+                    files,
+                    dirs,
+                    dirs_named: Vec::new(),
+                },
                 ..Report::default()
             };
             summary(&report)
