@@ -302,13 +302,13 @@ fn gitignored_files_are_skipped() {
         .assert()
         .code(0)
         .get_output()
-        .stderr
+        .stdout
         .clone();
     // The summary names what it left out, so the user need not hunt for it.
-    let err = String::from_utf8_lossy(&out);
+    let summary = String::from_utf8_lossy(&out);
     assert!(
-        err.contains("not checked: 1 directory (generated) matched by .gitignore"),
-        "{err}"
+        summary.contains("not checked: 1 directory (generated) matched by .gitignore"),
+        "{summary}"
     );
 }
 
