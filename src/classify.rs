@@ -1821,17 +1821,38 @@ pub fn fn_ref_bound_to<'t>(
     own_method_ref(text.get(v.span.start..v.span.end)?)
 }
 
-/// The initial value of the last local named `name` declared before `offset`.
+/// The initial value of the last local named `name` declared before `offset`; with none,
+/// that of the file's only field of that name (`private final DeliverCallback onMessage =
+/// (tag, d) -> ..`), unless a parameter of that name is in scope at `offset`.
 fn local_value<'m>(model: &'m FileModel, name: &str, offset: usize) -> Option<&'m Value> {
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
-    let b = model
+    let local = model
         .bindings
         .iter()
         .filter(|b| b.kind == BindingKind::Local && b.name_span.start < offset && b.name == name)
-        .max_by_key(|b| b.name_span.start)?;
-    Some(&model.values[b.value?])
+        .max_by_key(|b| b.name_span.start);
+    if let Some(b) = local {
+        return Some(&model.values[b.value?]);
+    }
+    let mut fields = model
+        .bindings
+        .iter()
+        .filter(|b| b.kind == BindingKind::Field && b.name == name);
+    let field = fields.next()?;
+    if fields.next().is_some()
+        || model.bindings.iter().any(|b| {
+            b.kind == BindingKind::Param
+                && b.name == name
+                && model.scopes[b.scope]
+                    .span
+                    .contains(Span::new(offset, offset))
+        })
+    {
+        return None;
+    }
+    Some(&model.values[field.value?])
 }
 
 /// The method named by a reference to one of this type's methods, `this::charge` or
