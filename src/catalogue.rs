@@ -127,13 +127,14 @@ impl CallMatch {
     }
 
     fn matches_reading(&self, lang: Language, call: &Call, typed: bool) -> bool {
-        if !self.langs.is_empty() && !self.langs.iter().any(|l| l == lang.name()) {
-            return false;
-        }
+        // The callee first: it rules out almost every entry for almost every call.
         if !self.is_unconstrained_callee()
             && !self.callee.contains(&call.callee)
             && !self.callee_glob.iter().any(|g| glob_match(g, &call.callee))
         {
+            return false;
+        }
+        if !self.langs.is_empty() && !self.langs.iter().any(|l| l == lang.name()) {
             return false;
         }
         if self.new && !call.is_new {
@@ -717,9 +718,77 @@ pub struct CatalogueFile {
     pub stable: Vec<PlainCall>,
 }
 
+/// Which entries of a list of [`CallMatch`]es can match a call of a given callee name:
+/// those naming it among their exact `callee`s, and every entry with a glob or no callee
+/// condition. Built for a list of a given length ([`CalleeIndex::built_for`]); a list
+/// changed since is scanned whole instead.
+#[derive(Clone, Debug, Default)]
+pub struct CalleeIndex {
+    built_for: usize,
+    exact: foldhash::HashMap<String, Vec<u32>>,
+    other: Vec<u32>,
+}
+
+impl CalleeIndex {
+    /// The index of `entries`, in their order.
+    pub fn of<'a>(entries: impl Iterator<Item = &'a CallMatch>) -> CalleeIndex {
+        let mut ix = CalleeIndex::default();
+        for (i, m) in entries.enumerate() {
+            ix.built_for = i + 1;
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            if m.is_unconstrained_callee() || !m.callee_glob.is_empty() {
+                ix.other.push(i);
+            }
+            for c in &m.callee {
+                let at = ix.exact.entry(c.clone()).or_default();
+                if at.last() != Some(&i) {
+                    at.push(i);
+                }
+            }
+        }
+        ix
+    }
+
+    /// The first position, in the list's order, of an entry that may match a call of
+    /// `callee` and that `fits`; `None` when the index was built for a list of another
+    /// length than `len` (the caller scans the list instead).
+    pub fn first(
+        &self,
+        callee: &str,
+        len: usize,
+        mut fits: impl FnMut(usize) -> bool,
+    ) -> Option<Option<usize>> {
+        if len != self.built_for {
+            return None;
+        }
+        let exact = self.exact.get(callee).map_or(&[][..], Vec::as_slice);
+        let (mut a, mut b) = (exact.iter().peekable(), self.other.iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x == y => {
+                    b.next();
+                    a.next()
+                }
+                (Some(x), Some(y)) if x < y => a.next(),
+                (_, Some(_)) => b.next(),
+                (Some(_), None) => a.next(),
+                (None, None) => return Some(None),
+            };
+            if let Some(&i) = next
+                && fits(i as usize)
+            {
+                return Some(Some(i as usize));
+            }
+        }
+    }
+}
+
 /// The merged catalogue.
 #[derive(Clone, Debug, Default)]
 pub struct Catalogue {
+    /// [`Catalogue::sources`] by callee name, built on first use (every call of every
+    /// file is matched against the sources).
+    source_index: std::sync::OnceLock<CalleeIndex>,
     pub keys: Keys,
     pub sources: Vec<SourceEntry>,
     pub header_setters: Vec<HeaderSetter>,
@@ -1230,6 +1299,7 @@ impl Catalogue {
                 .extend(k.header_names.into_iter().map(|h| h.to_ascii_lowercase()));
         }
         self.sources.extend(f.source);
+        self.source_index = std::sync::OnceLock::new();
         self.header_setters.extend(f.header_setter);
         self.header_readers.extend(f.header_reader);
         self.call_sinks.extend(f.call_sink);
@@ -1280,10 +1350,16 @@ impl Catalogue {
         call: &Call,
         by_name: bool,
     ) -> Option<(SourceKind, String, bool)> {
-        let entry = self
-            .sources
-            .iter()
-            .find(|s| (by_name || !s.by_name) && s.call.matches_by_text(lang, call))?;
+        let fits = |s: &&SourceEntry| (by_name || !s.by_name) && s.call.matches_by_text(lang, call);
+        let index = self
+            .source_index
+            .get_or_init(|| CalleeIndex::of(self.sources.iter().map(|s| &s.call)));
+        let entry = match index.first(&call.callee, self.sources.len(), |i| {
+            fits(&&self.sources[i])
+        }) {
+            Some(at) => at.map(|i| &self.sources[i]),
+            None => self.sources.iter().find(fits),
+        }?;
         let display = entry.display.clone().unwrap_or_else(|| {
             let sep = if lang == Language::Rust { "::" } else { "." };
             match receiver_text(call) {
@@ -1438,6 +1514,89 @@ pub fn normalize_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The source a call is, found by scanning every entry (what the callee index must
+    /// agree with).
+    fn scanned(c: &Catalogue, lang: Language, call: &Call, by_name: bool) -> Option<usize> {
+        c.sources
+            .iter()
+            .position(|s| (by_name || !s.by_name) && s.call.matches_by_text(lang, call))
+    }
+
+    #[test]
+    fn the_source_index_finds_the_entry_a_scan_finds() {
+        let c = Catalogue::builtin();
+        let mut callees: Vec<String> = c
+            .sources
+            .iter()
+            .flat_map(|s| s.call.callee.iter().cloned())
+            .collect();
+        callees.extend(
+            [
+                "generateIdempotencyKey",
+                "mintIdempotencyToken",
+                "randomUUID2",
+                "save",
+                "",
+            ]
+            .map(String::from),
+        );
+        let receivers = [
+            None,
+            Some("UUID"),
+            Some("Uuid"),
+            Some("System"),
+            Some("keyGen"),
+        ];
+        let mut found = 0;
+        for lang in [Language::Java, Language::Kotlin, Language::Rust] {
+            for callee in &callees {
+                for receiver in receivers {
+                    for is_new in [false, true] {
+                        let call = Call {
+                            callee: callee.clone(),
+                            receiver: receiver.map(String::from),
+                            is_new,
+                            ..Call::default()
+                        };
+                        for by_name in [false, true] {
+                            let want = scanned(&c, lang, &call, by_name);
+                            let got = c
+                                .match_source_entry_named(lang, &call, by_name)
+                                .map(|(k, _, named)| (k, named));
+                            let want_entry = want.map(|i| {
+                                (SourceKind::from(c.sources[i].kind), c.sources[i].by_name)
+                            });
+                            assert_eq!(got, want_entry, "{lang:?} {call:?} by_name={by_name}");
+                            found += usize::from(want.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        // The calls above do hit entries (exact callees and the by-name globs).
+        assert!(found > 50, "{found}");
+        // A catalogue grown after its first match is matched against every entry.
+        let mut grown = c.clone();
+        let call = Call {
+            callee: "tick".into(),
+            receiver: Some("Clock".into()),
+            ..Call::default()
+        };
+        assert!(grown.match_source(Language::Java, &call).is_none());
+        grown
+            .merge_toml(
+                "extra.toml",
+                "[[source]]\nkind = \"clock\"\ncallee = [\"tick\"]\nreceiver = [\"Clock\"]\n",
+            )
+            .unwrap();
+        assert!(grown.match_source(Language::Java, &call).is_some());
+        grown.sources.push(grown.sources[0].clone());
+        assert_eq!(
+            grown.match_source(Language::Java, &call).is_some(),
+            scanned(&grown, Language::Java, &call, true).is_some()
+        );
+    }
 
     fn one_boundary(text: &str) -> Result<BoundaryEntry, CatalogueError> {
         let mut c = Catalogue::default();

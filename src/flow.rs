@@ -735,6 +735,20 @@ impl<'m> Flow<'m> {
         self.origins_inner(value, helpers, None)
     }
 
+    /// Whether any of `values` has an origin ([`Flow::origins`] of one of them is not
+    /// empty), in one walk: each value, binding and lambda body reached from several of
+    /// them is walked once (what a value contributes does not depend on how it was
+    /// reached), so the calls `helpers` is asked about are those the queries one by one
+    /// would ask. The budget is [`MAX_STEPS`] per value; running out sets
+    /// [`budget_exhausted`] as a single query does.
+    pub fn any_origin(&self, values: &[ValueId], helpers: &dyn HelperOracle) -> bool {
+        if values.is_empty() {
+            return false;
+        }
+        let budget = MAX_STEPS.saturating_mul(values.len());
+        !self.query(values, helpers, None, budget, false).is_empty()
+    }
+
     /// The function declared in this file that `call` calls, when exactly one matches
     /// its name and argument count and the call has no receiver other than `this` /
     /// `self` / `Self` or a type declared here (a call on another object may reach a
@@ -1013,8 +1027,22 @@ impl<'m> Flow<'m> {
         helpers: &dyn HelperOracle,
         walk: Option<&mut ParamWalk>,
     ) -> Vec<Origin> {
+        self.query(values, helpers, walk, MAX_STEPS, true)
+    }
+
+    /// One walk from `values` of at most `budget` steps. Unsettled (`settle` false), the
+    /// origins keep their duplicates and nested sources, in the order found: only whether
+    /// there are any is meant (settling is quadratic in the origins found).
+    fn query(
+        &self,
+        values: &[ValueId],
+        helpers: &dyn HelperOracle,
+        walk: Option<&mut ParamWalk>,
+        budget: usize,
+        settle: bool,
+    ) -> Vec<Origin> {
         self.query_depth.set(self.query_depth.get() + 1);
-        let out = self.origins_walk(values, helpers, walk);
+        let out = self.origins_walk(values, helpers, walk, budget, settle);
         self.query_depth.set(self.query_depth.get() - 1);
         if self.query_depth.get() == 0 {
             self.body_memo.borrow_mut().clear();
@@ -1084,6 +1112,8 @@ impl<'m> Flow<'m> {
         values: &[ValueId],
         helpers: &dyn HelperOracle,
         mut walk: Option<&mut ParamWalk>,
+        budget: usize,
+        settle: bool,
     ) -> Vec<Origin> {
         let m = self.model;
         let mut out: Vec<Origin> = Vec::new();
@@ -1093,7 +1123,7 @@ impl<'m> Flow<'m> {
         let mut steps = 0;
         while let Some(v) = work.pop() {
             steps += 1;
-            if steps > MAX_STEPS {
+            if steps > budget {
                 EXHAUSTED.with(|e| e.set(true));
                 break;
             }
@@ -1376,6 +1406,9 @@ impl<'m> Flow<'m> {
                     }
                 }
             }
+        }
+        if !settle {
+            return out;
         }
         let mut seen = HashSet::new();
         out.retain(|o| seen.insert(o.span));
@@ -2027,6 +2060,47 @@ fn charge(k: String) -> Charge {
 
     /// A recorder with a per-file cache records the same calls, in the same order and
     /// with the same records, as one that makes each record anew.
+    #[test]
+    fn one_walk_from_many_values_answers_what_the_walks_one_by_one_do() {
+        let cat = Catalogue::builtin();
+        let text = "class A { String k(Order o) { String a = helper(o.id()); String t = \
+                    String.valueOf(System.currentTimeMillis()); Supplier<String> s = () -> \
+                    UUID.randomUUID().toString(); String b = mk(a, other.get(a)); \
+                    send(b, s.get()); log(a, t); return a + b + util.Keys.make(b); } }";
+        let (m, _) = crate::check::analyse_text(Language::Java, text, &cat);
+        let flow = Flow::new(&m, &cat);
+        let all: Vec<ValueId> = (0..m.values.len()).collect();
+        let (mut with, mut without) = (0, 0);
+        // Every window of consecutive values, and the whole file at once.
+        let groups = all
+            .windows(3)
+            .chain(all.windows(1))
+            .chain(std::iter::once(&all[..]));
+        for group in groups {
+            let one_by_one = Recorder::default();
+            let any = group.iter().fold(false, |any, v| {
+                !flow.origins(*v, &one_by_one).is_empty() || any
+            });
+            let together = Recorder::default();
+            assert_eq!(flow.any_origin(group, &together), any, "{group:?}");
+            let mut a = one_by_one.asked.into_inner();
+            let mut b = together.asked.into_inner();
+            for r in [&mut a, &mut b] {
+                r.sort();
+                r.dedup();
+            }
+            assert_eq!(a, b, "{group:?}");
+            if any {
+                with += 1;
+            } else {
+                without += 1;
+            }
+        }
+        // Both answers occur.
+        assert!(with > 3 && without > 3, "{with} {without}");
+        assert!(!flow.any_origin(&[], &NoHelpers));
+    }
+
     #[test]
     fn a_cached_recorder_records_what_an_uncached_one_does() {
         let cat = Catalogue::builtin();

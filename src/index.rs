@@ -1769,6 +1769,42 @@ pub fn summarize(
     let mut recorded: HashSet<(ScopeId, CallRef, bool)> = HashSet::new();
     // Each declaration's calls as they are recorded, interned once complete.
     let mut call_lists: HashMap<ScopeId, ThinVec<SharedCall>> = HashMap::new();
+    // The arguments walked for keyed-argument candidates below, and the functions where
+    // some of them may have an origin: one walk over all of a function's arguments
+    // ([`crate::flow::Flow::any_origin`]) spares the walk per argument in the functions
+    // where none has (most). A walk that runs out of budget spares nothing, and leaves
+    // the thread's budget flag as it found it.
+    let walked_arg = |arg: &crate::model::Arg| {
+        arg.name.is_none()
+            && arg.lambda.is_none()
+            && model.values[arg.value]
+                .atoms
+                .iter()
+                .any(|a| matches!(a, Atom::Source(_) | Atom::Name { .. }))
+    };
+    let arg_origins: HashSet<ScopeId> = {
+        let mut by_fn: BTreeMap<ScopeId, Vec<crate::model::ValueId>> = BTreeMap::new();
+        for call in &model.calls {
+            if let Some(f) = owner_fn[call.scope] {
+                let args = call.args.iter().filter(|a| walked_arg(a));
+                by_fn.entry(f).or_default().extend(args.map(|a| a.value));
+            }
+        }
+        let was_exhausted = crate::flow::budget_exhausted();
+        let mut out = HashSet::new();
+        for (f, values) in by_fn {
+            crate::flow::reset_budget();
+            let rec = Recorder::cached(&refs);
+            if flow.any_origin(&values, &rec) || crate::flow::budget_exhausted() {
+                out.insert(f);
+            }
+        }
+        crate::flow::reset_budget();
+        if was_exhausted {
+            crate::flow::mark_exhausted();
+        }
+        out
+    };
     for call in &model.calls {
         let Some(f) = owner_fn[call.scope] else {
             continue;
@@ -1813,14 +1849,7 @@ pub fn summarize(
         }
         let mut candidates = Vec::new();
         for (i, arg) in call.args.iter().enumerate() {
-            if arg.name.is_some() || arg.lambda.is_some() {
-                continue;
-            }
-            let has_source = model.values[arg.value]
-                .atoms
-                .iter()
-                .any(|a| matches!(a, Atom::Source(_) | Atom::Name { .. }));
-            if !has_source {
+            if !arg_origins.contains(&f) || !walked_arg(arg) {
                 continue;
             }
             let rec = Recorder::cached(&refs);

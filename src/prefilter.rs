@@ -2022,14 +2022,14 @@ impl FileDemand {
         let was_exhausted = crate::flow::budget_exhausted();
         crate::flow::reset_budget();
         let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
-        let mut sink_origin = false;
-        for sink in &facts.sinks {
-            sink_origin |= !flow.origins(sink.value, &rec).is_empty();
-        }
-        // A named write is a sink once the index knows its name.
-        for w in &facts.named_writes {
-            sink_origin |= !flow.origins(w.value, &rec).is_empty();
-        }
+        // A named write is a sink once the index knows its name. All in one walk.
+        let sink_values: Vec<crate::model::ValueId> = facts
+            .sinks
+            .iter()
+            .map(|s| s.value)
+            .chain(facts.named_writes.iter().map(|w| w.value))
+            .collect();
+        let sink_origin = flow.any_origin(&sink_values, &rec);
         let mut asked: BTreeSet<CallRef> = rec.asked.into_inner().into_iter().collect();
         // A key generator recognised by its name stops being a source in pass 2 when the
         // project declares it in another file (`crate::classify::classify_in_project`):
@@ -2050,32 +2050,40 @@ impl FileDemand {
         let asks: Vec<SharedCall> = asked.iter().map(SharedCall::new).collect();
         let mut by_callee: std::collections::BTreeMap<&str, BTreeSet<CallRef>> = Default::default();
         let mut origin_arg_callees: BTreeSet<&str> = BTreeSet::new();
+        // Both are kept per callee name, so the arguments of every call of one name are
+        // walked together ([`crate::flow::Flow::any_origin`]): a value or a lambda body
+        // several of them reach is walked once, not once per argument.
+        let mut walked: std::collections::BTreeMap<&str, Vec<crate::model::ValueId>> =
+            Default::default();
         for call in &model.calls {
-            let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
             // Named arguments too: a Kotlin `charge(token = k)` binds a key parameter by
             // name ([`crate::index::ProjectIndex::key_args`]).
             for arg in &call.args {
                 let v = &model.values[arg.value];
-                let origin = if v
-                    .atoms
+                if v.atoms
                     .iter()
                     .any(|a| !matches!(a, crate::model::Atom::Source(_)))
                 {
-                    !flow.origins(arg.value, &rec).is_empty()
-                } else {
+                    walked
+                        .entry(call.callee.as_str())
+                        .or_default()
+                        .push(arg.value);
+                } else if !v.atoms.is_empty() {
                     // Only catalogue sources: each is an origin (no flow needed).
-                    !v.atoms.is_empty()
-                };
-                if origin {
                     origin_arg_callees.insert(call.callee.as_str());
                 }
             }
+        }
+        for (callee, mut values) in walked {
+            values.sort_unstable();
+            values.dedup();
+            let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
+            if flow.any_origin(&values, &rec) {
+                origin_arg_callees.insert(callee);
+            }
             let asked = rec.asked.into_inner();
             if !asked.is_empty() {
-                by_callee
-                    .entry(call.callee.as_str())
-                    .or_default()
-                    .extend(asked);
+                by_callee.entry(callee).or_default().extend(asked);
             }
         }
         // Sized exactly: every parsed file's demand is held until pass 2.
