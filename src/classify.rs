@@ -663,7 +663,9 @@ pub fn is_trailing_lambda(model: &FileModel, call: &Call, lambda: ScopeId) -> bo
 /// True when `text` has an `import` (Java, Kotlin) or `use` (Rust) line whose path starts
 /// with one of `prefixes`.
 fn imports_any(text: &str, prefixes: &[String]) -> bool {
-    imported_any(&import_paths(text), prefixes)
+    let mut paths = import_paths(text);
+    paths.sort_unstable();
+    imported_any(&paths, prefixes)
 }
 
 /// The paths a file's import lines name (`import static a.b.C`, `import a.b.C`,
@@ -683,11 +685,14 @@ fn import_paths(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Whether one of `paths` ([`import_paths`]) starts with one of `prefixes`.
-fn imported_any(paths: &[&str], prefixes: &[String]) -> bool {
-    paths
-        .iter()
-        .any(|p| prefixes.iter().any(|x| p.starts_with(x.as_str())))
+/// Whether one of `sorted` ([`import_paths`], sorted) starts with one of `prefixes`: for
+/// each prefix, the first path not below it does when any does (a path above the prefix
+/// that does not start with it is above every path that does).
+fn imported_any(sorted: &[&str], prefixes: &[String]) -> bool {
+    prefixes.iter().any(|x| {
+        let at = sorted.partition_point(|p| *p < x.as_str());
+        sorted.get(at).is_some_and(|p| p.starts_with(x.as_str()))
+    })
 }
 
 /// The catalogue's boundary entries that apply to a file of `lang` with this text: their
@@ -698,7 +703,8 @@ pub(crate) fn applicable_boundaries<'c>(
     text: &str,
 ) -> Vec<&'c BoundaryEntry> {
     // The file's import lines are read once, not once per entry.
-    let paths = import_paths(text);
+    let mut paths = import_paths(text);
+    paths.sort_unstable();
     cat.boundaries
         .iter()
         .filter(|b| b.call.langs.is_empty() || b.call.langs.iter().any(|l| l == lang.name()))
@@ -1023,6 +1029,27 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
             functions.entry(f.name.as_str()).or_default().push(i);
         }
     }
+    // The calls an entry may match: by callee name, for an entry naming its callees (most);
+    // every call otherwise. In the order of the file's calls either way.
+    let mut by_callee: HashMap<&str, Vec<CallId>> = HashMap::new();
+    for (cid, call) in model.calls.iter().enumerate() {
+        by_callee.entry(call.callee.as_str()).or_default().push(cid);
+    }
+    let calls_for = |m: &crate::catalogue::CallMatch| -> Vec<CallId> {
+        if m.callee.is_empty() || !m.callee_glob.is_empty() {
+            return (0..model.calls.len()).collect();
+        }
+        let mut ids: Vec<CallId> = m
+            .callee
+            .iter()
+            .filter_map(|c| by_callee.get(c.as_str()))
+            .flatten()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
     for entry in &entries {
         match entry.form {
             BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
@@ -1041,7 +1068,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     };
                 let mut known = HashMap::new();
                 let lookup = std::cell::OnceCell::new();
-                for (cid, call) in model.calls.iter().enumerate() {
+                for cid in calls_for(&entry.call) {
+                    let call = &model.calls[cid];
                     if !entry.call.matches(lang, call) {
                         continue;
                     }
@@ -1292,7 +1320,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                 }
             }
             BoundaryForm::ReactiveUpstream => {
-                for call in model.calls.iter() {
+                for cid in calls_for(&entry.call) {
+                    let call = &model.calls[cid];
                     if !entry.call.matches(lang, call) {
                         continue;
                     }
@@ -2432,5 +2461,44 @@ fn header_reads(model: &FileModel, cat: &Catalogue, facts: &mut FileFacts) {
         if names_key_header(model, cat, &model.values[c.args[0].value]).is_some() {
             facts.header_reads.push((c.span, c.scope));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_import_prefix_is_found_in_sorted_paths_as_a_scan_finds_it() {
+        let text = "package p;\nimport org.springframework.retry.annotation.Retryable;\n\
+                    import static io.github.resilience4j.retry.Retry.decorate;\n\
+                    import org.springframework.kafka.annotation.KafkaListener;\n\
+                    import com.rabbitmq.client.DeliverCallback;\nimport a.b;\nimport a.bc.D;\n";
+        let mut paths = import_paths(text);
+        assert_eq!(paths.len(), 6);
+        let scan = |x: &str| paths.iter().any(|p| p.starts_with(x));
+        let prefixes = [
+            "org.springframework.retry",
+            "org.springframework.kafka",
+            "org.springframework.web",
+            "io.github.resilience4j",
+            "com.rabbitmq",
+            "com.rabbit",
+            "a.b",
+            "a.bc",
+            "a.bd",
+            "a",
+            "b",
+            "",
+            "zzz",
+        ];
+        let want: Vec<bool> = prefixes.iter().map(|x| scan(x)).collect();
+        paths.sort_unstable();
+        for (x, want) in prefixes.iter().zip(want) {
+            assert_eq!(imported_any(&paths, &[x.to_string()]), want, "{x}");
+        }
+        assert!(!imported_any(&paths, &[]));
+        assert!(imported_any(&paths, &["zzz".into(), "com.rabbitmq".into()]));
+        assert!(!imported_any(&[], &["a".into()]));
     }
 }

@@ -211,6 +211,10 @@ pub struct Flow<'m> {
     /// Indices into [`FileModel::field_inits`] sorted by span start, built on first use,
     /// for the field initialisers inside a span ([`Flow::field_inits_within`]).
     field_inits_by_start: std::cell::OnceCell<Vec<usize>>,
+    /// Per scope, whether it is a retry loop ([`crate::model::LoopInfo::is_retry`], which
+    /// reads the loop's header text), built on first use: asked of every loop around
+    /// every name a walk looks up.
+    retry_loops: std::cell::OnceCell<Vec<bool>>,
 }
 
 /// Deepest chain of same-file functions [`Flow::carried`] follows.
@@ -475,6 +479,7 @@ impl<'m> Flow<'m> {
             body_memo: std::cell::RefCell::new(HashMap::new()),
             query_depth: std::cell::Cell::new(0),
             type_names: std::cell::OnceCell::new(),
+            retry_loops: std::cell::OnceCell::new(),
             field_inits_by_start: std::cell::OnceCell::new(),
         }
     }
@@ -1557,9 +1562,15 @@ impl<'m> Flow<'m> {
             })
         };
 
+        let retry_loops = self.retry_loops.get_or_init(|| {
+            m.scopes
+                .iter()
+                .map(|s| matches!(&s.kind, ScopeKind::Loop(l) if l.is_retry()))
+                .collect()
+        });
         let counter = m.ancestors(use_scope).any(|s| {
             match &m.scopes[s].kind {
-                ScopeKind::Loop(l) if l.is_retry() => {
+                ScopeKind::Loop(l) if retry_loops[s] => {
                     // Declared in the body: a fresh local per iteration, not a counter.
                     let in_body = binding.scope != s && m.is_within(binding.scope, s);
                     if in_body {
