@@ -2089,9 +2089,11 @@ fn charge(k: String) -> Charge {
             .chain(std::iter::once(&all[..]));
         for group in groups {
             let one_by_one = Recorder::default();
-            let any = group.iter().fold(false, |any, v| {
-                !flow.origins(*v, &one_by_one).is_empty() || any
-            });
+            // Every value is walked (no short cut): all the calls asked about count.
+            let mut any = false;
+            for v in group {
+                any |= !flow.origins(*v, &one_by_one).is_empty();
+            }
             let together = Recorder::default();
             assert_eq!(flow.any_origin(group, &together), any, "{group:?}");
             let mut a = one_by_one.asked.into_inner();
