@@ -339,3 +339,36 @@ fn a_braceless_kotlin_body_is_not_hoisted() {
     assert_eq!(findings.len(), 1, "{src}");
     assert!(findings[0].fix.is_some(), "{:?}", findings[0].no_fix);
 }
+
+/// Interceptor findings have no edit, and say why in the terms of their rule: one that runs
+/// per attempt, and one that runs once per call but cannot see the caller's own retries.
+#[test]
+fn interceptor_findings_say_why_there_is_no_edit_in_their_rules_terms() {
+    let cat = Catalogue::builtin();
+    let cases = [
+        (
+            "java/key-in-interceptor/application_interceptor_under_call_retry.java",
+            "key-in-interceptor",
+            "runs again for every attempt",
+        ),
+        (
+            "java/interceptor-mints-key/okhttp_fallback_when_missing.java",
+            "interceptor-mints-key",
+            "sees each call alone",
+        ),
+    ];
+    for (path, rule, why) in cases {
+        let text = std::fs::read_to_string(root().join(path)).unwrap();
+        let (findings, _) = check_text(path, &text, &cat).unwrap();
+        let of_rule: Vec<_> = findings.iter().filter(|f| f.rule == rule).collect();
+        assert!(!of_rule.is_empty(), "{path}: {findings:?}");
+        for f in of_rule {
+            assert!(f.fix.is_none(), "{path}");
+            let no_fix = f.no_fix.as_deref().unwrap_or_default();
+            assert!(
+                no_fix.starts_with("interceptor: ") && no_fix.contains(why),
+                "{no_fix}"
+            );
+        }
+    }
+}

@@ -74,8 +74,13 @@ pub fn attach(ctx: &FixCtx, findings: &mut [Finding]) {
             "key-in-callback-retry" => clone_call(ctx, f).ok_or_else(|| {
                 "the callback does not resend the original request unchanged (the same call with the same arguments), so replacing its new call with `call.clone()` could change what is sent; reuse the original request's key by hand".into()
             }),
-            "key-in-interceptor" | "interceptor-mints-key" => Err(
+            "key-in-interceptor" => Err(
                 "interceptor: it runs again for every attempt and cannot tell the retries of one operation apart, so no edit inside it keeps one key; the key belongs in the caller, created once per operation, and the interceptor should only copy it".into(),
+            ),
+            // Runs once per call (the finding says so); the call's own retries keep the
+            // key, but a retry the caller makes is a new call.
+            "interceptor-mints-key" => Err(
+                "interceptor: it sees each call alone and cannot tell that a call is the caller's retry of an earlier one, so no edit inside it keeps one key across those; the key belongs in the caller, created once per operation, and the interceptor should only copy it".into(),
             ),
             "unlocked-scheduled-job" => Err(
                 "scheduler: the job runs on every replica at every tick, so no edit inside it makes the replicas agree on one key; it needs a lock (ShedLock, a lease) or a key derived from the scheduled run".into(),
