@@ -234,7 +234,7 @@ pub fn summary_with_problems(report: &Report, where_: &str) -> String {
         .count();
     let warnings = report.findings.len() - errors - notes;
     out.push_str(&format!(
-        "idemlint: {} finding{} ({errors} error{}, {warnings} warning{}{}) in {} file{} checked{}\n",
+        "idemlint: {} finding{} ({errors} error{}, {warnings} warning{}{}) in {} file{} checked{}{}\n",
         report.findings.len(),
         if report.findings.len() == 1 { "" } else { "s" },
         if errors == 1 { "" } else { "s" },
@@ -246,6 +246,20 @@ pub fn summary_with_problems(report: &Report, where_: &str) -> String {
         },
         report.files,
         if report.files == 1 { "" } else { "s" },
+        // Checked is not parsed: the prefilter's word scan proves most files of most
+        // projects cannot have a finding. Said when the run saw every file it checked
+        // (not a shard of a larger run, whose parse count covers every shard).
+        if report.stats.prefilter
+            && report.stats.read == report.files
+            && report.parsed < report.files
+        {
+            format!(
+                " ({} parsed; a word scan rules out the rest)",
+                report.parsed
+            )
+        } else {
+            String::new()
+        },
         if report.errors.is_empty() {
             String::new()
         } else {
