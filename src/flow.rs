@@ -744,14 +744,23 @@ impl<'m> Flow<'m> {
     /// empty), in one walk: each value, binding and lambda body reached from several of
     /// them is walked once (what a value contributes does not depend on how it was
     /// reached), so the calls `helpers` is asked about are those the queries one by one
-    /// would ask. The budget is [`MAX_STEPS`] per value; running out sets
-    /// [`budget_exhausted`] as a single query does.
-    pub fn any_origin(&self, values: &[ValueId], helpers: &dyn HelperOracle) -> bool {
+    /// would ask. `None` when that walk runs past [`MAX_STEPS`] (one query's budget, not
+    /// one per value: a value a query alone would give up on must not run on for the
+    /// others' share); the calls recorded in `helpers` are then partial, and the caller
+    /// asks the values one by one with a fresh oracle, as before. The thread's
+    /// [`budget_exhausted`] flag is left as it was found.
+    pub fn any_origin(&self, values: &[ValueId], helpers: &dyn HelperOracle) -> Option<bool> {
         if values.is_empty() {
-            return false;
+            return Some(false);
         }
-        let budget = MAX_STEPS.saturating_mul(values.len());
-        !self.query(values, helpers, None, budget, false).is_empty()
+        let was = budget_exhausted();
+        reset_budget();
+        let found = !self
+            .query(values, helpers, None, MAX_STEPS, false)
+            .is_empty();
+        let ran_out = budget_exhausted();
+        EXHAUSTED.with(|e| e.set(was));
+        (!ran_out).then_some(found)
     }
 
     /// The function declared in this file that `call` calls, when exactly one matches
@@ -2095,7 +2104,7 @@ fn charge(k: String) -> Charge {
                 any |= !flow.origins(*v, &one_by_one).is_empty();
             }
             let together = Recorder::default();
-            assert_eq!(flow.any_origin(group, &together), any, "{group:?}");
+            assert_eq!(flow.any_origin(group, &together), Some(any), "{group:?}");
             let mut a = one_by_one.asked.into_inner();
             let mut b = together.asked.into_inner();
             for r in [&mut a, &mut b] {
@@ -2111,7 +2120,44 @@ fn charge(k: String) -> Charge {
         }
         // Both answers occur.
         assert!(with > 3 && without > 3, "{with} {without}");
-        assert!(!flow.any_origin(&[], &NoHelpers));
+        assert_eq!(flow.any_origin(&[], &NoHelpers), Some(false));
+    }
+
+    #[test]
+    fn a_group_with_a_value_past_the_budget_is_left_to_the_walks_one_by_one() {
+        let cat = Catalogue::builtin();
+        // Each of the 300 writes of `k` reads `k`: a walk from `k` meets every write
+        // again from each write, past one query's budget.
+        let writes = "if (c) k = k + \"b\"; ".repeat(300);
+        let text = format!(
+            "class A {{ void f(boolean c) {{ String k = \"a\"; {writes} send(k); \
+             send(\"x\"); send(\"y\"); }} }}"
+        );
+        let (m, _) = crate::check::analyse_text(Language::Java, &text, &cat);
+        let flow = Flow::new(&m, &cat);
+        let sends: Vec<ValueId> = m
+            .calls
+            .iter()
+            .filter(|c| c.callee == "send")
+            .map(|c| c.args[0].value)
+            .collect();
+        assert_eq!(sends.len(), 3);
+        reset_budget();
+        flow.origins(sends[0], &NoHelpers);
+        assert!(budget_exhausted(), "the value alone runs out");
+        // Together with cheap values it still has one query's budget, not three; the
+        // flag stays as it was, both ways.
+        for was in [false, true] {
+            reset_budget();
+            if was {
+                mark_exhausted();
+            }
+            assert_eq!(flow.any_origin(&sends, &NoHelpers), None);
+            assert_eq!(budget_exhausted(), was);
+        }
+        reset_budget();
+        assert_eq!(flow.any_origin(&sends[1..], &NoHelpers), Some(false));
+        assert!(!budget_exhausted());
     }
 
     #[test]

@@ -1772,8 +1772,7 @@ pub fn summarize(
     // The arguments walked for keyed-argument candidates below, and the functions where
     // some of them may have an origin: one walk over all of a function's arguments
     // ([`crate::flow::Flow::any_origin`]) spares the walk per argument in the functions
-    // where none has (most). A walk that runs out of budget spares nothing, and leaves
-    // the thread's budget flag as it found it.
+    // where none has (most). A walk that runs out of budget spares nothing.
     let walked_arg = |arg: &crate::model::Arg| {
         arg.name.is_none()
             && arg.lambda.is_none()
@@ -1790,18 +1789,12 @@ pub fn summarize(
                 by_fn.entry(f).or_default().extend(args.map(|a| a.value));
             }
         }
-        let was_exhausted = crate::flow::budget_exhausted();
         let mut out = HashSet::new();
         for (f, values) in by_fn {
-            crate::flow::reset_budget();
             let rec = Recorder::cached(&refs);
-            if flow.any_origin(&values, &rec) || crate::flow::budget_exhausted() {
+            if flow.any_origin(&values, &rec) != Some(false) {
                 out.insert(f);
             }
-        }
-        crate::flow::reset_budget();
-        if was_exhausted {
-            crate::flow::mark_exhausted();
         }
         out
     };

@@ -1882,6 +1882,31 @@ fn sorted<T: Ord>(mut v: Vec<T>) -> ThinVec<T> {
     v.into()
 }
 
+/// Whether one of `values` has an origin, the calls the flows from them ask about recorded
+/// in `rec`: in one walk ([`crate::flow::Flow::any_origin`]), or, when that runs out of
+/// budget, one walk per value (each with its own budget, as a single query has).
+fn any_origin_of(
+    flow: &crate::flow::Flow,
+    values: &[crate::model::ValueId],
+    rec: &crate::flow::Recorder,
+    refs: &crate::flow::CallRefCache,
+) -> bool {
+    let together = crate::flow::Recorder::cached_with(refs, resolution_ref);
+    match flow.any_origin(values, &together) {
+        Some(found) => {
+            rec.asked.borrow_mut().extend(together.asked.into_inner());
+            found
+        }
+        None => {
+            let mut found = false;
+            for v in values {
+                found |= !flow.origins(*v, rec).is_empty();
+            }
+            found
+        }
+    }
+}
+
 impl FileDemand {
     /// [`FileDemand::arg_asks`]: each callee once, with the calls its arguments ask about.
     pub fn arg_asks_by_callee(&self) -> impl Iterator<Item = (Name, &[SharedCall])> {
@@ -2029,7 +2054,7 @@ impl FileDemand {
             .map(|s| s.value)
             .chain(facts.named_writes.iter().map(|w| w.value))
             .collect();
-        let sink_origin = flow.any_origin(&sink_values, &rec);
+        let sink_origin = any_origin_of(&flow, &sink_values, &rec, &refs);
         let mut asked: BTreeSet<CallRef> = rec.asked.into_inner().into_iter().collect();
         // A key generator recognised by its name stops being a source in pass 2 when the
         // project declares it in another file (`crate::classify::classify_in_project`):
@@ -2078,7 +2103,7 @@ impl FileDemand {
             values.sort_unstable();
             values.dedup();
             let rec = crate::flow::Recorder::cached_with(&refs, resolution_ref);
-            if flow.any_origin(&values, &rec) {
+            if any_origin_of(&flow, &values, &rec, &refs) {
                 origin_arg_callees.insert(callee);
             }
             let asked = rec.asked.into_inner();
