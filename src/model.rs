@@ -261,6 +261,34 @@ fn failure_status_test(h: &str) -> bool {
     (h.contains("status") || h.contains("code")) && FAILURES.iter().any(|w| h.contains(w))
 }
 
+/// Whether `code` (a status constant's last segment or an integer literal, any case) is a
+/// success status or a failure worth trying again: `200`/`OK`/`HTTP_OK`, `408`, `429`,
+/// `5xx`, `TOO_MANY_REQUESTS`, `SERVICE_UNAVAILABLE`, `INTERNAL_SERVER_ERROR`,
+/// `BAD_GATEWAY`, `GATEWAY_TIMEOUT`, `REQUEST_TIMEOUT` and `java.net.HttpURLConnection`'s
+/// `HTTP_UNAVAILABLE`, `HTTP_INTERNAL_ERROR`, `HTTP_BAD_GATEWAY`, `HTTP_GATEWAY_TIMEOUT`,
+/// `HTTP_CLIENT_TIMEOUT`. A loop that compares a response's status with one of these
+/// tells a failed attempt from a good one; a pending status (`202`, `ACCEPTED`) is what a
+/// polling loop waits out, so it is not one.
+pub fn names_outcome_status(code: &str) -> bool {
+    if let Ok(n) = code.parse::<u16>() {
+        return n == 200 || n == 408 || n == 429 || (500..600).contains(&n);
+    }
+    let c = code.to_ascii_lowercase();
+    let c = c.strip_prefix("http_").unwrap_or(&c);
+    matches!(
+        c,
+        "ok" | "too_many_requests"
+            | "service_unavailable"
+            | "internal_server_error"
+            | "bad_gateway"
+            | "gateway_timeout"
+            | "request_timeout"
+            | "unavailable"
+            | "internal_error"
+            | "client_timeout"
+    )
+}
+
 /// Words that name attempts in a loop header.
 const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
 

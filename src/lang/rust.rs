@@ -969,6 +969,36 @@ fn is_err_pat(p: &Pat) -> bool {
     }
 }
 
+/// A comparison of a response status with a success or a retryable failure status
+/// (`resp.status() == StatusCode::TOO_MANY_REQUESTS`, `code >= 500`, `status != 200`;
+/// [`crate::model::names_outcome_status`]); a pending status (`202`, `ACCEPTED`) is what a
+/// polling loop waits out, so it is not one.
+fn status_comparison(b: &syn::ExprBinary) -> bool {
+    use syn::BinOp;
+    if !matches!(
+        b.op,
+        BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_)
+    ) {
+        return false;
+    }
+    let names_status = |e: &Expr| {
+        quote::ToTokens::to_token_stream(e)
+            .to_string()
+            .to_ascii_lowercase()
+            .contains("status")
+    };
+    let code = |e: &Expr| match e {
+        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) => Some(i.base10_digits().to_string()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let outcome = |e: &Expr| code(e).is_some_and(|c| crate::model::names_outcome_status(&c));
+    (names_status(&b.left) && outcome(&b.right)) || (names_status(&b.right) && outcome(&b.left))
+}
+
 /// `Ok(..)`: a pattern that matches the success of a `Result` only.
 fn is_ok_pat(p: &Pat) -> bool {
     match p {
@@ -1096,6 +1126,15 @@ impl<'ast> Visit<'ast> for LoopScan {
             self.handled();
         }
         syn::visit::visit_pat_tuple_struct(self, p);
+    }
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        // `resp.status() != StatusCode::TOO_MANY_REQUESTS`, `resp.status().as_u16() >= 500`,
+        // `status == StatusCode::OK`: the body tells a failed response from a good one.
+        if status_comparison(b) {
+            self.guard_at(pos(b));
+            self.handled();
+        }
+        syn::visit::visit_expr_binary(self, b);
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
