@@ -1115,3 +1115,52 @@ fn cargo_message_format_json_is_cargos_message_stream() {
         );
     }
 }
+
+/// The JSON summary counts what the report holds: findings by severity and by fix, the
+/// files checked and parsed, the files with a problem. A file with no key word is checked
+/// but not parsed; a file that is not UTF-8 is a problem.
+#[test]
+fn json_summary_counts_the_report() {
+    let dir = scratch("json_summary");
+    std::fs::write(
+        dir.join("Charges.kt"),
+        kotlin_file(&["payInvoice", "payRefund"]),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Plain.kt"),
+        "fun add(a: Int, b: Int): Int = a + b\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("Broken.kt"), b"fun f() = \"\xff\"\n").unwrap();
+    let v = json(&dir, &["--exit-zero"]);
+    let findings = v["findings"].as_array().unwrap();
+    let s = &v["summary"];
+    assert_eq!(s["findings"], findings.len(), "{s}");
+    assert!(!findings.is_empty());
+    let sev = |name: &str| findings.iter().filter(|f| f["severity"] == name).count();
+    for name in ["error", "warning", "note"] {
+        assert_eq!(s["by_severity"][name], sev(name), "{name}: {s}");
+    }
+    let with_fix = |a: &str| {
+        findings
+            .iter()
+            .filter(|f| f["fix"]["applicability"] == a)
+            .count()
+    };
+    assert_eq!(s["fixes"]["safe"], with_fix("safe"), "{s}");
+    assert_eq!(s["fixes"]["unsafe"], with_fix("unsafe"), "{s}");
+    assert_eq!(
+        s["fixes"]["none"],
+        findings.iter().filter(|f| f.get("fix").is_none()).count(),
+        "{s}"
+    );
+    assert_eq!(s["files"]["checked"], 3, "{s}");
+    // Plain.kt holds no key word, and Broken.kt cannot be read as text.
+    assert_eq!(s["files"]["parsed"], 1, "{s}");
+    assert_eq!(s["files"]["with_problems"], 1, "{s}");
+    assert_eq!(v["errors"][0]["path"], "Broken.kt", "{v}");
+    // `--no-prefilter` parses every file it can read.
+    let all = json(&dir, &["--exit-zero", "--no-prefilter"]);
+    assert_eq!(all["summary"]["files"]["parsed"], 2, "{}", all["summary"]);
+}
