@@ -695,8 +695,8 @@ impl Stats {
             [first] => format!("{first} with a key word"),
             [first, second] => format!("{first} with a key word, {second} with a lock word"),
             [first, second, rest @ ..] => format!(
-                "{first} with a key word, {second} with a lock word, then {} in {} the parsed \
-                 files' names select",
+                "{first} with a key word, {second} with a lock word, then {} in {} (files \
+                 that declare or call the functions the files parsed before lead to)",
                 rest.iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
@@ -733,11 +733,11 @@ impl Stats {
         );
         if self.reread + self.ruled_out > 0 {
             out.push_str(&format!(
-                "idemlint stats: later rounds read files {} more time(s) to look for function \
-                 names; {} skipped (the file's word list, kept from the first read, cannot \
-                 hold them)\n",
-                self.reread,
-                plural(self.ruled_out, "read was", "reads were"),
+                "idemlint stats: those rounds read files again {} to look for the functions' \
+                 names, and skipped {} (the file's word list, a Bloom filter kept from the \
+                 first read, cannot hold the names)\n",
+                plural(self.reread, "time", "times"),
+                plural(self.ruled_out, "read", "reads"),
             ));
         }
         if let Some((hits, writes, errors)) = self.cache {

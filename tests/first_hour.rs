@@ -662,6 +662,29 @@ fn timings_print_counts_and_phases_on_stderr() {
     }
 }
 
+/// `--stats` and `-v` are `--timings` by the names other tools give it: the same counts.
+#[test]
+fn stats_and_v_are_timings() {
+    let dir = flags_project("stats_alias");
+    let counts = |flag: &str| -> Vec<String> {
+        let o = run(&dir, &["check", ".", flag, "--format", "json"]);
+        assert_eq!(o.code, 1, "{flag}: {}", o.stderr);
+        o.stderr
+            .lines()
+            .filter(|l| {
+                l.starts_with("idemlint stats: ")
+                    && !l.contains(" s ")
+                    && !l.contains("slow to parse")
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let timings = counts("--timings");
+    assert!(timings.len() >= 3, "{timings:?}");
+    assert_eq!(counts("--stats"), timings);
+    assert_eq!(counts("-v"), timings);
+}
+
 /// `--message-format short|human` is cargo's spelling of those formats and wins over
 /// `--format` (docs/cli.md).
 #[test]
