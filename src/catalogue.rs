@@ -527,6 +527,13 @@ pub struct BoundaryEntry {
     /// whose name contains `delete` (Amazon SQS `deleteMessage`, or a helper named for it).
     #[serde(default)]
     pub settle_calls: Vec<String>,
+    /// For a redelivered handler: texts (compared with whitespace removed) that, in the
+    /// matched call's chain or arguments, make the consumer settle each message as it is
+    /// delivered, so none is delivered again (lapin's `no_ack: true`, Azure Service Bus's
+    /// `RECEIVE_AND_DELETE`): such a call is no boundary
+    /// ([`crate::classify::settles_on_delivery`] says where it looks).
+    #[serde(default)]
+    pub settled_on_delivery: Vec<String>,
     /// For the `lambda-arg` form of an executor built from policies (Failsafe): the calls
     /// that add policies to it (`with`, `compose`) along the boundary call's receiver
     /// chain. With [`Self::non_retry_policies`], a call whose chain starts at such a call
@@ -913,6 +920,7 @@ const TABLES: &[(&str, Shape)] = &[
             "non_retry_policies",
             "executor_calls",
             "settle_calls",
+            "settled_on_delivery",
         ]),
     ),
     ("registration", Shape::Entries(&["stage", "retrying_types"])),

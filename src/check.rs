@@ -695,13 +695,13 @@ impl Stats {
             [first] => format!("{first} with a key word"),
             [first, second] => format!("{first} with a key word, {second} with a lock word"),
             [first, second, rest @ ..] => format!(
-                "{first} with a key word, {second} with a lock word, then {} in {} (files \
-                 that declare or call the functions the files parsed before lead to)",
+                "{first} with a key word, {second} with a lock word, then {} in {} of files \
+                 that declare or call functions the files parsed before lead to",
                 rest.iter()
                     .map(usize::to_string)
                     .collect::<Vec<_>>()
                     .join(" + "),
-                plural(rest.len(), "round of files", "rounds of files"),
+                plural(rest.len(), "round", "rounds"),
             ),
         }
     }
@@ -2912,13 +2912,13 @@ mod tests {
         };
         assert_eq!(
             text(&[19, 0, 724, 1079], true),
-            "19 with a key word, 0 with a lock word, then 724 + 1079 in 2 rounds of files the \
-             parsed files' names select"
+            "19 with a key word, 0 with a lock word, then 724 + 1079 in 2 rounds of files that \
+             declare or call functions the files parsed before lead to"
         );
         assert_eq!(
             text(&[5, 0, 3], true),
-            "5 with a key word, 0 with a lock word, then 3 in 1 round of files the parsed \
-             files' names select"
+            "5 with a key word, 0 with a lock word, then 3 in 1 round of files that declare or \
+             call functions the files parsed before lead to"
         );
         assert_eq!(text(&[5, 0], true), "5 with a key word, 0 with a lock word");
         assert_eq!(text(&[1822, 0], false), "1822 (every file, no prefilter)");

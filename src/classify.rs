@@ -826,6 +826,77 @@ fn type_level_annotation<'m>(
 /// and every argument of every policy call on it is surely a non-retry policy. An executor held in a variable
 /// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
 /// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
+/// Whether `call`, matched by a redelivered handler's `entry`, puts its consumer in a
+/// mode that settles each message on delivery ([`BoundaryEntry::settled_on_delivery`]):
+/// one of the entry's texts, with whitespace removed, is in the call's whole chain
+/// (`builder.receiveMode(RECEIVE_AND_DELETE).processMessage(..)`, the links after the call
+/// included, its lambda arguments' bodies left out) or in an argument, or in the value of
+/// a local an argument names, bound before the call (`let opts = BasicConsumeOptions {
+/// no_ack: true, .. }`).
+pub(crate) fn settles_on_delivery(
+    model: &FileModel,
+    text: &str,
+    call: &crate::model::Call,
+    entry: &BoundaryEntry,
+) -> bool {
+    if entry.settled_on_delivery.is_empty() {
+        return false;
+    }
+    let squeeze = |t: &str| -> String { t.chars().filter(|c| !c.is_whitespace()).collect() };
+    let found = |t: &str| {
+        let t = squeeze(t);
+        entry
+            .settled_on_delivery
+            .iter()
+            .any(|w| t.contains(&squeeze(w)))
+    };
+    // The outermost call of the chain holding `call`: links whose receiver is the call.
+    let me = model
+        .calls
+        .iter()
+        .position(|c| std::ptr::eq(c, call))
+        .unwrap_or(usize::MAX);
+    let mut outer = me;
+    while let Some(next) = model
+        .calls
+        .iter()
+        .position(|c| c.receiver_call == Some(outer))
+    {
+        outer = next;
+    }
+    let chain = model.calls.get(outer).map_or(call.span, |c| c.span);
+    let mut cut: Vec<crate::model::Span> = call
+        .args
+        .iter()
+        .filter(|a| a.lambda.is_some())
+        .map(|a| a.span)
+        .collect();
+    cut.sort_by_key(|s| s.start);
+    let mut at = chain.start;
+    let mut chain_text = String::new();
+    for s in cut.iter().filter(|s| chain.contains(**s)) {
+        chain_text.push_str(text.get(at..s.start.max(at)).unwrap_or(""));
+        at = at.max(s.end);
+    }
+    chain_text.push_str(text.get(at..chain.end).unwrap_or(""));
+    if found(&chain_text) {
+        return true;
+    }
+    call.args.iter().any(|a| {
+        let Some(name) = model.values[a.value].ident.as_deref() else {
+            return false;
+        };
+        model.bindings.iter().any(|b| {
+            b.name == name
+                && b.span.end <= call.span.start
+                && b.value.is_some_and(|v| {
+                    let span = model.values[v].span;
+                    found(text.get(span.start..span.end).unwrap_or(""))
+                })
+        })
+    })
+}
+
 fn runs_once_by_policies(
     model: &FileModel,
     text: &str,
@@ -1073,7 +1144,9 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     if !entry.call.matches(lang, call) {
                         continue;
                     }
-                    if runs_once_by_policies(model, text, call, entry, &mut known, &lookup) {
+                    if runs_once_by_policies(model, text, call, entry, &mut known, &lookup)
+                        || settles_on_delivery(model, text, call, entry)
+                    {
                         continue;
                     }
                     let mut targets: Vec<(ScopeId, bool)> = Vec::new();
@@ -1464,10 +1537,13 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         (c.scope == i || c.scope == parent && s.span.contains(c.span))
                             && entry.call.matches(lang, c)
                     });
+                    // The nearest binding before the loop in a scope around it (another
+                    // function's local of the same name is another consumer).
                     let via_local = || {
-                        model.bindings.iter().find_map(|b| {
+                        model.bindings.iter().rev().find_map(|b| {
                             if b.span.end > s.span.start
                                 || !crate::text::has_word(&l.header, &b.name)
+                                || !model.ancestors(parent).any(|a| a == b.scope)
                             {
                                 return None;
                             }
@@ -1483,6 +1559,9 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     let Some(receive) = in_header.or_else(via_local) else {
                         continue;
                     };
+                    if settles_on_delivery(model, text, receive, entry) {
+                        continue;
+                    }
                     set(
                         facts,
                         i,
@@ -1526,8 +1605,11 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     let receive = receive.or_else(|| {
                         let r = call.receiver.as_deref()?;
                         let root = r.split(['.', '?', '(']).next()?.trim();
-                        model.bindings.iter().find_map(|b| {
-                            if b.name != root || b.span.end > call.span.start {
+                        model.bindings.iter().rev().find_map(|b| {
+                            if b.name != root
+                                || b.span.end > call.span.start
+                                || !model.ancestors(call.scope).any(|a| a == b.scope)
+                            {
                                 return None;
                             }
                             model.values[b.value?].atoms.iter().find_map(|a| match a {
@@ -1539,6 +1621,9 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         })
                     });
                     let Some(receive) = receive else { continue };
+                    if settles_on_delivery(model, text, receive, entry) {
+                        continue;
+                    }
                     for arg in &call.args {
                         if let Some(l) = arg.lambda {
                             set(

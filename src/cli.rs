@@ -216,7 +216,7 @@ enum Command {
         /// Print on standard error the files discovered, read and parsed per prefilter
         /// round, the project index's size, and each phase's time and the peak memory
         /// (RSS) at its end.
-        #[arg(long = "timings", visible_alias = "stats", short = 'v')]
+        #[arg(long = "timings", visible_alias = "verbose", short = 'v')]
         stats: bool,
         /// Keep pass-1 results (each file's summary) in DIR, created when missing, keyed by
         /// the file's text, its configuration and idemlint's build: a later run parses for

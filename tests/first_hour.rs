@@ -662,9 +662,9 @@ fn timings_print_counts_and_phases_on_stderr() {
     }
 }
 
-/// `--stats` and `-v` are `--timings` by the names other tools give it: the same counts.
+/// `--verbose` and `-v` are `--timings` by the names other tools give it: the same counts.
 #[test]
-fn stats_and_v_are_timings() {
+fn verbose_and_v_are_timings() {
     let dir = flags_project("stats_alias");
     let counts = |flag: &str| -> Vec<String> {
         let o = run(&dir, &["check", ".", flag, "--format", "json"]);
@@ -681,7 +681,7 @@ fn stats_and_v_are_timings() {
     };
     let timings = counts("--timings");
     assert!(timings.len() >= 3, "{timings:?}");
-    assert_eq!(counts("--stats"), timings);
+    assert_eq!(counts("--verbose"), timings);
     assert_eq!(counts("-v"), timings);
 }
 
