@@ -1199,6 +1199,19 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                                 for s in functions.get(f).into_iter().flatten() {
                                     targets.push((*s, false));
                                 }
+                            } else {
+                                // `basicConsume(q, false, new Handler(), ..)` with `class
+                                // Handler implements DeliverCallback` in the file (or a local
+                                // bound to such an instance): the methods it overrides.
+                                let v = &model.values[arg.value];
+                                let v = v
+                                    .ident
+                                    .as_deref()
+                                    .and_then(|n| local_value(model, n, arg.span.start))
+                                    .unwrap_or(v);
+                                for s in own_class_overrides(model, text, v) {
+                                    targets.push((s, false));
+                                }
                             }
                         }
                     }
@@ -1894,6 +1907,46 @@ pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<S
             matches!(s.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && s.span == v.span
         })
         .or_else(|| sam_lambda(model, v))
+}
+
+/// When `v` is exactly an instance of a class the file declares with a supertype (`new
+/// Handler()`, Kotlin `Handler()`), the methods of that class that override one of the
+/// supertype's (Java `@Override`, Kotlin `override`): what a library calls on the object it
+/// was given. Its constructors and field initialisers run once, when the object is made.
+fn own_class_overrides(model: &FileModel, text: &str, v: &Value) -> Vec<ScopeId> {
+    let [Atom::Call(c)] = v.atoms.as_slice() else {
+        return Vec::new();
+    };
+    let call = &model.calls[*c];
+    let constructs = call.is_new || model.language == Language::Kotlin;
+    if !constructs
+        || call.span != v.span
+        || call.receiver.is_some()
+        || !call.callee.starts_with(char::is_uppercase)
+    {
+        return Vec::new();
+    }
+    let Some(class) = model.scopes.iter().position(|s| {
+        matches!(&s.kind, ScopeKind::Type(t) if t.name == call.callee && !t.supertypes.is_empty())
+    }) else {
+        return Vec::new();
+    };
+    model
+        .scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.parent == Some(class))
+        .filter_map(|(i, s)| match &s.kind {
+            ScopeKind::Function(f) if f.name != call.callee => {
+                let head = text.get(s.span.start..f.name_span.start).unwrap_or("");
+                let overrides = f.annotations.iter().any(|a| a.name == "Override")
+                    || (model.language == Language::Kotlin
+                        && crate::text::has_word(head, "override"));
+                overrides.then_some(i)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// The simple name of a written type: generic arguments, qualifier and a Kotlin `?`

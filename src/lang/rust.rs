@@ -1184,7 +1184,17 @@ impl<'ast> Visit<'ast> for LoopScan {
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         if self.in_failure == 0 {
             self.has_exit = true;
-            self.exits.push(pos(r));
+            // The loop is left once the returned value is computed: `return match
+            // strategy.test(..) { .. Err(e) => { ..; continue } .. }` leaves after the
+            // failure handling inside it, so its place is where the value ends.
+            let at = match r.expr.as_deref() {
+                Some(e) => {
+                    let end = expr_last(e).unwrap_or_else(|| e.span()).end();
+                    (end.line, end.column)
+                }
+                None => pos(r),
+            };
+            self.exits.push(at);
         }
         syn::visit::visit_expr_return(self, r);
     }
