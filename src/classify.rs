@@ -827,74 +827,196 @@ fn type_level_annotation<'m>(
 /// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
 /// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
 /// Whether `call`, matched by a redelivered handler's `entry`, puts its consumer in a
-/// mode that settles each message on delivery ([`BoundaryEntry::settled_on_delivery`]):
-/// one of the entry's texts, with whitespace removed, is in the call's whole chain
+/// mode that settles each message on delivery ([`BoundaryEntry::settled_on_delivery`]).
+/// One of the entry's texts must be a whole argument or field value ([`whole_value_in`],
+/// comments and string literals left out) somewhere in the call's chain
 /// (`builder.receiveMode(RECEIVE_AND_DELETE).processMessage(..)`, the links after the call
-/// included, its lambda arguments' bodies left out) or in an argument, or in the value of
-/// a local an argument names, bound before the call (`let opts = BasicConsumeOptions {
-/// no_ack: true, .. }`).
+/// included, the bodies of lambdas in it left out), or in the value of the local an
+/// argument names: the nearest one bound before the call in a scope around it and still
+/// in its block ([`binding_reaches`]), not assigned to since (`options.no_ack = false`).
+/// `chain_parent` maps a call to the call made on its result (`a.b()` → `.c()` of
+/// `a.b().c()`), built once per file.
 pub(crate) fn settles_on_delivery(
     model: &FileModel,
     text: &str,
-    call: &crate::model::Call,
+    call: CallId,
     entry: &BoundaryEntry,
+    chain_parent: &HashMap<CallId, CallId>,
 ) -> bool {
     if entry.settled_on_delivery.is_empty() {
         return false;
     }
-    let squeeze = |t: &str| -> String { t.chars().filter(|c| !c.is_whitespace()).collect() };
-    let found = |t: &str| {
-        let t = squeeze(t);
+    let found = |span: Span| {
+        let t =
+            crate::text::blank_comments_and_strings(text.get(span.start..span.end).unwrap_or(""));
         entry
             .settled_on_delivery
             .iter()
-            .any(|w| t.contains(&squeeze(w)))
+            .any(|w| whole_value_in(&t, w))
     };
-    // The outermost call of the chain holding `call`: links whose receiver is the call.
-    let me = model
-        .calls
-        .iter()
-        .position(|c| std::ptr::eq(c, call))
-        .unwrap_or(usize::MAX);
-    let mut outer = me;
-    while let Some(next) = model
-        .calls
-        .iter()
-        .position(|c| c.receiver_call == Some(outer))
-    {
+    let mut outer = call;
+    let mut hops = 0;
+    while let Some(&next) = chain_parent.get(&outer) {
         outer = next;
+        hops += 1;
+        if hops > model.calls.len() {
+            break;
+        }
     }
-    let chain = model.calls.get(outer).map_or(call.span, |c| c.span);
-    let mut cut: Vec<crate::model::Span> = call
-        .args
+    let chain = model.calls[outer].span;
+    // The chain's text with the bodies of its lambdas blanked out.
+    let mut chain_text: Vec<u8> = text
+        .get(chain.start..chain.end)
+        .unwrap_or("")
+        .as_bytes()
+        .to_vec();
+    for sc in &model.scopes {
+        if matches!(sc.kind, ScopeKind::Lambda(_) | ScopeKind::Object(_)) && chain.contains(sc.span)
+        {
+            for b in &mut chain_text[sc.span.start - chain.start..sc.span.end - chain.start] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+        }
+    }
+    let chain_text = String::from_utf8_lossy(&chain_text);
+    let chain_text = crate::text::blank_comments_and_strings(&chain_text);
+    if entry
+        .settled_on_delivery
         .iter()
-        .filter(|a| a.lambda.is_some())
-        .map(|a| a.span)
-        .collect();
-    cut.sort_by_key(|s| s.start);
-    let mut at = chain.start;
-    let mut chain_text = String::new();
-    for s in cut.iter().filter(|s| chain.contains(**s)) {
-        chain_text.push_str(text.get(at..s.start.max(at)).unwrap_or(""));
-        at = at.max(s.end);
-    }
-    chain_text.push_str(text.get(at..chain.end).unwrap_or(""));
-    if found(&chain_text) {
+        .any(|w| whole_value_in(&chain_text, w))
+    {
         return true;
     }
-    call.args.iter().any(|a| {
+    let c = &model.calls[call];
+    c.args.iter().any(|a| {
         let Some(name) = model.values[a.value].ident.as_deref() else {
             return false;
         };
-        model.bindings.iter().any(|b| {
-            b.name == name
-                && b.span.end <= call.span.start
-                && b.value.is_some_and(|v| {
-                    let span = model.values[v].span;
-                    found(text.get(span.start..span.end).unwrap_or(""))
-                })
-        })
+        let Some(b) = model
+            .bindings
+            .iter()
+            .filter(|b| {
+                b.name == name
+                    && b.span.end <= c.span.start
+                    && model.ancestors(c.scope).any(|s| s == b.scope)
+                    && binding_reaches(text, b.span.end, c.span.start)
+            })
+            .max_by_key(|b| b.span.start)
+        else {
+            return false;
+        };
+        let assigned_since = model.assigns.iter().any(|x| {
+            x.span.start >= b.span.end
+                && x.span.start < c.span.start
+                && (x.name == name || x.name.starts_with(&format!("{name}.")))
+        }) || text
+            .get(b.span.end..c.span.start)
+            .is_some_and(|t| assigns_to(&crate::text::blank_comments_and_strings(t), name));
+        !assigned_since && b.value.is_some_and(|v| found(model.values[v].span))
     })
+}
+
+/// Whether `word` (whitespace ignored) occurs in `text` as a whole argument or field
+/// value: after `(`, `,` or `{` (a qualifier such as `ServiceBusReceiveMode.` may come
+/// between) and before `)`, `,` or `}`. So `fast ? RECEIVE_AND_DELETE : PEEK_LOCK` and
+/// `no_ack: true && other` are not it.
+fn whole_value_in(text: &str, word: &str) -> bool {
+    let squeeze = |t: &str| -> String { t.chars().filter(|c| !c.is_whitespace()).collect() };
+    let (t, w) = (squeeze(text), squeeze(word));
+    if w.is_empty() {
+        return false;
+    }
+    let bytes = t.as_bytes();
+    t.match_indices(&w).any(|(at, _)| {
+        let mut i = at;
+        while i > 0
+            && (bytes[i - 1].is_ascii_alphanumeric() || matches!(bytes[i - 1], b'_' | b'.' | b':'))
+        {
+            // `Mode::X`, `Mode.X`: a qualifier; a `:` of `name: value` is not one.
+            if bytes[i - 1] == b':' && !(i >= 2 && bytes[i - 2] == b':') {
+                break;
+            }
+            if bytes[i - 1] == b':' {
+                i -= 2;
+                continue;
+            }
+            i -= 1;
+        }
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let after = bytes.get(at + w.len()).copied();
+        let starts_word =
+            at == i || !bytes[at - 1].is_ascii_alphanumeric() && bytes[at - 1] != b'_';
+        starts_word
+            && matches!(before, Some(b'(' | b',' | b'{'))
+            && matches!(after, Some(b')' | b',' | b'}'))
+    })
+}
+
+/// Whether `text` assigns to the local `name` or to one of its fields (`name = ..`,
+/// `name.field = ..`, `name.field += ..`), not merely compares it (`==`).
+fn assigns_to(text: &str, name: &str) -> bool {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    text.match_indices(name).any(|(at, _)| {
+        if at > 0 && (ident(b[at - 1]) || b[at - 1] == b'.') {
+            return false;
+        }
+        let mut i = at + name.len();
+        // `.field` links.
+        loop {
+            while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+                i += 1;
+            }
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+                    i += 1;
+                }
+                let start = i;
+                while b.get(i).is_some_and(|&c| ident(c)) {
+                    i += 1;
+                }
+                if i == start {
+                    return false;
+                }
+                continue;
+            }
+            break;
+        }
+        if i == at + name.len() && b.get(i).is_some_and(|&c| ident(c)) {
+            return false;
+        }
+        match (b.get(i), b.get(i + 1)) {
+            (Some(b'='), Some(b'=')) => false,
+            (Some(b'='), _) => true,
+            (Some(op), Some(b'=')) => b"+-*/|&^%".contains(op),
+            _ => false,
+        }
+    })
+}
+
+/// Whether a local bound by a statement ending at `end` is still in scope at `at`: the text
+/// between never closes the block it was declared in (comments and strings left out).
+fn binding_reaches(text: &str, end: usize, at: usize) -> bool {
+    let Some(between) = text.get(end..at) else {
+        return false;
+    };
+    let mut depth = 0i64;
+    for b in crate::text::blank_comments_and_strings(between).bytes() {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
 }
 
 fn runs_once_by_policies(
@@ -1121,6 +1243,20 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
         ids.dedup();
         ids
     };
+    // Each call's link after it in a chain (`a.b()` → the `.c()` of `a.b().c()`), for
+    // `settled_on_delivery`; built once, when an entry asks.
+    let chain_parent_cell = std::cell::OnceCell::new();
+    let chain_parent = || {
+        chain_parent_cell.get_or_init(|| {
+            let mut m: HashMap<CallId, CallId> = HashMap::default();
+            for (i, c) in model.calls.iter().enumerate() {
+                if let Some(r) = c.receiver_call {
+                    m.insert(r, i);
+                }
+            }
+            m
+        })
+    };
     for entry in &entries {
         match entry.form {
             BoundaryForm::LambdaArg | BoundaryForm::ReceiverLambda => {
@@ -1145,7 +1281,7 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                         continue;
                     }
                     if runs_once_by_policies(model, text, call, entry, &mut known, &lookup)
-                        || settles_on_delivery(model, text, call, entry)
+                        || settles_on_delivery(model, text, cid, entry, chain_parent())
                     {
                         continue;
                     }
@@ -1546,35 +1682,38 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     // loop's span) or in the body itself (`while (true) { r =
                     // sqs.receiveMessage(..); .. }`: each iteration handles what it
                     // received); or a local named in the header, bound before the loop.
-                    let in_header = model.calls.iter().find(|c| {
+                    let in_header = model.calls.iter().position(|c| {
                         (c.scope == i || c.scope == parent && s.span.contains(c.span))
                             && entry.call.matches(lang, c)
                     });
-                    // The nearest binding before the loop in a scope around it (another
-                    // function's local of the same name is another consumer).
+                    // The nearest binding before the loop in a scope around it and still in
+                    // its block (another function's or an ended block's local of the same
+                    // name is another consumer).
                     let via_local = || {
                         model.bindings.iter().rev().find_map(|b| {
                             if b.span.end > s.span.start
                                 || !crate::text::has_word(&l.header, &b.name)
                                 || !model.ancestors(parent).any(|a| a == b.scope)
+                                || !binding_reaches(text, b.span.end, s.span.start)
                             {
                                 return None;
                             }
                             let v = &model.values[b.value?];
                             v.atoms.iter().find_map(|a| match a {
                                 Atom::Call(c) if entry.call.matches(lang, &model.calls[*c]) => {
-                                    Some(&model.calls[*c])
+                                    Some(*c)
                                 }
                                 _ => None,
                             })
                         })
                     };
-                    let Some(receive) = in_header.or_else(via_local) else {
+                    let Some(rid) = in_header.or_else(via_local) else {
                         continue;
                     };
-                    if settles_on_delivery(model, text, receive, entry) {
+                    if settles_on_delivery(model, text, rid, entry, chain_parent()) {
                         continue;
                     }
+                    let receive = &model.calls[rid];
                     set(
                         facts,
                         i,
@@ -1608,8 +1747,8 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                     }
                     // A receiver that is no call (Kotlin `receiveMessage(..).messages?`):
                     // the call inside its text.
-                    let receive = receive.map(|c| &model.calls[c]).or_else(|| {
-                        model.calls.iter().find(|c| {
+                    let receive = receive.or_else(|| {
+                        model.calls.iter().position(|c| {
                             c.span.start >= call.span.start
                                 && c.span.end <= call.name_span.start
                                 && entry.call.matches(lang, c)
@@ -1622,21 +1761,23 @@ fn boundaries(model: &FileModel, text: &str, cat: &Catalogue, facts: &mut FileFa
                             if b.name != root
                                 || b.span.end > call.span.start
                                 || !model.ancestors(call.scope).any(|a| a == b.scope)
+                                || !binding_reaches(text, b.span.end, call.span.start)
                             {
                                 return None;
                             }
                             model.values[b.value?].atoms.iter().find_map(|a| match a {
                                 Atom::Call(c) if entry.call.matches(lang, &model.calls[*c]) => {
-                                    Some(&model.calls[*c])
+                                    Some(*c)
                                 }
                                 _ => None,
                             })
                         })
                     });
-                    let Some(receive) = receive else { continue };
-                    if settles_on_delivery(model, text, receive, entry) {
+                    let Some(rid) = receive else { continue };
+                    if settles_on_delivery(model, text, rid, entry, chain_parent()) {
                         continue;
                     }
+                    let receive = &model.calls[rid];
                     for arg in &call.args {
                         if let Some(l) = arg.lambda {
                             set(

@@ -215,9 +215,9 @@ enum Command {
         parse_only: bool,
         /// Print on standard error the files discovered, read and parsed per prefilter
         /// round, the project index's size, and each phase's time and the peak memory
-        /// (RSS) at its end.
-        #[arg(long = "timings", visible_alias = "verbose", short = 'v')]
-        stats: bool,
+        /// (RSS) at its end. Given more than once (`-vv`), the same.
+        #[arg(long = "timings", visible_alias = "verbose", short = 'v', action = clap::ArgAction::Count)]
+        stats: u8,
         /// Keep pass-1 results (each file's summary) in DIR, created when missing, keyed by
         /// the file's text, its configuration and idemlint's build: a later run parses for
         /// the project index only the files that changed. Keep DIR outside a checkout of
@@ -801,7 +801,7 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                 };
                 report.errors.extend(problems);
             }
-            if stats {
+            if stats > 0 {
                 eprint!("{}", report.stats.render());
             }
             if fix || diff {

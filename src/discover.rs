@@ -357,6 +357,37 @@ fn unfollowed_links(
         .collect()
 }
 
+/// How many directory entries [`may_hold_source`] reads at most.
+const SOURCE_LOOKUP_ENTRIES: usize = 2_000;
+
+/// Whether the left-out directory `dir` may hold a source file: one is found in it, at any
+/// depth, within the first [`SOURCE_LOOKUP_ENTRIES`] entries read (breadth first, symbolic
+/// links not followed), or the bound is reached first (a large `target/` or `build/`), or
+/// a directory cannot be read. `false` only when the whole tree was read and holds none.
+fn may_hold_source(dir: &Path) -> bool {
+    let mut queue = std::collections::VecDeque::from([dir.to_path_buf()]);
+    let mut read = 0usize;
+    while let Some(d) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            return true;
+        };
+        for e in entries {
+            read += 1;
+            if read > SOURCE_LOOKUP_ENTRIES {
+                return true;
+            }
+            let Ok(e) = e else { return true };
+            let Ok(t) = e.file_type() else { return true };
+            if t.is_dir() {
+                queue.push_back(e.path());
+            } else if t.is_file() && Language::from_path(&e.path()).is_some() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// [`discover_with`], honouring `.gitignore` / `.ignore` and hidden files and directories
 /// only when `honour_ignores` (`--no-ignore` turns it off), and counting what they left
 /// out. Files named on the command line are always checked, unless they are symbolic
@@ -481,6 +512,11 @@ pub fn discover_counting(
                     }
                     let relaxed = std::sync::atomic::Ordering::Relaxed;
                     if e.file_type().is_some_and(|t| t.is_dir()) {
+                        // A hidden or ignored directory with no source file in it (`.github`,
+                        // `.idea`) loses nothing: not worth a line.
+                        if !may_hold_source(e.path()) {
+                            return false;
+                        }
                         dirs.fetch_add(1, relaxed);
                         names
                             .lock()

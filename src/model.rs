@@ -292,11 +292,49 @@ pub fn names_outcome_status(code: &str) -> bool {
 /// Words that name attempts in a loop header.
 const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
 
-/// Whether a name (lower-cased here) names attempts, by the words of [`HINTS`]
-/// (`attempt`, `retryCount`, `tries`).
+/// Whether a name names attempts: one of its words ([`name_words`]) starts with a word of
+/// [`HINTS`] (`attempt`, `retryCount`, `maxTries`, `retries_left`), not merely contains
+/// one (`entries`, `countries`), and is no form of "retrieve".
 pub fn names_attempts(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    HINTS.iter().any(|w| n.contains(w))
+    has_word_starting(name, &HINTS)
+}
+
+/// Whether one of the words of `text` ([`name_words`]) starts with one of `stems` (a
+/// "retrieve" is no retry).
+fn has_word_starting(text: &str, stems: &[&str]) -> bool {
+    name_words(text)
+        .iter()
+        .any(|w| !w.starts_with("retriev") && stems.iter().any(|s| w.starts_with(s)))
+}
+
+/// The words of the identifiers in `text`, lower-cased: identifiers split at `_`, at a
+/// lower-case letter or digit followed by an upper-case one (`retryCount` → `retry`,
+/// `count`) and before the last capital of a capital run followed by a lower-case letter
+/// (`HTTPRetry` → `http`, `retry`).
+pub fn name_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for ident in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        for part in ident.split('_') {
+            let chars: Vec<char> = part.chars().collect();
+            let mut word = String::new();
+            for (i, &c) in chars.iter().enumerate() {
+                let prev = i.checked_sub(1).map(|j| chars[j]);
+                let next = chars.get(i + 1).copied();
+                let boundary = c.is_uppercase()
+                    && (prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit())
+                        || (prev.is_some_and(char::is_uppercase)
+                            && next.is_some_and(char::is_lowercase)));
+                if boundary && !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                word.extend(c.to_lowercase());
+            }
+            if !word.is_empty() {
+                out.push(word);
+            }
+        }
+    }
+    out
 }
 
 /// Words that name a schedule of waits between attempts, in the iterable of a `for`.
@@ -311,7 +349,7 @@ impl LoopInfo {
     /// a header naming attempts can be.
     pub fn is_retry(&self) -> bool {
         let h = self.header.to_ascii_lowercase();
-        let mut hint = HINTS.iter().any(|w| h.contains(w));
+        let mut hint = has_word_starting(&self.header, &HINTS);
         if self.keyword == "for" && !self.counted() {
             // Over a collection, each iteration is another item whatever the collection
             // is called (`for (Installment i : installmentsForRetry)`): only the loop
@@ -334,10 +372,9 @@ impl LoopInfo {
                     false
                 })
                 .collect();
-            hint = HINTS.iter().any(|w| var.contains(w))
-                || SCHEDULE
-                    .iter()
-                    .any(|w| var.contains(w) || outer.contains(w));
+            hint = has_word_starting(&var, &HINTS)
+                || has_word_starting(&var, &SCHEDULE)
+                || has_word_starting(&outer, &SCHEDULE);
             if !hint {
                 return false;
             }
@@ -358,14 +395,14 @@ impl LoopInfo {
     /// Whether the header counts attempts: a counted `for`, or a header naming attempts
     /// (`while (attempts < 3)`).
     pub fn counts_attempts(&self) -> bool {
-        let h = self.header.to_ascii_lowercase();
-        (self.keyword == "for" && self.counted()) || HINTS.iter().any(|w| h.contains(w))
+        (self.keyword == "for" && self.counted()) || has_word_starting(&self.header, &HINTS)
     }
 
-    /// A `for` over a collection, lower-cased: the loop variable's name (without its type:
-    /// Java `Type name : items`, Kotlin `name: Type in items`) and the iterable's text.
+    /// A `for` over a collection: the loop variable's name (without its type:
+    /// Java `Type name : items`, Kotlin `name: Type in items`) and the iterable's text, as
+    /// written (their words are read by [`name_words`]).
     fn for_parts(&self) -> (String, String) {
-        let h = self.header.to_ascii_lowercase();
+        let h = self.header.clone();
         let (pat, iterable) = match h.split_once(" in ") {
             Some((p, i)) => (p.to_string(), i.to_string()),
             None => match h.split_once(':') {
@@ -1055,6 +1092,58 @@ pub(crate) fn names_a_type_scope(receiver: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attempt_names_are_told_by_their_words() {
+        assert_eq!(
+            name_words("maxRetries HTTPRetry retry_count nTries x2Attempts"),
+            [
+                "max", "retries", "http", "retry", "retry", "count", "n", "tries", "x2", "attempts"
+            ]
+        );
+        for n in [
+            "attempt",
+            "maxAttempts",
+            "retryCount",
+            "RETRIES_LEFT",
+            "triesLeft",
+            "tried",
+        ] {
+            assert!(names_attempts(n), "{n}");
+        }
+        // A hint inside another word (`entries`, `countries`), and "retrieve", name none.
+        for n in [
+            "entries",
+            "countries",
+            "retrievedItems",
+            "pastries",
+            "await",
+        ] {
+            assert!(!names_attempts(n), "{n}");
+        }
+        // A batch over `entries` with a stream's `.await` in its header is no retry loop.
+        let l = LoopInfo {
+            keyword: "while".into(),
+            header: "let Some(entry) = entries.next().await".into(),
+            handles_error: true,
+            ..LoopInfo::default()
+        };
+        assert!(!l.is_retry());
+        let l = LoopInfo {
+            keyword: "for".into(),
+            header: "invoice in db.due_invoices().await".into(),
+            handles_error: true,
+            ..LoopInfo::default()
+        };
+        assert!(!l.is_retry());
+        let l = LoopInfo {
+            keyword: "for".into(),
+            header: "delay in ExponentialBackoff::from_millis(10).take(3)".into(),
+            handles_error: true,
+            ..LoopInfo::default()
+        };
+        assert!(l.is_retry());
+    }
 
     fn while_loop(keyword: &str, header: &str) -> LoopInfo {
         LoopInfo {

@@ -312,6 +312,37 @@ fn gitignored_files_are_skipped() {
     );
 }
 
+/// A hidden or ignored directory with no source file in it (`.github` with workflows) is
+/// not worth a "not checked" line; one holding a source file, at any depth, is.
+#[test]
+fn left_out_directories_without_sources_are_not_mentioned() {
+    let dir = scratch("left_out_no_sources");
+    std::fs::create_dir_all(dir.join(".github/workflows")).unwrap();
+    std::fs::write(dir.join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    std::fs::write(dir.join("Noise.kt"), "fun noise() = 1\n").unwrap();
+    let run = |dir: &Path| {
+        let out = idemlint()
+            .current_dir(dir)
+            .args(["check", "."])
+            .assert()
+            .code(0)
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let summary = run(&dir);
+    assert!(!summary.contains("not checked"), "{summary}");
+    std::fs::create_dir_all(dir.join(".github/scripts/deep")).unwrap();
+    std::fs::write(dir.join(".github/scripts/deep/Gen.kt"), "fun gen() = 2\n").unwrap();
+    let summary = run(&dir);
+    assert!(
+        summary
+            .contains("not checked: 1 directory (.github) matched by .gitignore/.ignore or hidden"),
+        "{summary}"
+    );
+}
+
 #[test]
 fn fixtures_directory_has_findings_in_every_language() {
     let out = idemlint()

@@ -969,34 +969,76 @@ fn is_err_pat(p: &Pat) -> bool {
     }
 }
 
-/// A comparison of a response status with a success or a retryable failure status
-/// (`resp.status() == StatusCode::TOO_MANY_REQUESTS`, `code >= 500`, `status != 200`;
-/// [`crate::model::names_outcome_status`]); a pending status (`202`, `ACCEPTED`) is what a
-/// polling loop waits out, so it is not one.
-fn status_comparison(b: &syn::ExprBinary) -> bool {
+/// A comparison of a response's status with a success or a retryable failure status
+/// (`resp.status() == StatusCode::TOO_MANY_REQUESTS`, `r.status().as_u16() >= 500`,
+/// `status != 200`; [`crate::model::names_outcome_status`]), possibly joined with `&&` or
+/// `||` to other tests. A pending status (`202`, `ACCEPTED`) is what a polling loop waits
+/// out, so it is not one.
+fn status_comparison(e: &Expr) -> bool {
     use syn::BinOp;
-    if !matches!(
-        b.op,
-        BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_)
-    ) {
-        return false;
+    match e {
+        Expr::Paren(p) => status_comparison(&p.expr),
+        Expr::Binary(b) if matches!(b.op, BinOp::And(_) | BinOp::Or(_)) => {
+            status_comparison(&b.left) || status_comparison(&b.right)
+        }
+        Expr::Binary(b)
+            if matches!(
+                b.op,
+                BinOp::Eq(_)
+                    | BinOp::Ne(_)
+                    | BinOp::Lt(_)
+                    | BinOp::Le(_)
+                    | BinOp::Gt(_)
+                    | BinOp::Ge(_)
+            ) =>
+        {
+            let outcome = |e: &Expr| {
+                let code = match e {
+                    Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                    Expr::Lit(l) => match &l.lit {
+                        syn::Lit::Int(i) => Some(i.base10_digits().to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                code.is_some_and(|c| crate::model::names_outcome_status(&c))
+            };
+            (names_status(&b.left) && outcome(&b.right))
+                || (names_status(&b.right) && outcome(&b.left))
+        }
+        _ => false,
     }
-    let names_status = |e: &Expr| {
-        quote::ToTokens::to_token_stream(e)
-            .to_string()
-            .to_ascii_lowercase()
-            .contains("status")
-    };
-    let code = |e: &Expr| match e {
-        Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
-        Expr::Lit(l) => match &l.lit {
-            syn::Lit::Int(i) => Some(i.base10_digits().to_string()),
-            _ => None,
-        },
-        _ => None,
-    };
-    let outcome = |e: &Expr| code(e).is_some_and(|c| crate::model::names_outcome_status(&c));
-    (names_status(&b.left) && outcome(&b.right)) || (names_status(&b.right) && outcome(&b.left))
+}
+
+/// An expression that reads a response's status: a `status()` / `status_code()` / `code()`
+/// call or such a field, a local named so, through `.as_u16()`, a cast, a reference or
+/// parentheses. A counter that merely has `status` in its name (`sent_status_updates`) is
+/// not one.
+fn names_status(e: &Expr) -> bool {
+    const NAMES: [&str; 3] = ["status", "status_code", "code"];
+    match e {
+        Expr::MethodCall(m) if NAMES.contains(&m.method.to_string().as_str()) => true,
+        Expr::MethodCall(m) if m.method == "as_u16" => names_status(&m.receiver),
+        Expr::Field(f) => {
+            matches!(&f.member, syn::Member::Named(n) if NAMES.contains(&n.to_string().as_str()))
+        }
+        Expr::Path(p) => p
+            .path
+            .get_ident()
+            .is_some_and(|i| NAMES.contains(&i.to_string().as_str())),
+        Expr::Paren(p) => names_status(&p.expr),
+        Expr::Reference(r) => names_status(&r.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => names_status(&u.expr),
+        Expr::Cast(c) => names_status(&c.expr),
+        _ => false,
+    }
+}
+
+/// A block whose last statement is `continue` (possibly after a wait): it goes round again.
+fn block_continues(b: &syn::Block) -> bool {
+    b.stmts
+        .last()
+        .is_some_and(|s| matches!(s, syn::Stmt::Expr(Expr::Continue(_), _)))
 }
 
 /// `Ok(..)`: a pattern that matches the success of a `Result` only.
@@ -1067,6 +1109,16 @@ impl<'ast> Visit<'ast> for LoopScan {
             self.guard_at(pos(i));
             self.handled();
         }
+        // `if resp.status() != StatusCode::TOO_MANY_REQUESTS { return Ok(resp) }`, `if
+        // status.as_u16() == 503 { sleep(..).await; continue }`: a branch on the response's
+        // status that leaves the loop or goes round again tells a failed attempt from a good
+        // one. A status only logged (`if r.status() != OK { warn!(..) }`) decides nothing.
+        if status_comparison(&i.cond)
+            && (block_exits(&i.then_branch) || block_continues(&i.then_branch))
+        {
+            self.guard_at(pos(i));
+            self.handled();
+        }
         let on_failure =
             failure_test(&i.cond) || matches!(&*i.cond, Expr::Let(l) if is_err_pat(&l.pat));
         if on_failure {
@@ -1126,15 +1178,6 @@ impl<'ast> Visit<'ast> for LoopScan {
             self.handled();
         }
         syn::visit::visit_pat_tuple_struct(self, p);
-    }
-    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-        // `resp.status() != StatusCode::TOO_MANY_REQUESTS`, `resp.status().as_u16() >= 500`,
-        // `status == StatusCode::OK`: the body tells a failed response from a good one.
-        if status_comparison(b) {
-            self.guard_at(pos(b));
-            self.handled();
-        }
-        syn::visit::visit_expr_binary(self, b);
     }
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let name = m.method.to_string();
