@@ -867,11 +867,39 @@ pub fn main_with_args(args: Vec<OsString>, cargo: bool) -> i32 {
                         // The summary counts the file problems as "reported above".
                         eprint!("{}", crate::report::human::render_errors(&report));
                         eprint!("{}", crate::report::human::summary(&report));
+                        // What stays out of the diff, by why: a fix this mode leaves out
+                        // (unsafe, without `--unsafe-fixes`) or no fix at all.
+                        let left_out_unsafe = report
+                            .findings
+                            .iter()
+                            .filter(|f| {
+                                f.fix
+                                    .as_ref()
+                                    .is_some_and(|x| !mode.allows(x.applicability))
+                            })
+                            .count();
+                        let no_fix = unfixable - left_out_unsafe;
+                        let plural = |n: usize| if n == 1 { "" } else { "s" };
+                        let mut out_of_diff = Vec::new();
+                        if left_out_unsafe > 0 {
+                            out_of_diff.push(format!(
+                                "{left_out_unsafe} finding{} with an unsafe fix (add --unsafe-fixes)",
+                                plural(left_out_unsafe)
+                            ));
+                        }
+                        if no_fix > 0 {
+                            out_of_diff
+                                .push(format!("{no_fix} finding{} without a fix", plural(no_fix)));
+                        }
                         eprintln!(
-                            "idemlint: --diff: {} file{} would be changed; {unfixable} finding{} without an applicable fix",
+                            "idemlint: --diff: {} file{} would be changed{}",
                             fixed.len(),
-                            if fixed.len() == 1 { "" } else { "s" },
-                            if unfixable == 1 { "" } else { "s" },
+                            plural(fixed.len()),
+                            if out_of_diff.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; not in the diff: {}", out_of_diff.join(", "))
+                            },
                         );
                     }
                     return exit_code(ExitInputs {

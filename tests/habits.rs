@@ -604,8 +604,9 @@ fn diff_exits_like_check_and_keeps_the_summary() {
         o.stderr
     );
     assert!(
-        o.stderr
-            .contains("idemlint: --diff: 0 files would be changed"),
+        o.stderr.contains(
+            "idemlint: --diff: 0 files would be changed; not in the diff: 1 finding without a fix\n"
+        ),
         "{}",
         o.stderr
     );

@@ -475,7 +475,7 @@ fn fix_summary_cuts_reasons_at_a_clause_boundary() {
         .unwrap();
     assert!(
         line.contains(
-            "(1: idemlint has no automatic edit for unused-suppression; `idemlint explain RULE`"
+            "(1: idemlint has no automatic edit for unused-suppression; `idemlint explain unused-suppression`"
         ),
         "{line}"
     );

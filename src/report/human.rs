@@ -430,8 +430,20 @@ pub fn fix_summary(findings: &[crate::finding::Finding]) -> String {
         if rest > 0 {
             why.push(format!("{rest}: other reasons"));
         }
+        // The rule to explain, named when the findings without a fix share one.
+        let mut rules: Vec<&str> = findings
+            .iter()
+            .filter(|f| f.fix.is_none())
+            .map(|f| f.rule)
+            .collect();
+        rules.sort_unstable();
+        rules.dedup();
+        let explain = match rules.as_slice() {
+            [one] => format!("`idemlint explain {one}`"),
+            _ => "`idemlint explain RULE`".to_string(),
+        };
         line.push_str(&format!(
-            ", {none} without a fix ({}; `idemlint explain RULE` or JSON `no_fix` says why)",
+            ", {none} without a fix ({}; {explain} or JSON `no_fix` says why)",
             why.join("; ")
         ));
     }
@@ -485,6 +497,15 @@ mod tests {
             line.starts_with("idemlint: fixes: none safe, 6 without"),
             "{line}"
         );
+        // One rule among them: the command to run names it.
+        assert!(
+            line.contains("`idemlint explain time-in-key` or JSON"),
+            "{line}"
+        );
+        let mut mixed = findings[..2].to_vec();
+        mixed[1].rule = "key-in-retry-scope";
+        let line = fix_summary(&mixed);
+        assert!(line.contains("`idemlint explain RULE` or JSON"), "{line}");
     }
 
     /// The "not checked" line names only what was left out: no "0 source files".
