@@ -2290,22 +2290,29 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
     // A constant that names the header (`IDEMPOTENCY_KEY_HEADER`, `Headers.IDEMPOTENCY`),
     // not a variable holding the key's value (`idempotencyKey`).
     if let Some(id) = &v.ident {
+        // A constant declared in this file with a string value: the header is that value
+        // (`IDEMPOTENCY_HTTP_HEADER_KEY = "ibanity-idempotency-key"`), which is what a
+        // reader looks for in traffic, not the constant's name.
+        let declared = model.bindings.iter().find_map(|b| {
+            (b.kind == BindingKind::Field && b.name == *id)
+                .then_some(b.value)
+                .flatten()
+                .and_then(|bv| model.values[bv].literal.clone())
+        });
         let constant_like =
             id.chars().all(|c| !c.is_lowercase()) || id.to_ascii_lowercase().contains("header");
         if constant_like && crate::catalogue::normalize_name(id).contains("idempotency")
             || crate::catalogue::normalize_name(id).contains("idempotence")
         {
-            return Some(id.clone());
+            return Some(
+                declared
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or_else(|| id.clone()),
+            );
         }
-        // A constant declared in this file whose value is the header name
-        // (`const val IDEM_HEADER = "Idempotency-Key"`).
-        if let Some(h) = model.bindings.iter().find_map(|b| {
-            (b.kind == BindingKind::Field && b.name == *id)
-                .then_some(b.value)
-                .flatten()
-                .and_then(|bv| model.values[bv].literal.clone())
-                .filter(|l| cat.is_key_header(l))
-        }) {
+        // A constant whose value is a key header (`const val IDEM_HEADER =
+        // "Idempotency-Key"`).
+        if let Some(h) = declared.filter(|l| cat.is_key_header(l)) {
             return Some(h);
         }
     }

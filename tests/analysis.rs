@@ -2784,3 +2784,39 @@ public class WalletClientConfig {
         assert!(message.contains(part), "{part:?} not in {message}");
     }
 }
+
+/// A header set under a constant the file declares is named by the constant's value, the
+/// name a reader sees on the wire, not by the constant's identifier.
+#[test]
+fn a_header_constant_is_named_by_its_value() {
+    let dir = project(
+        "header_constant_value",
+        &[(
+            "IdempotencyInterceptor.java",
+            r#"import java.util.UUID;
+import org.apache.http.HttpRequest;
+import org.apache.http.HttpRequestInterceptor;
+import org.apache.http.protocol.HttpContext;
+
+public class IdempotencyInterceptor implements HttpRequestInterceptor {
+    private static final String IDEMPOTENCY_HTTP_HEADER_KEY = "acme-idempotency-key";
+
+    @Override
+    public void process(final HttpRequest request, final HttpContext context) {
+        request.addHeader(IDEMPOTENCY_HTTP_HEADER_KEY, UUID.randomUUID().toString());
+    }
+}
+"#,
+        )],
+    );
+    let v = check_json(&dir, &[]);
+    let f = &v["findings"][0];
+    assert_eq!(f["sink"], "the `acme-idempotency-key` header", "{v}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("the `acme-idempotency-key` header"),
+        "{v}"
+    );
+}
