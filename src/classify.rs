@@ -2051,34 +2051,63 @@ pub fn lambda_bound_to(model: &FileModel, name: &str, offset: usize) -> Option<S
 }
 
 /// When `v` is exactly an instance of a class the file declares with a supertype (`new
-/// Handler()`, Kotlin `Handler()`), the methods of that class that override one of the
-/// supertype's (Java `@Override`, Kotlin `override`): what a library calls on the object it
-/// was given. Its constructors and field initialisers run once, when the object is made.
+/// Handler()`, `new Handler(api, "x")`, Kotlin `Handler(api)`), the one method of that
+/// class that overrides a supertype's (Java `@Override`, Kotlin `override`; `toString`,
+/// `equals` and `hashCode` aside): what a library calls on the object it was given. Its
+/// constructors and field initialisers run once, when the object is made. A class with
+/// several such methods (`RetryCallback` and `RecoveryCallback` at once) gives none: which
+/// one the library runs per attempt is not known. The class is the one of that name nested
+/// in a type around the call, else the file's top-level one.
 fn own_class_overrides(model: &FileModel, text: &str, v: &Value) -> Vec<ScopeId> {
-    let [Atom::Call(c)] = v.atoms.as_slice() else {
-        return Vec::new();
-    };
-    let call = &model.calls[*c];
-    let constructs = call.is_new || model.language == Language::Kotlin;
-    if !constructs
-        || call.span != v.span
-        || call.receiver.is_some()
-        || !call.callee.starts_with(char::is_uppercase)
-    {
-        return Vec::new();
-    }
-    let Some(class) = model.scopes.iter().position(|s| {
-        matches!(&s.kind, ScopeKind::Type(t) if t.name == call.callee && !t.supertypes.is_empty())
+    let Some(call) = v.atoms.iter().find_map(|a| match a {
+        Atom::Call(c) if model.calls[*c].span == v.span => Some(&model.calls[*c]),
+        _ => None,
     }) else {
         return Vec::new();
     };
-    model
+    let constructs = call.is_new || model.language == Language::Kotlin;
+    if !constructs || call.receiver.is_some() || !call.callee.starts_with(char::is_uppercase) {
+        return Vec::new();
+    }
+    let named: Vec<ScopeId> = model
+        .scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            matches!(&s.kind, ScopeKind::Type(t) if t.name == call.callee && !t.supertypes.is_empty())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    // Nested in a type around the call (the nearest), else at the top level of the file.
+    let class = model
+        .ancestors(call.scope)
+        .find_map(|a| {
+            named
+                .iter()
+                .copied()
+                .find(|&c| model.scopes[c].parent == Some(a))
+        })
+        .or_else(|| {
+            let top: Vec<ScopeId> = named
+                .iter()
+                .copied()
+                .filter(|&c| model.scopes[c].parent == Some(0))
+                .collect();
+            (top.len() == 1).then(|| top[0])
+        });
+    let Some(class) = class else {
+        return Vec::new();
+    };
+    let overrides: Vec<ScopeId> = model
         .scopes
         .iter()
         .enumerate()
         .filter(|(_, s)| s.parent == Some(class))
         .filter_map(|(i, s)| match &s.kind {
-            ScopeKind::Function(f) if f.name != call.callee => {
+            ScopeKind::Function(f)
+                if f.name != call.callee
+                    && !matches!(f.name.as_str(), "toString" | "equals" | "hashCode") =>
+            {
                 let head = text.get(s.span.start..f.name_span.start).unwrap_or("");
                 let overrides = f.annotations.iter().any(|a| a.name == "Override")
                     || (model.language == Language::Kotlin
@@ -2087,7 +2116,12 @@ fn own_class_overrides(model: &FileModel, text: &str, v: &Value) -> Vec<ScopeId>
             }
             _ => None,
         })
-        .collect()
+        .collect();
+    if overrides.len() == 1 {
+        overrides
+    } else {
+        Vec::new()
+    }
 }
 
 /// The simple name of a written type: generic arguments, qualifier and a Kotlin `?`
@@ -2293,12 +2327,22 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
         // A constant declared in this file with a string value: the header is that value
         // (`IDEMPOTENCY_HTTP_HEADER_KEY = "ibanity-idempotency-key"`), which is what a
         // reader looks for in traffic, not the constant's name.
-        let declared = model.bindings.iter().find_map(|b| {
-            (b.kind == BindingKind::Field && b.name == *id)
-                .then_some(b.value)
-                .flatten()
+        // Only when it is the one binding of that name in the file (another class's
+        // constant or a local that shadows it could be the one meant) and its value reads
+        // as a header name: a token of at most 100 characters (RFC 9110 `tchar`s).
+        let mut same_name = model.bindings.iter().filter(|b| b.name == *id);
+        let declared = match (same_name.next(), same_name.next()) {
+            (Some(b), None) if b.kind == BindingKind::Field => b
+                .value
                 .and_then(|bv| model.values[bv].literal.clone())
-        });
+                .filter(|l| {
+                    !l.is_empty()
+                        && l.len() <= 100
+                        && l.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+                }),
+            _ => None,
+        };
         let constant_like =
             id.chars().all(|c| !c.is_lowercase()) || id.to_ascii_lowercase().contains("header");
         if constant_like && crate::catalogue::normalize_name(id).contains("idempotency")
@@ -2312,7 +2356,13 @@ pub fn names_key_header(model: &FileModel, cat: &Catalogue, v: &Value) -> Option
         }
         // A constant whose value is a key header (`const val IDEM_HEADER =
         // "Idempotency-Key"`).
-        if let Some(h) = declared.filter(|l| cat.is_key_header(l)) {
+        if let Some(h) = model.bindings.iter().find_map(|b| {
+            (b.kind == BindingKind::Field && b.name == *id)
+                .then_some(b.value)
+                .flatten()
+                .and_then(|bv| model.values[bv].literal.clone())
+                .filter(|l| cat.is_key_header(l))
+        }) {
             return Some(h);
         }
     }

@@ -843,6 +843,9 @@ struct LoopScan {
     /// `if x.is_err()` blocks) the visit is in: a `break` or `return` there gives up after a
     /// failure, it is no exit on success.
     in_failure: usize,
+    /// How many `continue`s of this loop the visit met inside failure branches: going
+    /// round again after a failure.
+    failure_continues: usize,
     /// Where this loop's body leaves it (`break`, `return`), as (line, column).
     exits: Vec<(usize, usize)>,
     /// Where the first construct that handles a failure in this loop's body starts (the
@@ -1225,21 +1228,44 @@ impl<'ast> Visit<'ast> for LoopScan {
         syn::visit::visit_expr_break(self, b);
     }
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
-        if self.in_failure == 0 {
-            self.has_exit = true;
-            // The loop is left once the returned value is computed: `return match
-            // strategy.test(..) { .. Err(e) => { ..; continue } .. }` leaves after the
-            // failure handling inside it, so its place is where the value ends.
-            let at = match r.expr.as_deref() {
-                Some(e) => {
-                    let end = expr_last(e).unwrap_or_else(|| e.span()).end();
-                    (end.line, end.column)
-                }
-                None => pos(r),
-            };
-            self.exits.push(at);
+        if self.in_failure > 0 {
+            syn::visit::visit_expr_return(self, r);
+            return;
         }
+        self.has_exit = true;
+        let slot = self.exits.len();
+        self.exits.push(pos(r));
+        let continues = self.failure_continues;
         syn::visit::visit_expr_return(self, r);
+        // `return match strategy.test(..) { .. Err(e) => { ..; continue } .. }`: the value
+        // holds the attempt, and a failure inside it goes round again, so the loop is left
+        // once the value is computed, after that failure handling: its place is where the
+        // value ends. (A `return` whose value only gives up on a failure, or goes on to the
+        // next item on success, keeps its place at its start.)
+        if self.failure_continues > continues
+            && let Some(e) = r.expr.as_deref()
+        {
+            let end = expr_last(e).unwrap_or_else(|| e.span()).end();
+            self.exits[slot] = (end.line, end.column);
+        }
+    }
+    fn visit_expr_continue(&mut self, c: &'ast syn::ExprContinue) {
+        // An unlabelled `continue` outside nested loops, or one naming no inner loop, goes
+        // round this loop.
+        let this_loop = match &c.label {
+            None => self.inner.is_empty(),
+            Some(l) => {
+                let name = l.ident.to_string();
+                !self
+                    .inner
+                    .iter()
+                    .any(|i| i.label.as_deref() == Some(name.as_str()))
+            }
+        };
+        if self.in_failure > 0 && this_loop {
+            self.failure_continues += 1;
+        }
+        syn::visit::visit_expr_continue(self, c);
     }
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
         // `?` leaves the loop on error: it gives up after a failure, no exit on success.
