@@ -819,13 +819,6 @@ fn type_level_annotation<'m>(
     proxied.then_some((a, t.name.as_str()))
 }
 
-/// Whether the executor `call` runs its lambda on (`Failsafe.with(breaker).get(..)`) is
-/// built only from policies that never run it again ([`BoundaryEntry::policy_calls`],
-/// [`BoundaryEntry::non_retry_policies`]): its receiver chain starts at a policy call on
-/// `Failsafe` itself (`Failsafe.with(..)`, the only library whose entry sets these keys),
-/// and every argument of every policy call on it is surely a non-retry policy. An executor held in a variable
-/// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
-/// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
 /// Whether `call`, matched by a redelivered handler's `entry`, puts its consumer in a
 /// mode that settles each message on delivery ([`BoundaryEntry::settled_on_delivery`]).
 /// One of the entry's texts must be a whole argument or field value ([`whole_value_in`],
@@ -1019,6 +1012,13 @@ fn binding_reaches(text: &str, end: usize, at: usize) -> bool {
     true
 }
 
+/// Whether the executor `call` runs its lambda on (`Failsafe.with(breaker).get(..)`) is
+/// built only from policies that never run it again ([`BoundaryEntry::policy_calls`],
+/// [`BoundaryEntry::non_retry_policies`]): its receiver chain starts at a policy call on
+/// `Failsafe` itself (`Failsafe.with(..)`, the only library whose entry sets these keys),
+/// and every argument of every policy call on it is surely a non-retry policy. An executor held in a variable
+/// (`failsafe.compose(breaker)`), or any argument that may be a `RetryPolicy`, keeps the
+/// boundary. `known` caches [`surely_policy_of`] per argument text for the file.
 fn runs_once_by_policies(
     model: &FileModel,
     text: &str,

@@ -296,16 +296,22 @@ const HINTS: [&str; 4] = ["attempt", "retr", "tries", "tried"];
 /// [`HINTS`] (`attempt`, `retryCount`, `maxTries`, `retries_left`), not merely contains
 /// one (`entries`, `countries`), and is no form of "retrieve".
 pub fn names_attempts(name: &str) -> bool {
-    has_word_starting(name, &HINTS)
+    has_word_starting(name, &HINTS, &HINT_ENDINGS)
 }
 
 /// Whether one of the words of `text` ([`name_words`]) starts with one of `stems` (a
-/// "retrieve" is no retry).
-fn has_word_starting(text: &str, stems: &[&str]) -> bool {
-    name_words(text)
-        .iter()
-        .any(|w| !w.starts_with("retriev") && stems.iter().any(|s| w.starts_with(s)))
+/// "retrieve" is no retry) or ends with one of `endings` (a name written in one case,
+/// `maxretries`).
+fn has_word_starting(text: &str, stems: &[&str], endings: &[&str]) -> bool {
+    name_words(text).iter().any(|w| {
+        (!w.starts_with("retriev") && stems.iter().any(|s| w.starts_with(s)))
+            || endings.iter().any(|e| w.ends_with(e))
+    })
 }
+
+/// Endings that name attempts inside a one-case word (`maxretries`, `maxattempts`); not
+/// `tries`, which ends `entries` and `countries`.
+const HINT_ENDINGS: [&str; 4] = ["retry", "retries", "attempt", "attempts"];
 
 /// The words of the identifiers in `text`, lower-cased: identifiers split at `_`, at a
 /// lower-case letter or digit followed by an upper-case one (`retryCount` → `retry`,
@@ -349,7 +355,7 @@ impl LoopInfo {
     /// a header naming attempts can be.
     pub fn is_retry(&self) -> bool {
         let h = self.header.to_ascii_lowercase();
-        let mut hint = has_word_starting(&self.header, &HINTS);
+        let mut hint = has_word_starting(&self.header, &HINTS, &HINT_ENDINGS);
         if self.keyword == "for" && !self.counted() {
             // Over a collection, each iteration is another item whatever the collection
             // is called (`for (Installment i : installmentsForRetry)`): only the loop
@@ -372,9 +378,9 @@ impl LoopInfo {
                     false
                 })
                 .collect();
-            hint = has_word_starting(&var, &HINTS)
-                || has_word_starting(&var, &SCHEDULE)
-                || has_word_starting(&outer, &SCHEDULE);
+            hint = has_word_starting(&var, &HINTS, &HINT_ENDINGS)
+                || has_word_starting(&var, &SCHEDULE, &[])
+                || has_word_starting(&outer, &SCHEDULE, &[]);
             if !hint {
                 return false;
             }
@@ -395,7 +401,8 @@ impl LoopInfo {
     /// Whether the header counts attempts: a counted `for`, or a header naming attempts
     /// (`while (attempts < 3)`).
     pub fn counts_attempts(&self) -> bool {
-        (self.keyword == "for" && self.counted()) || has_word_starting(&self.header, &HINTS)
+        (self.keyword == "for" && self.counted())
+            || has_word_starting(&self.header, &HINTS, &HINT_ENDINGS)
     }
 
     /// A `for` over a collection: the loop variable's name (without its type:
