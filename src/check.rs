@@ -652,6 +652,18 @@ pub struct Stats {
 /// How many files `--timings` names as the slowest to parse ([`Stats::slowest`]).
 pub const SLOWEST_FILES: usize = 5;
 
+impl Report {
+    /// How many distinct paths [`Report::errors`] names: the files (or named paths) with a
+    /// problem, however many problems each has.
+    pub fn files_with_problems(&self) -> usize {
+        self.errors
+            .iter()
+            .map(|e| e.path.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    }
+}
+
 impl Stats {
     fn phase(&mut self, name: &'static str, since: &mut std::time::Instant) {
         let now = std::time::Instant::now();

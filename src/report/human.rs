@@ -264,12 +264,7 @@ pub fn summary_with_problems(report: &Report, where_: &str) -> String {
             String::new()
         } else {
             let n = report.errors.len();
-            let files = report
-                .errors
-                .iter()
-                .map(|e| e.path.as_str())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len();
+            let files = report.files_with_problems();
             format!(
                 ", {n} problem{} in {files} file{} {where_}",
                 if n == 1 { "" } else { "s" },

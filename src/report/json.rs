@@ -80,12 +80,7 @@ fn summary(report: &Report) -> Summary {
         files: Files {
             checked: report.files,
             parsed: report.parsed,
-            with_problems: report
-                .errors
-                .iter()
-                .map(|e| e.path.as_str())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len(),
+            with_problems: report.files_with_problems(),
             ignored: report.ignored.files,
         },
         fixes: Fixes {
