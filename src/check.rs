@@ -1294,7 +1294,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     };
     let mut since = std::time::Instant::now();
     let mut stats = Stats::default();
-    let (candidates, mut errors, ignored) = crate::discover::discover_counting(
+    let (candidates, mut errors, ignored, listing) = crate::discover::discover_counting(
         &paths,
         opts.jobs.unwrap_or(0).min(MAX_JOBS),
         !opts.no_ignore,
@@ -1322,6 +1322,7 @@ pub fn run(opts: &Options, cat: &Catalogue) -> Result<Report, ToolError> {
     let mut resolver = Resolver::new(cat, opts.config_file.as_deref(), opts.selection.clone())
         .map_err(|e| ToolError::Config(Box::new(e)))?;
     resolver.set_roots(&paths);
+    resolver.set_listing(listing);
     let candidates = configure(candidates, &paths, opts, &mut resolver)?;
     let selected = selection(&candidates, opts, only.as_ref());
     stats.discovered = candidates.len();
@@ -1383,7 +1384,7 @@ fn add_named(
     if extra.is_empty() {
         return Ok((candidates, paths, Vec::new()));
     }
-    let (more, errors, _) = crate::discover::discover_counting(
+    let (more, errors, _, _) = crate::discover::discover_counting(
         &extra,
         opts.jobs.unwrap_or(0).min(MAX_JOBS),
         !opts.no_ignore,
@@ -1419,7 +1420,7 @@ pub fn list_files(
     } else {
         opts.paths.clone()
     };
-    let (candidates, _, _) = crate::discover::discover_counting(
+    let (candidates, _, _, _) = crate::discover::discover_counting(
         &paths,
         opts.jobs.unwrap_or(0).min(MAX_JOBS),
         !opts.no_ignore,

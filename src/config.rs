@@ -1237,9 +1237,15 @@ pub struct Resolver {
     selection: RuleSelection,
     explicit: Option<Arc<Config>>,
     default: Arc<Config>,
-    by_dir: HashMap<PathBuf, Arc<Config>>,
+    by_dir: foldhash::HashMap<PathBuf, Arc<Config>>,
     /// [`Resolver::for_file`]'s cache: directories as written in the walk's paths.
-    by_written_dir: HashMap<PathBuf, Arc<Config>>,
+    by_written_dir: foldhash::HashMap<PathBuf, Arc<Config>>,
+    /// Directories as written in the walk's paths, with their absolute paths
+    /// ([`Resolver::written_dir_path`]).
+    written_dirs: foldhash::HashMap<PathBuf, PathBuf>,
+    /// What the walk saw of the directories it listed: a configuration file, manifest or
+    /// `.git` is looked up only where a directory may hold one ([`Resolver::set_listing`]).
+    listing: crate::discover::Listing,
     /// Parsed files, keyed by path and whether package metadata was allowed.
     by_file: HashMap<(PathBuf, bool), Option<Arc<Config>>>,
     /// Per-file configurations with `[[overrides]]` applied, keyed by the configuration
@@ -1251,7 +1257,7 @@ pub struct Resolver {
     /// Per directory, its repository root as [`Resolver::ceiling`] found it (the nearest
     /// directory at or above it with a `.git` entry), so each directory's `.git` is
     /// looked up once however many directories below it are resolved.
-    git_roots: HashMap<PathBuf, Option<PathBuf>>,
+    git_roots: foldhash::HashMap<PathBuf, Option<PathBuf>>,
     /// The working directory, absolute ([`absolute_path`]), once asked.
     cwd: Option<Option<PathBuf>>,
 }
@@ -1272,12 +1278,14 @@ impl Resolver {
             selection,
             explicit: None,
             default: Arc::new(default),
-            by_dir: HashMap::new(),
-            by_written_dir: HashMap::new(),
+            by_dir: Default::default(),
+            by_written_dir: Default::default(),
+            written_dirs: Default::default(),
+            listing: Default::default(),
             by_file: HashMap::new(),
             by_overrides: HashMap::new(),
             roots: Vec::new(),
-            git_roots: HashMap::new(),
+            git_roots: Default::default(),
             cwd: None,
         };
         if let Some(file) = config_file {
@@ -1375,11 +1383,7 @@ impl Resolver {
         if let Some(c) = self.by_written_dir.get(parent) {
             return Ok(c.clone());
         }
-        let dir = absolute_path(if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        });
+        let dir = self.written_dir_path(parent);
         let config = match self.by_dir.get(&dir) {
             Some(c) => c.clone(),
             None => {
@@ -1389,13 +1393,50 @@ impl Resolver {
                 for d in visited {
                     self.by_dir.insert(d, config.clone());
                 }
-                self.by_dir.insert(dir, config.clone());
+                self.by_dir.insert(dir.clone(), config.clone());
                 config
             }
         };
         self.by_written_dir
             .insert(parent.to_path_buf(), config.clone());
         Ok(config)
+    }
+
+    /// [`absolute_path`] of the directory `dir` as a walk's paths write it (empty for the
+    /// current directory), cached: a plain name that is a directory and not a symbolic
+    /// link is its written parent's absolute path joined with the name, which is what
+    /// `absolute_path` returns (it resolves the same links), at the cost of one `lstat`
+    /// instead of one `readlink` per component of every directory of a walk.
+    fn written_dir_path(&mut self, dir: &Path) -> PathBuf {
+        if let Some(p) = self.written_dirs.get(dir) {
+            return p.clone();
+        }
+        let mut parts = dir.components();
+        let resolved = match parts.next_back() {
+            Some(std::path::Component::Normal(name)) => {
+                let joined = self.written_dir_path(parts.as_path()).join(name);
+                // A directory the walk entered is no link; anything else is asked.
+                if self.listing.is_listed(&joined)
+                    || std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
+                {
+                    joined
+                } else {
+                    absolute_path(dir)
+                }
+            }
+            _ if dir.as_os_str().is_empty() => absolute_path(Path::new(".")),
+            _ => absolute_path(dir),
+        };
+        self.written_dirs
+            .insert(dir.to_path_buf(), resolved.clone());
+        resolved
+    }
+
+    /// The entries the walk saw in the directories it listed ([`crate::discover::Listing`]):
+    /// discovery then skips looking up, in such a directory, a configuration file, a
+    /// manifest or `.git` that it does not hold. Without it every name is looked up.
+    pub fn set_listing(&mut self, listing: crate::discover::Listing) {
+        self.listing = listing;
     }
 
     /// The paths a run checks: discovery outside a git repository stops at them.
@@ -1449,7 +1490,8 @@ impl Resolver {
                 break;
             }
             below.push(a);
-            if std::fs::symlink_metadata(a.join(".git")).is_ok() {
+            if self.listing.may_hold(a, ".git") && std::fs::symlink_metadata(a.join(".git")).is_ok()
+            {
                 found = Some(a.to_path_buf());
                 break;
             }
@@ -1482,12 +1524,12 @@ impl Resolver {
             }
             for name in CONFIG_FILES {
                 let candidate = d.join(name);
-                if discovered(&candidate)? {
+                if self.listing.may_hold(d, name) && discovered(&candidate)? {
                     return self.load(&candidate, false);
                 }
             }
             let manifest = d.join("Cargo.toml");
-            if discovered(&manifest)? {
+            if self.listing.may_hold(d, "Cargo.toml") && discovered(&manifest)? {
                 if let Some(c) = self.load(&manifest, !seen_manifest)? {
                     return Ok(Some(c));
                 }
@@ -1644,5 +1686,87 @@ mod tests {
         .unwrap_err();
         assert!(e.contains("did you mean `key-in-retry-scope`?"), "{e}");
         assert!(RuleSelection::default().validate().is_ok());
+    }
+}
+
+#[cfg(all(test, unix))]
+mod listing_tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("idemlint-listing-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    /// A directory as a walk writes it resolves, lstat by lstat, to what `absolute_path`
+    /// gives: through links in the middle, `..`, and with or without a listing.
+    #[test]
+    fn written_directories_resolve_as_absolute_path_does() {
+        let root = scratch("written");
+        for d in ["a/b/c", "x/y", "a/.hidden/z"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("x"), root.join("a/link")).unwrap();
+        std::os::unix::fs::symlink("../x/y", root.join("a/rel")).unwrap();
+        let (_, _, _, listing) =
+            crate::discover::discover_counting(std::slice::from_ref(&root), 1, false).unwrap();
+        for with_listing in [false, true] {
+            let mut r =
+                Resolver::new(&Catalogue::builtin(), None, RuleSelection::default()).unwrap();
+            if with_listing {
+                r.set_listing(
+                    crate::discover::discover_counting(std::slice::from_ref(&root), 1, false)
+                        .unwrap()
+                        .3,
+                );
+            }
+            for d in [
+                "a/b/c",
+                "a/b",
+                "a/link",
+                "a/link/y",
+                "a/rel",
+                "a/b/../link/y",
+                "a/.hidden/z",
+                "x",
+            ] {
+                let written = root.join(d);
+                assert_eq!(r.written_dir_path(&written), absolute_path(&written), "{d}");
+            }
+        }
+        // The walk's listing: walked directories only, never the links to directories.
+        let canonical = absolute_path(&root);
+        assert!(listing.is_listed(&canonical.join("a/b/c")));
+        assert!(listing.is_listed(&canonical.join("a/.hidden/z")));
+        assert!(!listing.is_listed(&canonical.join("a/link")));
+        assert!(!listing.is_listed(&canonical.join("a/rel")));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// The listing says a name may be in a walked directory exactly when the directory
+    /// has an entry of that name, whatever its type or case; an unlisted directory or a
+    /// name discovery does not look up may always be there.
+    #[test]
+    fn the_listing_holds_the_names_discovery_looks_up() {
+        let root = scratch("names");
+        std::fs::create_dir_all(root.join("plain")).unwrap();
+        std::fs::create_dir_all(root.join("configured/.git")).unwrap();
+        std::fs::write(root.join("configured/.idemlint.toml"), "").unwrap();
+        std::fs::write(root.join("configured/CARGO.TOML"), "").unwrap();
+        std::os::unix::fs::symlink("/nonexistent", root.join("configured/idemlint.toml")).unwrap();
+        let (_, _, _, listing) =
+            crate::discover::discover_counting(std::slice::from_ref(&root), 1, true).unwrap();
+        let canonical = absolute_path(&root);
+        let (plain, configured) = (canonical.join("plain"), canonical.join("configured"));
+        for name in crate::discover::LISTED_NAMES {
+            assert!(!listing.may_hold(&plain, name), "{name}");
+            assert!(listing.may_hold(&configured, name), "{name}");
+            assert!(listing.may_hold(Path::new("/not/walked"), name), "{name}");
+        }
+        assert!(listing.may_hold(&plain, "anything-else"));
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

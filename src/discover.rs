@@ -267,7 +267,7 @@ pub fn discover_with(
     paths: &[PathBuf],
     threads: usize,
 ) -> Result<(Vec<Candidate>, Vec<FileError>), MissingPath> {
-    discover_counting(paths, threads, true).map(|(f, e, _)| (f, e))
+    discover_counting(paths, threads, true).map(|(f, e, _, _)| (f, e))
 }
 
 /// What the walk left out by the ignore rules: source files (`.rs`, `.java`, `.kt`,
@@ -283,6 +283,49 @@ pub struct Ignored {
 
 /// How many left-out directories [`Ignored::dirs_named`] keeps.
 pub const IGNORED_DIRS_NAMED: usize = 3;
+
+/// The entry names configuration discovery looks up in each directory
+/// ([`crate::config::Resolver`]): the configuration files, a Cargo manifest and a
+/// repository's `.git`. [`Listing`] records which of them a listed directory holds.
+pub const LISTED_NAMES: [&str; 4] = ["idemlint.toml", ".idemlint.toml", "Cargo.toml", ".git"];
+
+/// What the walks saw of the directories they listed: absolute paths of directories
+/// whose every entry a walk read, each with a bit per [`LISTED_NAMES`] entry it holds
+/// (compared ASCII case-insensitively, so a case-insensitive file system loses nothing).
+/// Configuration discovery looks a name up only where a directory may hold it
+/// ([`Listing::may_hold`]) instead of asking the file system once per name and
+/// directory. Empty when a walk met an error (a directory it could not read completely).
+#[derive(Debug, Default)]
+pub struct Listing {
+    dirs: foldhash::HashMap<PathBuf, u8>,
+}
+
+impl Listing {
+    /// Whether the directory `dir` (absolute, as [`crate::config::absolute_path`] gives
+    /// it) may have an entry `name`: `false` only when a walk listed `dir` and saw no such
+    /// entry, for a name of [`LISTED_NAMES`].
+    pub fn may_hold(&self, dir: &Path, name: &str) -> bool {
+        let Some(bit) = listed_bit(std::ffi::OsStr::new(name)) else {
+            return true;
+        };
+        self.dirs.get(dir).is_none_or(|mask| mask & bit != 0)
+    }
+
+    /// Whether a walk listed the directory `dir` (absolute): it entered it, so `dir` is a
+    /// directory and no symbolic link (the walks follow none).
+    pub fn is_listed(&self, dir: &Path) -> bool {
+        self.dirs.contains_key(dir)
+    }
+}
+
+/// The bit of `name` among [`LISTED_NAMES`] (ASCII case-insensitively), if it is one.
+fn listed_bit(name: &std::ffi::OsStr) -> Option<u8> {
+    let name = name.as_encoded_bytes();
+    LISTED_NAMES
+        .iter()
+        .position(|n| n.as_bytes().eq_ignore_ascii_case(name))
+        .map(|i| 1 << i)
+}
 
 /// Why an entry of the walk with a source file's name (`.rs`, `.java`, `.kt`, `.kts`)
 /// that is not a regular file is not analysed, or `None` when nothing is lost: a symbolic
@@ -396,7 +439,11 @@ pub fn discover_counting(
     paths: &[PathBuf],
     threads: usize,
     honour_ignores: bool,
-) -> Result<(Vec<Candidate>, Vec<FileError>, Ignored), MissingPath> {
+) -> Result<(Vec<Candidate>, Vec<FileError>, Ignored, Listing), MissingPath> {
+    let listing = std::sync::Arc::new(std::sync::Mutex::new(Listing::default()));
+    // A walk that could not read everything leaves no listing: its directories' entries
+    // are then looked up one by one.
+    let listing_complete = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let ignored_files = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let ignored_dirs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // Every left-out directory's display path (they are not walked, so few): the first
@@ -479,8 +526,19 @@ pub fn discover_counting(
         // depend on the order.
         let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
         let canonical_root = std::fs::canonicalize(root).ok();
+        if canonical_root.is_none() {
+            listing_complete.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
         let rules = IgnoreRules::new(root);
         let filter_rules = rules.clone();
+        // The walk follows no links, so a directory it enters is the root's canonical
+        // path joined with the path below the root.
+        let listed_dir = {
+            let (canonical, root) = (canonical_root.clone(), root.clone());
+            move |p: &Path| -> Option<PathBuf> {
+                Some(canonical.as_ref()?.join(p.strip_prefix(&root).ok()?))
+            }
+        };
         ignore::WalkBuilder::new(root)
             .require_git(false)
             .follow_links(false)
@@ -495,19 +553,44 @@ pub fn discover_counting(
             .filter_entry({
                 let (files, dirs) = (ignored_files.clone(), ignored_dirs.clone());
                 let names = dir_names.clone();
+                let (listing, listing_complete) = (listing.clone(), listing_complete.clone());
                 move |e| {
+                    let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                    let note = |p: &Path, bit: u8| match listed_dir(p) {
+                        Some(d) => {
+                            *listing
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .dirs
+                                .entry(d)
+                                .or_default() |= bit;
+                        }
+                        None => listing_complete.store(false, std::sync::atomic::Ordering::Relaxed),
+                    };
                     if e.depth() == 0 {
+                        note(e.path(), 0);
                         return true;
                     }
                     let name = e.file_name();
+                    if let Some(bit) = listed_bit(name)
+                        && let Some(parent) = e.path().parent()
+                    {
+                        note(parent, bit);
+                    }
                     if name == ".git" {
                         return false;
                     }
                     if !honour_ignores {
+                        if is_dir {
+                            note(e.path(), 0);
+                        }
                         return true;
                     }
                     let hidden = name.as_encoded_bytes().first() == Some(&b'.');
                     if !hidden && !filter_rules.ignored(e) {
+                        if is_dir {
+                            note(e.path(), 0);
+                        }
                         return true;
                     }
                     let relaxed = std::sync::atomic::Ordering::Relaxed;
@@ -533,6 +616,7 @@ pub fn discover_counting(
             .run(|| {
                 let found = &found;
                 let canonical_root = canonical_root.as_deref();
+                let listing_complete = &listing_complete;
                 Box::new(move |entry| {
                     let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
                     match entry {
@@ -556,6 +640,7 @@ pub fn discover_counting(
                             }
                         }
                         Err(err) => {
+                            listing_complete.store(false, std::sync::atomic::Ordering::Relaxed);
                             let path = match &err {
                                 ignore::Error::WithPath { path, .. } => display_of(path),
                                 _ => display_of(root),
@@ -609,5 +694,9 @@ pub fn discover_counting(
         dirs: ignored_dirs.load(relaxed),
         dirs_named,
     };
-    Ok((files, errors, ignored))
+    let mut listing = std::mem::take(&mut *listing.lock().unwrap_or_else(|p| p.into_inner()));
+    if !listing_complete.load(std::sync::atomic::Ordering::Relaxed) {
+        listing = Listing::default();
+    }
+    Ok((files, errors, ignored, listing))
 }
