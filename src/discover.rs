@@ -74,12 +74,12 @@ pub fn display_of(p: &Path) -> String {
         use std::os::unix::ffi::OsStrExt;
         let mut out = String::new();
         for chunk in cleaned.as_os_str().as_bytes().utf8_chunks() {
-            for c in chunk.valid().chars() {
-                if c == '\\' {
+            // Escaping goes character by character, so a piece at a time is the same.
+            for (i, piece) in chunk.valid().split('\\').enumerate() {
+                if i > 0 {
                     out.push_str("\\\\");
-                } else {
-                    out.push_str(&crate::text::escape_controls(c.encode_utf8(&mut [0; 4])));
                 }
+                out.push_str(&crate::text::escape_controls(piece));
             }
             for b in chunk.invalid() {
                 out.push_str(&format!("\\x{b:02x}"));
@@ -150,13 +150,20 @@ impl IgnoreRules {
         }
     }
 
-    /// The matchers of directory `dir` (canonical), `.ignore` first.
+    /// The matchers of directory `dir` (canonical), `.ignore` first. Read without the
+    /// cache's lock held (directories are read in parallel); the first copy stored wins,
+    /// and only its problems are reported.
     fn matchers(&self, dir: &Path) -> Matchers {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(m) = cache.get(dir) {
+        if let Some(m) = self
+            .cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(dir)
+        {
             return m.clone();
         }
         let mut out = Vec::new();
+        let mut problems = Vec::new();
         for name in IGNORE_FILES {
             let file = dir.join(name);
             if std::fs::symlink_metadata(&file).is_err() {
@@ -178,20 +185,26 @@ impl IgnoreRules {
                     let shown = self
                         .root
                         .join(dir.strip_prefix(&self.canonical).unwrap_or(dir));
-                    self.errors
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(FileError {
-                            path: display_of(&shown.join(name)),
-                            line: None,
-                            column: None,
-                            message: format!("ignore file not read: {e}; its rules do not apply"),
-                        });
+                    problems.push(FileError {
+                        path: display_of(&shown.join(name)),
+                        line: None,
+                        column: None,
+                        message: format!("ignore file not read: {e}; its rules do not apply"),
+                    });
                 }
             }
         }
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = cache.get(dir) {
+            return m.clone();
+        }
         let out = std::sync::Arc::new(out);
         cache.insert(dir.to_path_buf(), out.clone());
+        drop(cache);
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(problems);
         out
     }
 
@@ -214,37 +227,42 @@ impl IgnoreRules {
 
     /// The [`Chain`] of the directory `parent` (relative to the root; `None` or empty for
     /// the root itself): the root's ancestors up to the repository's root, the root, and
-    /// each directory down to `parent`.
+    /// each directory down to `parent`, innermost first. Built from the chain of the
+    /// directory above (cached), so a directory costs one lookup of its own matchers.
     fn chain(&self, parent: Option<&Path>) -> Chain {
-        let key = parent.map(Path::to_path_buf).unwrap_or_default();
+        let key = parent.unwrap_or(Path::new(""));
         if let Some(c) = self
             .chains
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
+            .get(key)
         {
             return c.clone();
         }
-        let mut dirs: Vec<PathBuf> = self.parents.clone();
-        let mut d = self.canonical.clone();
-        dirs.push(d.clone());
-        if let Some(parent) = parent {
-            for c in parent.components() {
-                d.push(c);
-                dirs.push(d.clone());
-            }
-        }
-        let chain: Chain = std::sync::Arc::new(
-            dirs.iter()
+        let (dir, above): (PathBuf, Vec<Matchers>) = if key.as_os_str().is_empty() {
+            let above = self
+                .parents
+                .iter()
                 .rev()
-                .map(|dir| self.matchers(dir))
+                .map(|d| self.matchers(d))
                 .filter(|m| !m.is_empty())
-                .collect(),
-        );
+                .collect();
+            (self.canonical.clone(), above)
+        } else {
+            let above = self.chain(key.parent());
+            (self.canonical.join(key), above.to_vec())
+        };
+        let own = self.matchers(&dir);
+        let mut chain = Vec::with_capacity(above.len() + 1);
+        if !own.is_empty() {
+            chain.push(own);
+        }
+        chain.extend(above);
+        let chain: Chain = std::sync::Arc::new(chain);
         self.chains
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(key, chain.clone());
+            .insert(key.to_path_buf(), chain.clone());
         chain
     }
 
@@ -618,6 +636,12 @@ pub fn discover_counting(
                 let canonical_root = canonical_root.as_deref();
                 let listing_complete = &listing_complete;
                 Box::new(move |entry| {
+                    // Most entries are not source files: looked at before the lock.
+                    if let Ok(e) = &entry
+                        && Language::from_path(e.path()).is_none()
+                    {
+                        return ignore::WalkState::Continue;
+                    }
                     let mut found = found.lock().unwrap_or_else(|p| p.into_inner());
                     match entry {
                         Ok(e) => {

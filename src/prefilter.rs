@@ -240,6 +240,9 @@ pub const SYNTHETIC_CALLEES: &[(&str, Language)] = &[
 enum ViewWord {
     Norm(usize),
     Raw(usize),
+    /// `idemlint`, in any case ([`mentions_idemlint`]; the view is lower-cased, and
+    /// removing `_`, `-` and backticks only finds it in more places).
+    Mention,
 }
 
 /// How a word must appear.
@@ -915,6 +918,7 @@ impl Prefilter {
                 add(w.clone(), ViewWord::Norm(i));
             }
         }
+        add("idemlint".to_string(), ViewWord::Mention);
         Prefilter {
             view: ViewSearch::new(&patterns),
             view_patterns,
@@ -951,9 +955,11 @@ impl Prefilter {
             }
         });
         let mut norm_hit = vec![false; self.norm_words.len()];
+        let mut mention = false;
         let mut hit = |w: &ViewWord| match *w {
             ViewWord::Norm(i) => norm_hit[i] = true,
             ViewWord::Raw(i) => raw_hit[i] = true,
+            ViewWord::Mention => mention = true,
         };
         match &self.view {
             Some(ac) => {
@@ -995,7 +1001,7 @@ impl Prefilter {
             source,
             sink: holds(&self.sinks),
             shedlock: holds(&self.shedlock),
-            suppression: mentions_idemlint(text),
+            suppression: mention,
         }
     }
 }
