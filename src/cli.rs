@@ -215,7 +215,8 @@ enum Command {
         parse_only: bool,
         /// Print on standard error the files discovered, read and parsed per prefilter
         /// round, the project index's size, and each phase's time and the peak memory
-        /// (RSS) at its end. Given more than once (`-vv`), the same.
+        /// (RSS) at its end. `-vv` prints the same as `-v` (accepted, as many tools' CI
+        /// configurations pass it).
         #[arg(long = "timings", visible_alias = "verbose", short = 'v', action = clap::ArgAction::Count)]
         stats: u8,
         /// Keep pass-1 results (each file's summary) in DIR, created when missing, keyed by

@@ -565,6 +565,12 @@ pub fn discover_counting(
             // FIFOs and devices without bound.
             .git_ignore(false)
             .ignore(false)
+            // Nor `.git/info/exclude` or the user's global git excludes: what is checked
+            // depends on the tree and the command line only (not on the machine's git
+            // configuration), what the walk leaves out is counted and `--no-ignore` walks
+            // it, and every directory's entries reach `filter_entry` (the [`Listing`]).
+            .git_exclude(false)
+            .git_global(false)
             .parents(false)
             // Hidden entries are filtered here, not by the crate, so they are counted.
             .hidden(false)

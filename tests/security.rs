@@ -1969,3 +1969,49 @@ fn fix_tries_every_file_and_keeps_edits_made_meanwhile() {
         );
     }
 }
+
+/// Found by a break-it helper: the walk read `.git/info/exclude` and git's global
+/// excludes itself, so what they matched was neither counted nor walked by `--no-ignore`,
+/// a configuration they matched was skipped (a symbolic link one unreported), and a FIFO
+/// there hung the run. Only the tree's `.gitignore` / `.ignore` files count.
+#[test]
+fn git_excludes_outside_the_tree_files_hide_nothing() {
+    let root = scratch("git_excludes");
+    let home = root.join("home");
+    let tree = root.join("tree");
+    write(&tree, ".git/HEAD", "ref: refs/heads/main\n");
+    write(&tree, "sub/Pay.kt", PAY);
+    write(&tree, "Other.kt", PAY);
+    // The configuration turns the rule off; both excludes name it and the other file.
+    write(
+        &tree,
+        "sub/idemlint.toml",
+        "[rules]\nkey-in-retry-scope = \"off\"\n",
+    );
+    write(&tree, ".git/info/exclude", "idemlint.toml\nOther.kt\n");
+    write(&home, "git/ignore", "idemlint.toml\nOther.kt\n");
+    let o = run_bin(
+        "idemlint",
+        &tree,
+        &["check", ".", "--format", "json"],
+        |c| {
+            c.env("XDG_CONFIG_HOME", &home).env("HOME", &home);
+        },
+    );
+    let v = json(&o);
+    let files: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, vec!["Other.kt"], "{}", o.stderr);
+    // A configuration link the excludes name is still reported, not skipped.
+    std::fs::remove_file(tree.join("sub/idemlint.toml")).unwrap();
+    link("/etc/hostname", tree.join("sub/idemlint.toml"));
+    let o = run_bin("idemlint", &tree, &["check", "."], |c| {
+        c.env("XDG_CONFIG_HOME", &home).env("HOME", &home);
+    });
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
+}
