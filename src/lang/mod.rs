@@ -121,6 +121,16 @@ pub fn gave_up_message(parser: &str, len: usize) -> String {
 /// Parses and lowers one file's text. Never panics on any input (callers still guard
 /// against panics, see `check`).
 pub fn lower(language: Language, text: &str) -> FileModel {
+    // A raw NUL byte is valid in a Java or Kotlin string literal or comment (generated
+    // code has them), but the tree-sitter grammars reject it: read as a space, the same
+    // length, so every span stays the text's.
+    let spaced;
+    let text = if language != Language::Rust && text.contains('\0') {
+        spaced = text.replace('\0', " ");
+        spaced.as_str()
+    } else {
+        text
+    };
     let mut m = match language {
         Language::Rust => rust::lower(text),
         Language::Java => java::lower(text),
@@ -843,5 +853,36 @@ mod syntax_error_tests {
             "a missing token is one error and covers no text"
         );
         assert_eq!(errors[0].message, "missing `;`");
+    }
+}
+
+#[cfg(test)]
+mod nul_tests {
+    use super::*;
+
+    /// Found by a new-user helper on gr4vy-java: raw NUL bytes inside a string literal (valid
+    /// Java and Kotlin) were syntax errors, which `--strict` turns into exit 2. The model's
+    /// spans still point into the text as given.
+    #[test]
+    fn raw_nul_bytes_in_literals_and_comments_are_no_syntax_error() {
+        for (language, text) in [
+            (
+                Language::Java,
+                "class A {\n  String s = \" PARAM \0\0 \"; // \0\n  void f() { g(); }\n}\n",
+            ),
+            (
+                Language::Kotlin,
+                "class B {\n  val s = \" PARAM \0 \" /* \0 */\n  fun f() { g() }\n}\n",
+            ),
+        ] {
+            let m = lower(language, text);
+            assert!(m.errors.is_empty(), "{language:?}: {:?}", m.errors);
+            let g = m
+                .calls
+                .iter()
+                .find(|c| c.callee == "g")
+                .expect("the call of g");
+            assert_eq!(&text[g.span.start..g.span.end], "g()");
+        }
     }
 }
