@@ -1990,13 +1990,15 @@ fn git_excludes_outside_the_tree_files_hide_nothing() {
     );
     write(&tree, ".git/info/exclude", "idemlint.toml\nOther.kt\n");
     write(&home, "git/ignore", "idemlint.toml\nOther.kt\n");
+    // Git's global excludes file is found under these.
+    let home_here = |c: &mut Command| {
+        c.env("XDG_CONFIG_HOME", &home).env("HOME", &home);
+    };
     let o = run_bin(
         "idemlint",
         &tree,
         &["check", ".", "--format", "json"],
-        |c| {
-            c.env("XDG_CONFIG_HOME", &home).env("HOME", &home);
-        },
+        home_here,
     );
     let v = json(&o);
     let files: Vec<&str> = v["findings"]
@@ -2009,9 +2011,7 @@ fn git_excludes_outside_the_tree_files_hide_nothing() {
     // A configuration link the excludes name is still reported, not skipped.
     std::fs::remove_file(tree.join("sub/idemlint.toml")).unwrap();
     link("/etc/hostname", tree.join("sub/idemlint.toml"));
-    let o = run_bin("idemlint", &tree, &["check", "."], |c| {
-        c.env("XDG_CONFIG_HOME", &home).env("HOME", &home);
-    });
+    let o = run_bin("idemlint", &tree, &["check", "."], home_here);
     assert_eq!(o.code, 2, "{}", o.stderr);
     assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
 }
