@@ -866,13 +866,24 @@ impl Prefilter {
             }],
         });
         // `@Idempotent(keyExpression = ..)`: a SpEL key (rules::time_in_key), Java and Kotlin.
+        // It is a sink only with a clock read in an argument, whose method name is a token
+        // (`has_spel_clock_key`: `T(..).now(`, `currentTimeMillis(`, `nanoTime(`; spaces
+        // removed): "idempotent" alone is mostly prose (`/** idempotent: .. */`,
+        // `onClosedIdempotent()`).
         let spel = b.norm("idempotent");
+        let clock = b.raw_clause(
+            &crate::rules::time_in_key::SPEL_CLOCK_METHODS.map(String::from),
+            WordKind::Token,
+        );
         sinks.push(Condition {
             langs: vec![Language::Java, Language::Kotlin],
-            clauses: vec![Clause {
-                raw: Vec::new(),
-                norm: vec![spel],
-            }],
+            clauses: vec![
+                Clause {
+                    raw: Vec::new(),
+                    norm: vec![spel],
+                },
+                clock,
+            ],
         });
         for c in &cat.call_sinks {
             let clauses = b.call_clauses(&c.call);
@@ -4179,8 +4190,24 @@ mod tests {
         assert!(scan(Language::Kotlin, "val idempotency\u{212A}ey = k").sink);
         assert!(scan(Language::Rust, "RequestStrategy::Idempotent(k)").sink);
         assert!(!scan(Language::Rust, "Idempotent(k)").sink);
-        // A SpEL key expression of `@Idempotent` (rules::time_in_key).
-        assert!(scan(Language::Java, "@Idempotent(keyExpression = \"#id\")").sink);
+        // A SpEL key expression of `@Idempotent` that reads a clock (rules::time_in_key),
+        // however it is spaced; not one without a clock, nor the word in prose.
+        for text in [
+            "@Idempotent(keyExpression = \"#id + T(java.time.Instant).now()\")",
+            "@Idempotent(key = \"#id + T(System). currentTimeMillis ()\")",
+            "@Idempotent(\"T(System).nanoTime()\")",
+        ] {
+            assert!(scan(Language::Java, text).sink, "{text}");
+            assert!(scan(Language::Kotlin, text).sink, "{text}");
+        }
+        assert!(!scan(Language::Java, "@Idempotent(keyExpression = \"#id\")").sink);
+        assert!(
+            !scan(
+                Language::Kotlin,
+                "/** Idempotent. */ fun close() { onClosedIdempotent(); val t = 1 }"
+            )
+            .sink
+        );
         assert!(!scan(Language::Java, "String requestId = UUID.randomUUID();").sink);
     }
 

@@ -67,12 +67,16 @@ pub fn has_spel_clock_key(model: &crate::model::FileModel) -> bool {
             && a.args.iter().any(|x| {
                 let x = x.replace(' ', "");
                 x.contains("T(")
-                    && (x.contains(".now(")
-                        || x.contains("currentTimeMillis(")
-                        || x.contains("nanoTime("))
+                    && SPEL_CLOCK_METHODS
+                        .iter()
+                        .any(|m| x.contains(&format!("{m}(")))
             })
     })
 }
+
+/// The clock methods a SpEL key calls on a `T(..)` type ([`has_spel_clock_key`]); the
+/// prefilter needs one of them as a token in a file with such an annotation.
+pub const SPEL_CLOCK_METHODS: [&str; 3] = ["now", "currentTimeMillis", "nanoTime"];
 
 /// The string literals of an annotation's source `src` that hold its key: those assigned to
 /// an attribute whose name says key (`keyExpression = "..."`, `key = "..."`, and literals
