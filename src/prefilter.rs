@@ -1261,12 +1261,16 @@ fn is_space(b: u8) -> bool {
 /// is a no (after `.` outside a Kotlin extension's header, after `=`, `(`, `,`, `!`, an
 /// operator, or a keyword such as `return` or `new`, or not followed by `(`).
 /// `text_block` caches whether `bytes` holds a text block (`"""`) across the tokens of
-/// one text (a fresh `OnceCell` per text).
+/// one text (a fresh `OnceCell` per text). In a Kotlin file (`kotlin`), a name is declared
+/// only after a keyword (`fun`, `val`, `class`, ..), type parameters (`fun <T> name`) or a
+/// receiver (`fun Recv.name`): a Java-style `Type name(` is a use there
+/// (`assertThat(x).isFalse` then `assertThat(y)` on the next line).
 fn declared_jvm(
     bytes: &[u8],
     start: usize,
     end: usize,
     text_block: &std::cell::OnceCell<bool>,
+    kotlin: bool,
 ) -> bool {
     // Block comments right before the token (a Javadoc above `String getName();`) are no
     // context: what comes before them is. A few at most, then unclear.
@@ -1284,7 +1288,7 @@ fn declared_jvm(
             None => return true,
         }
     }
-    declared_jvm_after(bytes, start, end)
+    declared_jvm_after(bytes, start, end, text_block, kotlin)
 }
 
 /// Where the block comment whose `*/` starts at `close` begins: the nearest `/*` before
@@ -1300,7 +1304,7 @@ fn block_comment_start(
 ) -> Option<usize> {
     let p = memchr::memmem::rfind(&bytes[..close], b"/*")?;
     if memchr::memmem::find(&bytes[p + 2..close], b"*/").is_some()
-        || *text_block.get_or_init(|| memchr::memmem::find(bytes, b"\"\"\"").is_some())
+        || text_block_of(bytes, text_block)
     {
         return None;
     }
@@ -1314,8 +1318,52 @@ fn block_comment_start(
     Some(p)
 }
 
+/// Whether the file `bytes` holds a text block or raw string (`"""`), whose lines may hold
+/// anything; computed once per file in `cell`.
+fn text_block_of(bytes: &[u8], cell: &std::cell::OnceCell<bool>) -> bool {
+    *cell.get_or_init(|| memchr::memmem::find(bytes, b"\"\"\"").is_some())
+}
+
+/// Whether the Java or Kotlin `line` (without its line break) may end in a line comment:
+/// it holds `//` outside the string literals a scan from its start finds. Conservative:
+/// yes whenever the line may not start outside a literal or comment (the file has a
+/// text block, `text_block`), or holds what that scan does not follow: a block comment's
+/// delimiter, a character literal's quote (`'"'`), a Kotlin template (`"${"//"}"`), a CR,
+/// or a literal left open.
+fn may_hold_line_comment(line: &[u8], text_block: bool) -> bool {
+    if memchr::memmem::find(line, b"//").is_none() {
+        return false;
+    }
+    if text_block
+        || memchr::memmem::find(line, b"/*").is_some()
+        || memchr::memmem::find(line, b"*/").is_some()
+        || memchr::memmem::find(line, b"${").is_some()
+        || line.iter().any(|b| matches!(b, b'\'' | b'\r'))
+    {
+        return true;
+    }
+    let mut in_string = false;
+    let mut k = 0;
+    while k < line.len() {
+        match (in_string, line[k]) {
+            (true, b'\\') => k += 1,
+            (_, b'"') => in_string = !in_string,
+            (false, b'/') if line.get(k + 1) == Some(&b'/') => return true,
+            _ => {}
+        }
+        k += 1;
+    }
+    in_string
+}
+
 /// [`declared_jvm`] once the block comments before the token are skipped.
-fn declared_jvm_after(bytes: &[u8], start: usize, end: usize) -> bool {
+fn declared_jvm_after(
+    bytes: &[u8],
+    start: usize,
+    end: usize,
+    text_block: &std::cell::OnceCell<bool>,
+    kotlin: bool,
+) -> bool {
     // The word before, across whitespace and across whole lines that hold only a line
     // comment (`// known endpoint` above `assertThat(`): such a line is no context. Only
     // a line that surely is one comment is skipped: one holding `*/` or `"""` may end
@@ -1362,10 +1410,11 @@ fn declared_jvm_after(bytes: &[u8], start: usize, end: usize) -> bool {
         return true;
     }
     // A line comment ends the line before: what it ends with says nothing (`static
-    // String // a key *` then `mint() {`), so unclear.
+    // String // a key *` then `mint() {`), so unclear. A `//` inside a string literal
+    // (`.isEqualTo("https://example.com")`) is none.
     if bytes[i..start].contains(&b'\n') {
         let line_start = memchr::memrchr(b'\n', &bytes[..i]).map_or(0, |n| n + 1);
-        if memchr::memmem::find(&bytes[line_start..i], b"//").is_some() {
+        if may_hold_line_comment(&bytes[line_start..i], text_block_of(bytes, text_block)) {
             return true;
         }
     }
@@ -1384,8 +1433,12 @@ fn declared_jvm_after(bytes: &[u8], start: usize, end: usize) -> bool {
     }
     // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after. Java
     // and Kotlin identifiers may hold `$` and any Unicode letter (UTF-8 bytes >= 0x80).
-    let typed_before =
-        is_ident_byte(before) || before >= 0x80 || matches!(before, b'$' | b'>' | b']' | b'?');
+    // Kotlin declares no name after a type: only `fun <T> name` is left of the forms.
+    let typed_before = if kotlin {
+        before == b'>'
+    } else {
+        is_ident_byte(before) || before >= 0x80 || matches!(before, b'$' | b'>' | b']' | b'?')
+    };
     const USES: &[&[u8]] = &[
         b"return", b"new", b"throw", b"else", b"case", b"yield", b"assert", b"in", b"is", b"as",
         b"if", b"when", b"while", b"do", b"try", b"not", b"and", b"or", b"to",
@@ -1552,7 +1605,7 @@ impl NameScan {
         if language == Language::Rust {
             declared_after_fn(bytes, m.0)
         } else {
-            declared_jvm(bytes, m.0, m.1, text_block)
+            declared_jvm(bytes, m.0, m.1, text_block, language == Language::Kotlin)
         }
     }
 
@@ -1635,9 +1688,6 @@ impl NameScan {
         if language == Language::Kotlin && fits("Companion") && text.contains("companion") {
             return true;
         }
-        if language != Language::Rust && text.contains('`') {
-            return true;
-        }
         // Identifier tokens (Unicode letters and digits, `_`, `$`; Rust's `r#` kept on
         // the token), as byte ranges: any other character, Unicode whitespace and a
         // byte-order mark included, separates them.
@@ -1675,10 +1725,18 @@ impl NameScan {
                     continue;
                 };
                 let gap = &text[b..c];
-                if gap.contains('/') || !gap.is_ascii() {
-                    return true;
+                // What comes first after the keyword: a comment, a backticked Kotlin name
+                // (`` class `Foo Bar` ``) or a character that is not ASCII is unclear;
+                // any other character (`companion object {`, `object : T`) means no name
+                // follows the keyword (a `/` or backtick further on, in KDoc's `code`,
+                // names no type).
+                match gap.bytes().find(|b| !is_space(*b)) {
+                    Some(b'/' | b'`') => return true,
+                    Some(b) if !b.is_ascii() => return true,
+                    Some(_) => continue,
+                    None => {}
                 }
-                if gap.bytes().all(is_space) && fits(&text[c..d]) {
+                if fits(&text[c..d]) {
                     return true;
                 }
             } else if language == Language::Rust && word == "impl" {
@@ -3951,15 +4009,47 @@ mod tests {
 
     #[test]
     fn jvm_declarations_are_told_from_uses_conservatively() {
-        let decl = |text: &str, name: &str| {
+        let decl_in = |text: &str, name: &str, kotlin: bool| {
             let start = text.find(name).unwrap();
             declared_jvm(
                 text.as_bytes(),
                 start,
                 start + name.len(),
                 &Default::default(),
+                kotlin,
             )
         };
+        let decl = |text: &str, name: &str| decl_in(text, name, false);
+        let kt = |text: &str, name: &str| decl_in(text, name, true);
+        // Kotlin: a keyword, type parameters or a receiver before the name declare it;
+        // a value or type before it (Java's `Type name(`) does not.
+        assert!(kt("override fun getId(): String", "getId"));
+        assert!(kt("fun <T> retryIt(block: () -> T)", "retryIt"));
+        assert!(kt("fun <T>\n  mint(x: T) = x", "mint"));
+        assert!(kt("fun String.toKey() = this", "toKey"));
+        assert!(kt("private val paymentSettings: Repo", "paymentSettings"));
+        assert!(kt("data class Payout(val a: Int)", "Payout"));
+        assert!(kt("fun /* c */ mint() = 1", "mint"));
+        assert!(kt("fun `getId`()", "getId"));
+        assert!(!kt("assertThat(v.isValid()).isFalse\n  check(e)", "check"));
+        assert!(!kt("val a = b ?: c\n  check(x)", "check"));
+        assert!(!kt("x.first()[0]\n  check(x)", "check"));
+        assert!(decl("assertThat(v.isValid()).isFalse\n  check(e)", "check"));
+        // `//` in a string literal on the line before ends no comment; in a character
+        // literal, after a block comment's delimiter, or in a Kotlin template it is
+        // unclear, as it is in any file with a text block.
+        assert!(!decl("  f(\"https://example.com\");\n  check(x)", "check"));
+        assert!(!decl("  f(\"a\\\"//\");\n  check(x)", "check"));
+        assert!(decl("  f(\"a\") // b\n  check(x)", "check"));
+        assert!(decl("  String s = \"a\\\\\" // b\n  check(x)", "check"));
+        assert!(decl("  f('\"') // \"\n  check(x)", "check"));
+        assert!(decl("  f(\"${\"//\"}\")\n  check(x)", "check"));
+        assert!(decl("  f(\"//\") /* x */\n  check(x)", "check"));
+        assert!(decl("  f(\"//\n  check(x)", "check"));
+        assert!(decl(
+            "  s = \"\"\"\n x\"\"\";\n  f(\"https://example.com\");\n  check(x)",
+            "check"
+        ));
         // Declarations (and what cannot be told from one) are a yes.
         assert!(decl("public String getId() {", "getId"));
         assert!(decl("List<String> getIds(int n);", "getIds"));
@@ -4059,8 +4149,25 @@ mod tests {
             ),
             (Kotlin, "object FromValueOptions {", "~fromvalueopt", true),
             (Kotlin, "object : Value {", "~fromvalueopt", false),
+            (
+                Kotlin,
+                "companion object {\n  /** The value. */\n  fun of() = 1",
+                "=randomuuid",
+                false,
+            ),
+            (Kotlin, "class /* a */ Charge", "=randomuuid", true),
+            (Java, "class\u{a0}Charge", "=randomuuid", true),
             // An unnamed Kotlin companion is `Companion`.
             (Kotlin, "companion object {", "~companionkeys", true),
+            // A backticked Kotlin type name is unclear; backticks elsewhere (KDoc) are
+            // nothing.
+            (Kotlin, "class `Random Uuid` {", "=randomuuid", true),
+            (
+                Kotlin,
+                "/** Returns `randomUuid`. */\nclass Charge {",
+                "=randomuuid",
+                false,
+            ),
             // Rust: the self type of an `impl` (after its `for`), or a trait.
             (
                 Rust,
