@@ -52,7 +52,9 @@
 //!   parameters), a header literal equal (ASCII case-insensitively) to a `header_names`
 //!   entry (or a dashed header literal whose normalised form contains a key name), a
 //!   path-variable literal naming a `[header_param] path_names` entry, an identifier whose
-//!   normalised form contains `idempotency` (a header-name constant), a type of a `[keys]
+//!   normalised form contains `idempotence`, or `idempotency` in a name read as a
+//!   header-name constant (no lower-case character, or `header` in it:
+//!   [`may_name_header_constant`]), a type of a `[keys]
 //!   typed_fields` entry (its setters are sinks on that type only), or a `[[call_sink]]`
 //!   call. Normalising is done character by character, so
 //!   the normalised form of any substring of the text is a substring of the normalised
@@ -317,6 +319,8 @@ pub struct Prefilter {
     /// call (`Utc::now`, [`rust_path_call`]).
     source_paths: Vec<Option<(Vec<String>, Vec<String>)>>,
     sinks: Vec<Condition>,
+    /// The normalised word `idempotency`: a sink where [`may_name_header_constant`] holds.
+    idempotency: usize,
     shedlock: Vec<Condition>,
 }
 
@@ -832,7 +836,10 @@ impl Prefilter {
                 norm.push(b.norm(k));
             }
         }
-        norm.push(b.norm("idempotency"));
+        // `idempotency` in a header-name constant's name is a sink only in the names that
+        // `classify::names_key_header` reads as constants ([`may_name_header_constant`]),
+        // checked apart; `idempotence` in any.
+        let idempotency = b.norm("idempotency");
         norm.push(b.norm("idempotence"));
         // Typed key fields are sinks only on their types: a file must name one.
         for t in cat.keys.typed_fields.iter().flat_map(|t| &t.types) {
@@ -928,9 +935,10 @@ impl Prefilter {
                 }],
             });
         }
-        // Only the words of the clauses kept are scanned for.
+        // Only the words of the clauses kept are scanned for (and `idempotency`).
         let mut used_raw = vec![false; b.raw_words.len()];
         let mut used_norm = vec![false; b.norm_words.len()];
+        used_norm[idempotency] = true;
         for c in sources.iter().chain(&sinks).chain(&shedlock) {
             for cl in &c.clauses {
                 cl.raw.iter().for_each(|w| used_raw[*w] = true);
@@ -987,6 +995,7 @@ impl Prefilter {
             sources,
             source_paths,
             sinks,
+            idempotency,
             shedlock,
         }
     }
@@ -1056,11 +1065,38 @@ impl Prefilter {
             });
         FileWords {
             source,
-            sink: holds(&self.sinks),
+            sink: holds(&self.sinks)
+                || norm_hit[self.idempotency] && may_name_header_constant(language, text),
             shedlock: holds(&self.shedlock),
             suppression: mention,
         }
     }
+}
+
+/// Whether `text` (with Java's unicode escapes decoded) may hold an identifier that
+/// [`crate::classify::names_key_header`] reads as a key-header constant for holding
+/// `idempotency` (normalised, [`crate::catalogue::normalize_name`]): one with no
+/// lower-case character (`IDEMPOTENCY_HEADER`, `Headers.IDEMPOTENCY`), whose letters are
+/// then the ASCII capitals `IDEMPOTENCY` with nothing but `_` or `-` between them (no
+/// other character lower-cases to them), or one whose ASCII lower case holds `header`
+/// (`idempotencyHeader`), found within a run of identifier characters and anything not
+/// ASCII (a superset of the identifier). A Kotlin file with a backtick (an identifier
+/// may hold spaces there) is a yes. Prose and lower-case names
+/// (`set_default_idempotency`, "for idempotency") are a no.
+fn may_name_header_constant(language: Language, text: &str) -> bool {
+    if language == Language::Kotlin && text.contains('`') {
+        return true;
+    }
+    let letters: Vec<u8> = text.bytes().filter(|b| *b != b'_' && *b != b'-').collect();
+    if memchr::memmem::find(&letters, b"IDEMPOTENCY").is_some() {
+        return true;
+    }
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$' || !c.is_ascii()))
+        .any(|t| {
+            t.len() >= "idempotency".len() + "header".len()
+                && t.to_ascii_lowercase().contains("header")
+                && crate::catalogue::normalize_name(t).contains("idempotency")
+        })
 }
 
 /// Whether the Rust text `bytes` may call one of `callees` through a path or receiver whose
@@ -4297,6 +4333,29 @@ mod tests {
         assert!(scan(Language::Kotlin, "val idempotency\u{212A}ey = k").sink);
         assert!(scan(Language::Rust, "RequestStrategy::Idempotent(k)").sink);
         assert!(!scan(Language::Rust, "Idempotent(k)").sink);
+        // `idempotency` in a name read as a header-name constant (classify's
+        // `names_key_header`), not in prose or other names.
+        for (lang, text) in [
+            (Language::Java, "r.header(Headers.IDEMPOTENCY, k);"),
+            (Language::Rust, "h.insert(IDEM_POTENCY_HEADER, v);"),
+            (Language::Kotlin, "r.header(idempotencyHeaderName, k)"),
+            (Language::Kotlin, "r.header(`idempotency header`, k)"),
+            (Language::Java, "r.header(Idempot\\u0065ncyHeader, k);"),
+            (Language::Java, "r.header(idempotenceName, k);"),
+        ] {
+            assert!(scan(lang, text).sink, "{text}");
+        }
+        for (lang, text) in [
+            (
+                Language::Rust,
+                "let o = set_default_idempotency(options, true);",
+            ),
+            (Language::Rust, "/// Retried for idempotency.\nfn f() {}"),
+            (Language::Java, "b.withIdempotency(true).header(name, v);"),
+            (Language::Kotlin, "val idempotency = 1 // the header"),
+        ] {
+            assert!(!scan(lang, text).sink, "{text}");
+        }
         // A SpEL key expression of `@Idempotent` that reads a clock (rules::time_in_key),
         // however it is spaced; not one without a clock, nor the word in prose.
         for text in [
