@@ -845,17 +845,39 @@ impl Prefilter {
         for t in cat.keys.typed_fields.iter().flat_map(|t| &t.types) {
             norm.push(b.norm(&crate::catalogue::normalize_name(t)));
         }
-        // Transaction-id path variables (`@Path("txnId")` of a `@PUT`) are key parameters.
-        for h in cat
-            .keys
-            .header_names
-            .iter()
-            .chain(&cat.header_param.path_names)
-        {
+        for h in &cat.keys.header_names {
             let n = crate::catalogue::normalize_name(h.trim());
             if !n.is_empty() {
                 norm.push(b.norm(&n));
             }
+        }
+        // Transaction-id path variables (`@Path("txnId")` of a `@PUT`) are key parameters
+        // (`HeaderParam::is_key_param`): in Java and Kotlin (a Rust parameter has no
+        // annotations), in a file naming one of the path annotations and one of the
+        // methods, whose names are tokens there (an alias is imported by that name).
+        let hp = &cat.header_param;
+        let path_names: Vec<usize> = hp
+            .path_names
+            .iter()
+            .map(|h| crate::catalogue::normalize_name(h.trim()))
+            .filter(|n| !n.is_empty())
+            .map(|n| b.norm(&n))
+            .collect();
+        if !path_names.is_empty() && !hp.path_annotations.is_empty() && !hp.path_methods.is_empty()
+        {
+            let annotations = b.raw_clause(&hp.path_annotations, WordKind::Token);
+            let methods = b.raw_clause(&hp.path_methods, WordKind::Token);
+            sinks.push(Condition {
+                langs: vec![Language::Java, Language::Kotlin],
+                clauses: vec![
+                    Clause {
+                        raw: Vec::new(),
+                        norm: path_names,
+                    },
+                    annotations,
+                    methods,
+                ],
+            });
         }
         // A word that contains another word of the same clause adds nothing.
         let all = norm.clone();
@@ -4333,6 +4355,12 @@ mod tests {
         assert!(scan(Language::Kotlin, "val idempotency\u{212A}ey = k").sink);
         assert!(scan(Language::Rust, "RequestStrategy::Idempotent(k)").sink);
         assert!(!scan(Language::Rust, "Idempotent(k)").sink);
+        // A transaction-id path variable of a `@PUT` (Retrofit), in Java and Kotlin.
+        let txn =
+            "@PUT(\"rooms/{roomId}/send/{type}/{txnId}\") fun send(@Path(\"txnId\") t: String)";
+        assert!(scan(Language::Kotlin, txn).sink);
+        assert!(!scan(Language::Kotlin, &txn.replace("@PUT", "@POST")).sink);
+        assert!(!scan(Language::Rust, "let txn_id = connector_txn_id(&req);").sink);
         // `idempotency` in a name read as a header-name constant (classify's
         // `names_key_header`), not in prose or other names.
         for (lang, text) in [
