@@ -899,7 +899,9 @@ impl Prefilter {
         // (`has_spel_clock_key`: `T(..).now(`, `currentTimeMillis(`, `nanoTime(`; spaces
         // removed): "idempotent" alone is mostly prose (`/** idempotent: .. */`,
         // `onClosedIdempotent()`).
-        let spel = b.norm("idempotent");
+        // The rule reads any annotation whose name holds `idempot` (`@Idempotent`,
+        // `@Idempotency`, `@IdempotOp`).
+        let spel = b.norm("idempot");
         let clock = b.raw_clause(
             &crate::rules::time_in_key::SPEL_CLOCK_METHODS.map(String::from),
             WordKind::Token,
@@ -1351,8 +1353,9 @@ fn declared_jvm(
 
 /// Where the block comment whose `*/` starts at `close` begins: the nearest `/*` before
 /// it, when that is surely the comment's start. `None` (unclear) when the comment's text
-/// holds another `*/` (a nested Kotlin comment), when the line before the `/*` holds a
-/// line comment, a quote or a backtick (the `/*` may be inside a comment or a literal), or
+/// holds another `*/` (a nested Kotlin comment), when an earlier `/*` is not closed before
+/// it (a Java comment holding `/*`), when the line before the `/*` holds a line comment, a
+/// quote or a backtick (the `/*` may be inside a comment or a literal), or
 /// when the file has a text block (`"""`, which may hold `/*` and `*/` on lines of their
 /// own).
 fn block_comment_start(
@@ -1368,6 +1371,13 @@ fn block_comment_start(
     }
     let line_start = memchr::memrchr(b'\n', &bytes[..p]).map_or(0, |n| n + 1);
     let prefix = &bytes[line_start..p];
+    // A `/*` before it with no `*/` after that may be where the comment starts (a Java
+    // comment does not nest: `/* ( /* */`, on one line or several).
+    if let Some(open) = memchr::memmem::rfind(&bytes[..p], b"/*")
+        && memchr::memmem::rfind(&bytes[..p], b"*/").is_none_or(|c| c < open)
+    {
+        return None;
+    }
     if memchr::memmem::find(prefix, b"//").is_some()
         || prefix.iter().any(|b| matches!(b, b'"' | b'\'' | b'`'))
     {
@@ -1386,8 +1396,8 @@ fn text_block_of(bytes: &[u8], cell: &std::cell::OnceCell<bool>) -> bool {
 /// it holds `//` outside the string literals a scan from its start finds. Conservative:
 /// yes whenever the line may not start outside a literal or comment (the file has a
 /// text block, `text_block`), or holds what that scan does not follow: a block comment's
-/// delimiter, a character literal's quote (`'"'`), a Kotlin template (`"${"//"}"`), a CR,
-/// or a literal left open.
+/// delimiter, a character literal's quote (`'"'`), a Kotlin template (`"${"//"}"`) or
+/// backticked name (`` `q"q` ``), a CR, or a literal left open.
 fn may_hold_line_comment(line: &[u8], text_block: bool) -> bool {
     if memchr::memmem::find(line, b"//").is_none() {
         return false;
@@ -1396,7 +1406,7 @@ fn may_hold_line_comment(line: &[u8], text_block: bool) -> bool {
         || memchr::memmem::find(line, b"/*").is_some()
         || memchr::memmem::find(line, b"*/").is_some()
         || memchr::memmem::find(line, b"${").is_some()
-        || line.iter().any(|b| matches!(b, b'\'' | b'\r'))
+        || line.iter().any(|b| matches!(b, b'\'' | b'`' | b'\r'))
     {
         return true;
     }
@@ -1492,8 +1502,10 @@ fn declared_jvm_after(
     // `Type name(`, `List<T> name(`, `String[] name(`: a type before, `(` after. Java
     // and Kotlin identifiers may hold `$` and any Unicode letter (UTF-8 bytes >= 0x80).
     // Kotlin declares no name after a type: only `fun <T> name` is left of the forms.
+    // A character that is not ASCII is unclear (tree-sitter-kotlin reads a name after
+    // `fun <T>` and a no-break space as the function's).
     let typed_before = if kotlin {
-        before == b'>'
+        before == b'>' || before >= 0x80
     } else {
         is_ident_byte(before) || before >= 0x80 || matches!(before, b'$' | b'>' | b']' | b'?')
     };
@@ -4092,6 +4104,19 @@ mod tests {
         assert!(!kt("assertThat(v.isValid()).isFalse\n  check(e)", "check"));
         assert!(!kt("val a = b ?: c\n  check(x)", "check"));
         assert!(!kt("x.first()[0]\n  check(x)", "check"));
+        // Unclear in Kotlin too: a character that is not ASCII before the name
+        // (`fun <T>` and a no-break space), a backtick on the line before.
+        assert!(kt(
+            "suspend fun <T>\u{a0}resilient(b: () -> T): T",
+            "resilient"
+        ));
+        assert!(kt(
+            "val `q\"q` = 1; fun <T> // \"\nresilient(b: () -> T)",
+            "resilient"
+        ));
+        // A Java comment does not nest: an earlier unclosed `/*` may start it.
+        assert!(decl("public String /* ( /* */ keyFor(String id)", "keyFor"));
+        assert!(decl("/* (\n /* */ String keyFor(String id)", "keyFor"));
         assert!(decl("assertThat(v.isValid()).isFalse\n  check(e)", "check"));
         // `//` in a string literal on the line before ends no comment; in a character
         // literal, after a block comment's delimiter, or in a Kotlin template it is
@@ -4395,6 +4420,11 @@ mod tests {
             assert!(scan(Language::Kotlin, text).sink, "{text}");
         }
         assert!(!scan(Language::Java, "@Idempotent(keyExpression = \"#id\")").sink);
+        // Any annotation whose name holds `idempot`, as the rule reads it.
+        for name in ["Idempotency", "IdempotOp"] {
+            let text = format!("@{name}(key = \"#id + T(System).currentTimeMillis()\")");
+            assert!(scan(Language::Java, &text).sink, "{text}");
+        }
         assert!(
             !scan(
                 Language::Kotlin,

@@ -2197,3 +2197,91 @@ fn an_annotation_on_an_interface_in_another_file_makes_its_implementations_bound
         f.message
     );
 }
+
+/// The cases a break-it helper found against the forty-third session's narrower words and
+/// declaration tests (and two older ones): each gave different findings with and without
+/// the prefilter. An annotation whose name holds `idempot` with a SpEL clock key; a Kotlin
+/// retry combinator whose name follows `fun <T>` and a character that is not ASCII, or a
+/// line ending in a comment after a backticked name holding a quote; a Java declaration
+/// after a comment holding `/*`.
+#[test]
+fn narrowed_words_and_declaration_tests_keep_the_findings() {
+    let caller = "package shop\n\nimport java.util.UUID\n\n\
+        suspend fun charge(api: PaymentsApi, amount: Long): Charge = resilient {\n    \
+        api.createCharge(idempotencyKey = UUID.randomUUID().toString(), amount = amount)\n}\n\n\
+        interface PaymentsApi { suspend fun createCharge(idempotencyKey: String, amount: Long): Charge }\n\
+        class Charge\n";
+    let body = "    repeat(3) {\n        try {\n            return block()\n        } catch (e: IOException) {\n        }\n    }\n    return block()\n}\n";
+    let headers = [
+        "suspend fun <T>\u{a0}resilient(block: suspend () -> T): T {\n",
+        "suspend fun <T>\u{feff}resilient(block: suspend () -> T): T {\n",
+        "suspend fun <`T\"`> // x\"\nresilient(block: suspend () -> `T\"`): `T\"` {\n",
+        "val `q\"q` = 1; suspend fun <T> // \"\nresilient(block: suspend () -> T): T {\n",
+    ];
+    for (i, header) in headers.iter().enumerate() {
+        let dir = scratch(&format!("narrowed-kotlin-{i}"));
+        std::fs::write(dir.join("Charges.kt"), caller).unwrap();
+        std::fs::write(
+            dir.join("Retry.kt"),
+            format!("package shop\n\nimport java.io.IOException\n\n{header}{body}"),
+        )
+        .unwrap();
+        let (with, _) = assert_same(vec![dir], header);
+        assert!(
+            with.findings.iter().any(|f| f.rule == "key-in-retry-scope"),
+            "{header}: {:#?}",
+            with.findings
+        );
+    }
+    for (i, (name, clock)) in [
+        ("Idempotency", "T(System).currentTimeMillis()"),
+        ("IdempotOp", "T(java.time.Instant).now()"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dir = scratch(&format!("narrowed-spel-{i}"));
+        std::fs::write(
+            dir.join("Svc.java"),
+            format!(
+                "public class TransferService {{\n    @{name}(keyExpression = \"'refund:' + #refundId + ':' + {clock}\")\n    public void refund(String refundId) {{}}\n}}\n"
+            ),
+        )
+        .unwrap();
+        let (with, _) = assert_same(vec![dir], name);
+        assert!(
+            with.findings.iter().any(|f| f.rule == "time-in-key"),
+            "{name}: {:#?}",
+            with.findings
+        );
+    }
+    let dir = scratch("narrowed-java-comment");
+    std::fs::write(
+        dir.join("PayoutSender.java"),
+        "import dev.failsafe.Failsafe;\nimport dev.failsafe.RetryPolicy;\n\n\
+         interface PayoutKeySource {\n    String keyFor(String payoutId);\n}\n\n\
+         final class PayoutSender {\n    private final PayoutKeySource keys;\n    private final PayoutApi api;\n    \
+         private final RetryPolicy<String> retryPolicy = RetryPolicy.<String>builder().withMaxRetries(3).build();\n\n    \
+         String send(String payoutId, long amountMinor) {\n        return Failsafe.with(retryPolicy).get(() -> {\n            \
+         String idempotencyKey = keys.keyFor(payoutId);\n            return api.payout(idempotencyKey, payoutId, amountMinor);\n        });\n    }\n}\n\n\
+         interface PayoutApi {\n    String payout(String idempotencyKey, String payoutId, long amountMinor);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("RandomPayoutKeys.java"),
+        "import java.util.UUID;\n\nfinal class RandomPayoutKeys implements PayoutKeySource {\n    @Override\n    public String keyFor(String payoutId) {\n        return UUID.randomUUID().toString();\n    }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("DerivedPayoutKeys.java"),
+        "final class DerivedPayoutKeys implements PayoutKeySource {\n    public String /* ( /* */ keyFor(String payoutId) {\n        return \"p-\" + payoutId;\n    }\n}\n",
+    )
+    .unwrap();
+    let (with, _) = assert_same(vec![dir], "Java comment holding /*");
+    assert!(
+        with.findings.iter().any(|f| f.rule == "key-in-retry-scope"
+            && f.severity == idemlint::finding::Severity::Warning),
+        "{:#?}",
+        with.findings
+    );
+}
